@@ -1,0 +1,42 @@
+/* numoracle: CPU candidates — C emulations of GPU kernels, bit-faithful to what the
+ * kernel computes (fp32 arithmetic with -ffp-contract=off, explicit fmaf where the
+ * kernel contracts, the kernel's reduction order, the store rounding to the output
+ * dtype). Correct variants must PASS under the operator's default plan; mutants are
+ * realistic bugs that must FAIL on some input family. */
+#ifndef NUMORACLE_CAND_H
+#define NUMORACLE_CAND_H
+
+#include "numoracle/tensor.h"
+#include "numoracle/plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    const nmo_tensor *in;   /* inputs in the operator's order (see `numoracle ops`) */
+    int n_in;
+    nmo_tensor *out;        /* outputs: dims/dtype set and storage allocated by caller */
+    int n_out;
+    const double *param;    /* operator parameters in the operator's order */
+    int n_param;
+    const nmo_plan *plan;   /* the plan under test (in/out dtypes live here too) */
+} nmo_cand_args;
+
+typedef struct {
+    const char *op;         /* operator name */
+    const char *name;       /* candidate name, unique per operator */
+    int correct;            /* 1: correct variant, 0: mutant */
+    const char *desc;       /* one line */
+    nmo_status (*run)(const nmo_cand_args *a, nmo_err *err);
+} nmo_cand;
+
+int nmo_cand_count(void);
+const nmo_cand *nmo_cand_at(int i);
+/* name NULL or "" -> the operator's default correct variant (the first correct one). */
+const nmo_cand *nmo_cand_find(const char *op, const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

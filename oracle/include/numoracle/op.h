@@ -1,0 +1,117 @@
+/* numoracle: operators — the registry of precision-annotated reference kernels.
+ *
+ * An operator describes its tensors and parameters, maps a shape onto tensor dims, and
+ * splits its outputs into "units": independent pieces of work (a row of a norm, a row
+ * of a matrix product) that each engine evaluates on its own. A unit is also the grain
+ * of escalation: when the fast engine cannot certify an element, the certified engine
+ * recomputes that element's unit. */
+#ifndef NUMORACLE_OP_H
+#define NUMORACLE_OP_H
+
+#include <stdint.h>
+#include "numoracle/tensor.h"
+#include "numoracle/plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NMO_MAX_TENSORS 8
+#define NMO_MAX_PARAMS 8
+
+/* Per-element enclosure as the checker sees it: a closed interval of values that the
+ * unrounded-to-`out` result of every plan-following implementation lies in.
+ *  - lo, hi are values of the compute lattice (so any double suffices);
+ *  - lo = hi = NaN with NMO_EF_NAN: every implementation gives NaN;
+ *  - NMO_EF_NAN on a non-empty interval: NaN is possible besides the interval;
+ *  - NMO_EF_UNC: the fast engine could not certify this element (escalate). */
+#define NMO_EF_UNC 1u
+#define NMO_EF_NAN 2u
+typedef struct {
+    double lo, hi;
+    uint32_t flags;
+} nmo_fenc;
+
+typedef enum {
+    NMO_ROLE_DATA = 0, /* follows the input family */
+    NMO_ROLE_WEIGHT,   /* 1 + 0.1 randn (norm weights) */
+    NMO_ROLE_BIAS,     /* 0.1 randn */
+    NMO_ROLE_LABEL     /* integer class labels (stored in an integer-valued tensor) */
+} nmo_role;
+
+typedef struct {
+    const char *name;
+    nmo_role role;
+    const char *doc;
+} nmo_tspec;
+
+typedef struct {
+    const char *name;
+    double def;
+    const char *doc;
+} nmo_pspec;
+
+struct nmo_op;
+struct nmo_fctx;
+struct nmo_cctx;
+
+/* One evaluation problem: operator, plan, tensors (inputs with data; outputs as
+ * descriptions), parameters. */
+typedef struct nmo_case {
+    const struct nmo_op *op;
+    nmo_plan plan;
+    int nshape;
+    int64_t shape[NMO_MAX_DIMS];
+    int n_in, n_out;
+    nmo_tensor in[NMO_MAX_TENSORS];
+    nmo_tensor out[NMO_MAX_TENSORS];
+    double param[NMO_MAX_PARAMS];
+} nmo_case;
+
+typedef struct nmo_op {
+    const char *name;
+    const char *summary;
+    const char *shape_doc;        /* "MxN: M rows of N" */
+    const char *rounding_doc;     /* one line: the rounding points */
+    int n_in;
+    nmo_tspec in[NMO_MAX_TENSORS];
+    int n_out;
+    nmo_tspec out[NMO_MAX_TENSORS];
+    int n_param;
+    nmo_pspec param[NMO_MAX_PARAMS];
+    const char *dtypes;           /* storage dtypes with default plans: "fp32 bf16 fp16" */
+
+    /* From c->shape/c->plan/c->param: set dims and dtypes of c->in[] and c->out[]
+     * (no data). Reject inconsistent or absurd shapes with NMO_ERR_SHAPE. */
+    nmo_status (*setup)(nmo_case *c, nmo_err *err);
+    /* Length of the reduction rows (for per-row input families). */
+    int64_t (*row_len)(const nmo_case *c);
+    int64_t (*units)(const nmo_case *c);
+    /* Output elements of output k that unit u writes: begin + i*stride, i < count. */
+    void (*unit_span)(const nmo_case *c, int64_t u, int k, int64_t *begin, int64_t *count,
+                      int64_t *stride);
+    /* Engines. prepare/release are optional (batched work such as matrix products).
+     * eval writes, for each output k, unit_span's count enclosures into out[k]. */
+    nmo_status (*prepare_fast)(struct nmo_fctx *ctx, const nmo_case *c, nmo_err *err);
+    void (*eval_fast)(struct nmo_fctx *ctx, const nmo_case *c, int64_t u, nmo_fenc **out);
+    void (*eval_cert)(struct nmo_cctx *ctx, const nmo_case *c, int64_t u, nmo_fenc **out);
+} nmo_op;
+
+int nmo_op_count(void);
+const nmo_op *nmo_op_at(int i);
+const nmo_op *nmo_op_find(const char *name);
+
+/* Build a case: look the shape up, set the plan's dtypes, set params to defaults then
+ * override. Inputs get allocated (zeroed) storage; outputs descriptions only. */
+nmo_status nmo_case_init(nmo_case *c, const nmo_op *op, const nmo_plan *plan, int nshape,
+                         const int64_t *shape, nmo_err *err);
+void nmo_case_free(nmo_case *c);
+/* Fill the inputs from a family (stream k for input k). */
+void nmo_case_fill(nmo_case *c, int family, uint64_t seed);
+int nmo_op_input_index(const nmo_op *op, const char *name);
+int nmo_op_param_index(const nmo_op *op, const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

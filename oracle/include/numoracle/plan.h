@@ -1,0 +1,63 @@
+/* numoracle: precision plans (DESIGN §4) — what a correct kernel may do. */
+#ifndef NUMORACLE_PLAN_H
+#define NUMORACLE_PLAN_H
+
+#include "numoracle/fmt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    NMO_SUM_ANY = 0, /* any association order and tree shape, FMA or not */
+    NMO_SUM_MMA,     /* tensor-core block accumulation (GPU issue) */
+    NMO_SUM_EXACT    /* accumulator provably loses nothing */
+} nmo_sum_model;
+
+/* Transcendental / special functions whose accuracy a plan states. */
+typedef enum {
+    NMO_FN_EXP = 0, NMO_FN_LOG, NMO_FN_RSQRT, NMO_FN_SQRT, NMO_FN_DIV, NMO_FN_RCP,
+    NMO_FN_TANH, NMO_FN_ERF, NMO_FN_SIGMOID, NMO_FN_SIN, NMO_FN_COS,
+    NMO_FN_COUNT
+} nmo_fn;
+
+typedef struct {
+    nmo_fmt in, out;
+    nmo_fmt compute;     /* elementwise math */
+    nmo_fmt acc;         /* reduction accumulator */
+    nmo_fmt inter;       /* intermediates between fused stages (== compute when fused) */
+    nmo_sum_model sum;
+    int mma_k;           /* block length for sum=mma */
+    char fn_name[16];    /* "cr", "ulp:N", "cuda", "ocml", "fast" as written */
+    int fn_ulps[NMO_FN_COUNT]; /* max error in ulps of compute for each function;
+                                  0 = correctly rounded (RNE) */
+    nmo_rnd round;       /* final store rounding: rne, rz, (sr = stochastic: RD or RU) */
+    int round_sr;        /* 1: stochastic rounding, the store may give RD or RU */
+    int ftz;             /* subnormals: 0 ieee, 1 flushed to zero (inputs and results) */
+    long max_ulps;       /* reachable sets wider than this are INCONCLUSIVE; 0: default */
+} nmo_plan;
+
+/* Default plan for a storage dtype (documented in the README):
+ *   fp32: in=out=compute=acc=inter=fp32; bf16/fp16/fp8: in=out=dt, compute=acc=fp32,
+ *   inter=fp32 (fused); sum=any; fn=cuda; round=rne; subnormals=ieee; fp64 likewise. */
+void nmo_plan_default(nmo_plan *p, nmo_fmt dtype);
+
+/* Parse text like 'in=bf16 out=bf16 compute=fp32 acc=fp32 sum=any fn=ulp:2 round=rne'.
+ * Fields not given keep the values already in *p (start from nmo_plan_default). Unknown
+ * keys and bad values are NMO_ERR_PARSE with the offending token in err. */
+nmo_status nmo_plan_parse(nmo_plan *p, const char *text, nmo_err *err);
+
+/* Canonical text form (every field), into buf. Returns buf. */
+char *nmo_plan_to_string(const nmo_plan *p, char *buf, size_t n);
+
+/* Default max_ulps for an output format when p->max_ulps == 0:
+ * max(4, 2^(prec-5)): a reachable set as wide as 1/16 of the value is not informative. */
+long nmo_plan_max_ulps(const nmo_plan *p);
+
+/* Set fn_ulps from a preset or ulp:N. Presets and their sources are in plan.c. */
+nmo_status nmo_plan_set_fn(nmo_plan *p, const char *spec, nmo_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,70 @@
+/* numoracle: tensors — dtype, dims, element strides, raw little-endian .bin files. */
+#ifndef NUMORACLE_TENSOR_H
+#define NUMORACLE_TENSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "numoracle/fmt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NMO_MAX_DIMS 8
+/* Absurd-shape guard: more elements than this is refused (NMO_ERR_SHAPE). */
+#define NMO_MAX_ELEMS ((int64_t)1 << 34)
+
+typedef struct {
+    nmo_fmt dtype;
+    int ndims;
+    int64_t dims[NMO_MAX_DIMS];
+    int64_t strides[NMO_MAX_DIMS]; /* in elements */
+    void *data;                    /* owned when own != 0 */
+    int own;
+} nmo_tensor;
+
+/* Bytes per element of a storage format (fp64 8, fp32/tf32 4, 16-bit 2, fp8 1). */
+size_t nmo_fmt_bytes(nmo_fmt f);
+
+/* Fill dims and packed row-major strides; data NULL. Checks 1 <= ndims <= NMO_MAX_DIMS,
+ * dims >= 1 and the element count against NMO_MAX_ELEMS (NMO_ERR_SHAPE). */
+nmo_status nmo_tensor_init(nmo_tensor *t, nmo_fmt dtype, int ndims, const int64_t *dims,
+                           nmo_err *err);
+/* Allocate zeroed storage for the span the strides cover. */
+nmo_status nmo_tensor_alloc(nmo_tensor *t, nmo_err *err);
+void nmo_tensor_free(nmo_tensor *t);
+
+int64_t nmo_tensor_numel(const nmo_tensor *t);
+/* Elements the storage must hold: 1 + sum (dims[i]-1)*strides[i]. */
+int64_t nmo_tensor_span(const nmo_tensor *t);
+int nmo_tensor_is_packed(const nmo_tensor *t);
+
+/* Element i in logical row-major order, decoded exactly to double. */
+double nmo_tensor_get(const nmo_tensor *t, int64_t i);
+/* Store value already representable in dtype (or round it RNE). */
+void nmo_tensor_set(nmo_tensor *t, int64_t i, double v);
+/* Raw bit pattern of element i (for comparisons that care about NaN payloads). */
+uint64_t nmo_tensor_get_bits(const nmo_tensor *t, int64_t i);
+
+/* Decode count elements at storage offsets begin + i*stride (element units) into dst,
+ * exactly; the dtype switch is hoisted out of the loop (hot path of the fast engine). */
+void nmo_tensor_load_f64(double *dst, const nmo_tensor *t, int64_t begin, int64_t count,
+                         int64_t stride);
+
+/* Decode the whole tensor to a packed row-major double array (caller frees). */
+nmo_status nmo_tensor_to_f64(double **out, const nmo_tensor *t, nmo_err *err);
+
+/* Read a raw little-endian .bin into t (dims/dtype/strides already set): the file size
+ * must equal span*bytes exactly; a mismatch is NMO_ERR_SIZE naming the file, expected
+ * and actual bytes. */
+nmo_status nmo_tensor_read_bin(nmo_tensor *t, const char *path, nmo_err *err);
+/* Write atomically (temporary file + rename). */
+nmo_status nmo_tensor_write_bin(const nmo_tensor *t, const char *path, nmo_err *err);
+
+/* Parse "4096x4096" / "2x3x5" into dims. */
+nmo_status nmo_shape_parse(int *ndims, int64_t *dims, const char *text, nmo_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
