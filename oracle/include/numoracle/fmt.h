@@ -68,16 +68,19 @@ const nmo_fmt_info *nmo_fmt_get(nmo_fmt f);
 nmo_status nmo_fmt_from_name(nmo_fmt *out, const char *name);
 const char *nmo_fmt_name(nmo_fmt f);
 const char *nmo_rnd_name(nmo_rnd r);
+/* "rne", "rz", "rd", "ru" (case-insensitive); anything else is NMO_ERR_USAGE. Names
+ * that are not found leave *out untouched (nmo_fmt_from_name too). */
 nmo_status nmo_rnd_from_name(nmo_rnd *out, const char *name);
 
 /* Decode a bit pattern (low `bits` bits of b) to its exact value; NaN patterns give NaN,
  * -0 gives -0.0. fp64 reinterprets. */
 double nmo_fmt_decode(nmo_fmt f, uint64_t b);
 
-/* Round x (any double, +-inf, NaN) into f. Returns the bit pattern. ftz != 0 flushes
- * results below the smallest normal to (signed where the format has -0) zero, after
- * rounding as if the exponent range were unbounded below... i.e. a result whose rounded
- * magnitude is below min_normal becomes zero. ovf selects the overflow behaviour. */
+/* Round x (any double, +-inf, NaN) into f. Returns the bit pattern. ftz != 0: x is
+ * rounded into f (subnormals included) and a result whose magnitude is below min_normal
+ * becomes zero (signed where the format has -0). ovf selects the overflow behaviour;
+ * overflow = the result rounded with an unbounded exponent exceeds max_finite (rules at
+ * the top of fmt.c). NaN gives the format's canonical NaN; -0 into fnuz gives +0. */
 uint64_t nmo_fmt_encode(nmo_fmt f, double x, nmo_rnd rnd, int ftz, nmo_ovf ovf);
 
 /* Round x into f and return the value as a double (the lattice value): the same as
@@ -88,6 +91,14 @@ double nmo_fmt_round(nmo_fmt f, double x, nmo_rnd rnd, int ftz);
  * double. Uses mpfr_set_emin/emax + mpfr_subnormalize and restores the exponent range. */
 double nmo_fmt_round_mpfr(nmo_fmt f, mpfr_srcptr x, nmo_rnd rnd, int ftz);
 
+/* nmo_fmt_round_mpfr with an explicit overflow behaviour (nmo_fmt_round_mpfr uses the
+ * format's default, as nmo_fmt_round does). */
+double nmo_fmt_round_mpfr_ovf(nmo_fmt f, mpfr_srcptr x, nmo_rnd rnd, int ftz, nmo_ovf ovf);
+
+/* independent MPFR decoding for tests: the value of bit pattern `bits`, built from its
+ * sign/exponent/mantissa fields with mpfr_set_ui_2exp (NaN/inf as nmo_fmt_decode). */
+double nmo_fmt_decode_mpfr(nmo_fmt f, uint64_t bits);
+
 /* Next representable value above / below x in f (x need not be representable: returns
  * the smallest value > x / largest < x). Saturates at +-inf (or +-max for formats
  * without inf: then next_up(max) = +inf is returned as a marker of "no value"). */
@@ -95,14 +106,17 @@ double nmo_fmt_next_up(nmo_fmt f, double x);
 double nmo_fmt_next_down(nmo_fmt f, double x);
 
 /* ulp of x in f: spacing of f in the binade of |x| (the spacing above |x|); for |x| below
- * min_normal the subnormal spacing. */
+ * min_normal the subnormal spacing. ulp(+-inf) = inf, ulp(NaN) = NaN. */
 double nmo_fmt_ulp(nmo_fmt f, double x);
 
 /* Monotone ordinal of a representable finite value x: ord(next_up(x)) = ord(x)+1,
- * ord(+0) = ord(-0) = 0. Distances in ulps are differences of ordinals. */
+ * ord(+0) = ord(-0) = 0. Distances in ulps are differences of ordinals. A value not in f
+ * gets the ordinal of x rounded toward zero; |x| > max (and inf) gives +-(ord(max) + 1);
+ * NaN gives INT64_MIN. */
 int64_t nmo_fmt_ordinal(nmo_fmt f, double x);
 
-/* Is x exactly representable in f (finite values; NaN/inf by the format's rules)? */
+/* Is x exactly representable in f (finite values; NaN/inf by the format's rules)?
+ * Compares values: -0 counts as representable in fnuz formats (zero is). */
 int nmo_fmt_is_repr(nmo_fmt f, double x);
 
 #ifdef __cplusplus

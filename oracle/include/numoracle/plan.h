@@ -57,6 +57,9 @@ long nmo_plan_max_ulps(const nmo_plan *p);
 /* Set fn_ulps from a preset or ulp:N. Presets and their sources are in plan.c. */
 nmo_status nmo_plan_set_fn(nmo_plan *p, const char *spec, nmo_err *err);
 
+/* Short name of a function ("exp", "rsqrt", ...), as used in the JSON form. */
+const char *nmo_fn_name(nmo_fn f);
+
 #ifdef __cplusplus
 }
 #endif

@@ -45,6 +45,10 @@ double nmo_tensor_get(const nmo_tensor *t, int64_t i);
 void nmo_tensor_set(nmo_tensor *t, int64_t i, double v);
 /* Raw bit pattern of element i (for comparisons that care about NaN payloads). */
 uint64_t nmo_tensor_get_bits(const nmo_tensor *t, int64_t i);
+/* Store a raw bit pattern (low nmo_fmt_bytes*8 bits) as element i. */
+void nmo_tensor_set_bits(nmo_tensor *t, int64_t i, uint64_t bits);
+/* Storage offset, in elements, of logical row-major index i. */
+int64_t nmo_tensor_offset(const nmo_tensor *t, int64_t i);
 
 /* Decode count elements at storage offsets begin + i*stride (element units) into dst,
  * exactly; the dtype switch is hoisted out of the loop (hot path of the fast engine). */

@@ -1,0 +1,589 @@
+/* numoracle: certified enclosure engine over MPFR. Each function mirrors the formula of
+ * the fast primitive of the same name in enc_fast.h (the comments with the sources of
+ * the bounds are there); here every formula is evaluated at NMO_CERT_PREC bits with
+ * outward rounding, so its snap is the definition of the enclosure. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "numoracle/enc_cert.h"
+#include "numoracle/enc_fast.h"
+
+/* Products of three binary64 values need 159 bits; 256 holds every product and sum of
+ * two lattice values we form exactly. */
+#define WP 256
+
+static double ce_round(const nmo_cctx *c, nmo_fmt f, mpfr_srcptr x, nmo_rnd r)
+{
+    return nmo_fmt_round_mpfr(f, x, r, c->ftz);
+}
+
+static void ce_set_nan(nmo_cenc *r, uint32_t fl)
+{
+    mpfr_set_nan(r->lo);
+    mpfr_set_nan(r->hi);
+    r->flags = fl | NMO_EF_NAN;
+}
+
+static void ce_set_all(nmo_cenc *r, uint32_t fl)
+{
+    mpfr_set_inf(r->lo, -1);
+    mpfr_set_inf(r->hi, 1);
+    r->flags = fl | NMO_EF_NAN;
+}
+
+static int ce_is_nan(const nmo_cenc *a) { return mpfr_nan_p(a->lo); }
+
+static void ce_fix(nmo_cenc *r)
+{
+    if (mpfr_nan_p(r->lo) || mpfr_nan_p(r->hi)) ce_set_all(r, r->flags);
+}
+
+static void ce_setd2(nmo_cenc *r, double lo, double hi, uint32_t fl)
+{
+    mpfr_set_d(r->lo, lo, MPFR_RNDN);
+    mpfr_set_d(r->hi, hi, MPFR_RNDN);
+    r->flags = fl;
+    ce_fix(r);
+}
+
+nmo_status nmo_cctx_init(nmo_cctx *c, const nmo_plan *p, nmo_err *err)
+{
+    memset(c, 0, sizeof *c);
+    c->plan = *p;
+    c->cf = p->compute;
+    c->af = p->acc;
+    c->prec = WP;
+    c->ftz = p->ftz;
+    const nmo_fmt_info *ci = nmo_fmt_get(c->cf), *ai = nmo_fmt_get(c->af);
+    if (!ci || !ai) return nmo_err_set(err, NMO_ERR_UNKNOWN_DTYPE, "plan: bad compute/acc format");
+    c->uc = ldexp(1.0, -ci->prec);
+    c->ua = ldexp(1.0, -ai->prec);
+    c->etac = c->ftz ? ci->min_normal : ci->min_subnormal / 2;
+    c->etaa = c->ftz ? ai->min_normal : ai->min_subnormal / 2;
+    c->minnorm_c = ci->min_normal;
+    c->maxfin_a = ai->max_finite;
+    for (int i = 0; i < 6; i++) mpfr_init2(c->t[i], WP);
+    return NMO_OK;
+}
+
+void nmo_cctx_clear(nmo_cctx *c)
+{
+    for (int i = 0; i < 6; i++) mpfr_clear(c->t[i]);
+    for (int s = 0; s < NMO_CSCRATCH; s++) {
+        free(c->dbuf[s]);
+        for (int64_t i = 0; i < c->ecap[s]; i++) nmo_cenc_clear(c, &c->ebuf[s][i]);
+        free(c->ebuf[s]);
+    }
+    free(c->pbuf);
+    mpfr_free_cache(); /* DESIGN §10: free MPFR caches per thread */
+    memset(c, 0, sizeof *c);
+}
+
+double *nmo_cctx_dvec(nmo_cctx *c, int slot, int64_t n)
+{
+    if (n > c->dcap[slot]) {
+        free(c->dbuf[slot]);
+        c->dbuf[slot] = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+        c->dcap[slot] = c->dbuf[slot] ? n : 0;
+    }
+    return c->dbuf[slot];
+}
+
+nmo_cenc *nmo_cctx_evec(nmo_cctx *c, int slot, int64_t n)
+{
+    if (n > c->ecap[slot]) {
+        nmo_cenc *b = realloc(c->ebuf[slot], (size_t)n * sizeof(nmo_cenc));
+        if (!b) return NULL;
+        for (int64_t i = c->ecap[slot]; i < n; i++) nmo_cenc_init(c, &b[i]);
+        c->ebuf[slot] = b;
+        c->ecap[slot] = n;
+    }
+    return c->ebuf[slot];
+}
+
+static mpfr_ptr *ce_ptrs(nmo_cctx *c, int64_t n)
+{
+    if (n > c->pcap) {
+        free(c->pbuf);
+        c->pbuf = malloc((size_t)n * sizeof(mpfr_ptr));
+        c->pcap = c->pbuf ? n : 0;
+    }
+    return c->pbuf;
+}
+
+void nmo_cenc_init(nmo_cctx *c, nmo_cenc *x)
+{
+    (void)c;
+    mpfr_init2(x->lo, WP);
+    mpfr_init2(x->hi, WP);
+    mpfr_set_zero(x->lo, 1);
+    mpfr_set_zero(x->hi, 1);
+    x->flags = 0;
+}
+
+void nmo_cenc_clear(nmo_cctx *c, nmo_cenc *x)
+{
+    (void)c;
+    mpfr_clear(x->lo);
+    mpfr_clear(x->hi);
+}
+
+void nmo_cenc_set(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
+{
+    (void)c;
+    mpfr_set(r->lo, a->lo, MPFR_RNDN);
+    mpfr_set(r->hi, a->hi, MPFR_RNDN);
+    r->flags = a->flags;
+}
+
+void nmo_cenc_set_d(nmo_cctx *c, nmo_cenc *r, double v)
+{
+    if (v != v) { ce_set_nan(r, 0); return; }
+    double lo = v, hi = v;
+    if (c->ftz && v != 0 && fabs(v) < c->minnorm_c) {
+        if (v < 0) hi = 0; else lo = 0;
+    }
+    ce_setd2(r, lo, hi, 0);
+}
+
+void nmo_cenc_const(nmo_cctx *c, nmo_cenc *r, double v)
+{
+    mpfr_set_d(c->t[0], v, MPFR_RNDN);
+    double x = ce_round(c, c->cf, c->t[0], NMO_RNE);
+    ce_setd2(r, x, x, 0);
+}
+
+void nmo_cenc_add(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b)
+{
+    uint32_t fl = a->flags | b->flags;
+    if (ce_is_nan(a) || ce_is_nan(b)) { ce_set_nan(r, fl); return; }
+    mpfr_add(c->t[0], a->lo, b->lo, MPFR_RNDN); /* exact at WP for lattice values ... */
+    mpfr_add(c->t[1], a->hi, b->hi, MPFR_RNDN); /* ... or innocuously double-rounded */
+    double lo = ce_round(c, c->cf, c->t[0], NMO_RNE), hi = ce_round(c, c->cf, c->t[1], NMO_RNE);
+    ce_setd2(r, lo, hi, fl);
+}
+
+void nmo_cenc_neg(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
+{
+    mpfr_neg(c->t[0], a->hi, MPFR_RNDN);
+    mpfr_neg(r->hi, a->lo, MPFR_RNDN);
+    mpfr_set(r->lo, c->t[0], MPFR_RNDN);
+    r->flags = a->flags;
+}
+
+void nmo_cenc_sub(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b)
+{
+    nmo_cenc nb;
+    nmo_cenc_init(c, &nb);
+    nmo_cenc_neg(c, &nb, b);
+    nmo_cenc_add(c, r, a, &nb);
+    nmo_cenc_clear(c, &nb);
+}
+
+/* Exact product interval: lo/hi get min/max of the four endpoint products, computed at
+ * the sum of the operand precisions (exact). lo/hi must be at least that precise.
+ * Returns 0 when a product is NaN (0 * inf). */
+static int ce_mul_exact(nmo_cctx *c, mpfr_ptr lo, mpfr_ptr hi, mpfr_srcptr alo, mpfr_srcptr ahi,
+                        mpfr_srcptr blo, mpfr_srcptr bhi)
+{
+    (void)c;
+    mpfr_t p;
+    mpfr_init2(p, mpfr_get_prec(alo) + mpfr_get_prec(blo));
+    mpfr_srcptr as[2] = {alo, ahi}, bs[2] = {blo, bhi};
+    int ok = 1, first = 1;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            mpfr_set_prec(p, mpfr_get_prec(as[i]) + mpfr_get_prec(bs[j]));
+            mpfr_mul(p, as[i], bs[j], MPFR_RNDN);
+            if (mpfr_nan_p(p)) ok = 0;
+            if (first || mpfr_less_p(p, lo)) mpfr_set(lo, p, MPFR_RNDD);
+            if (first || mpfr_greater_p(p, hi)) mpfr_set(hi, p, MPFR_RNDU);
+            first = 0;
+        }
+    mpfr_clear(p);
+    return ok;
+}
+
+void nmo_cenc_mul(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b)
+{
+    uint32_t fl = a->flags | b->flags;
+    if (ce_is_nan(a) || ce_is_nan(b)) { ce_set_nan(r, fl); return; }
+    mpfr_t lo, hi;
+    mpfr_inits2(2 * WP, lo, hi, (mpfr_ptr)0);
+    if (!ce_mul_exact(c, lo, hi, a->lo, a->hi, b->lo, b->hi)) {
+        ce_set_all(r, fl);
+    } else {
+        double l = ce_round(c, c->cf, lo, NMO_RNE), h = ce_round(c, c->cf, hi, NMO_RNE);
+        ce_setd2(r, l, h, fl);
+    }
+    mpfr_clears(lo, hi, (mpfr_ptr)0);
+}
+
+void nmo_cenc_div(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b)
+{
+    uint32_t fl = a->flags | b->flags;
+    if (ce_is_nan(a) || ce_is_nan(b)) { ce_set_nan(r, fl); return; }
+    if (mpfr_sgn(b->lo) <= 0 && mpfr_sgn(b->hi) >= 0) { ce_set_all(r, fl); return; }
+    mpfr_srcptr as[2] = {a->lo, a->hi}, bs[2] = {b->lo, b->hi};
+    double l = INFINITY, h = -INFINITY;
+    int nan = 0;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            mpfr_div(c->t[0], as[i], bs[j], MPFR_RNDN); /* innocuous double rounding */
+            if (mpfr_nan_p(c->t[0])) nan = 1;
+            double q = ce_round(c, c->cf, c->t[0], NMO_RNE);
+            if (q < l) l = q;
+            if (q > h) h = q;
+        }
+    if (nan) { ce_set_all(r, fl); return; }
+    ce_setd2(r, l, h, fl);
+}
+
+void nmo_cenc_div_si(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, int64_t n)
+{
+    if (ce_is_nan(a)) { ce_set_nan(r, a->flags); return; }
+    mpfr_set_si(c->t[0], (long)n, MPFR_RNDN);
+    double dn = ce_round(c, c->cf, c->t[0], NMO_RNE);
+    mpfr_set_d(c->t[0], dn, MPFR_RNDN);
+    mpfr_ui_div(c->t[1], 1, c->t[0], MPFR_RNDN);
+    double rcp = ce_round(c, c->cf, c->t[1], NMO_RNE);
+    mpfr_div(c->t[2], a->lo, c->t[0], MPFR_RNDN);
+    double l1 = ce_round(c, c->cf, c->t[2], NMO_RNE);
+    mpfr_div(c->t[2], a->hi, c->t[0], MPFR_RNDN);
+    double h1 = ce_round(c, c->cf, c->t[2], NMO_RNE);
+    mpfr_mul_d(c->t[2], a->lo, rcp, MPFR_RNDN);
+    double l2 = ce_round(c, c->cf, c->t[2], NMO_RNE);
+    mpfr_mul_d(c->t[2], a->hi, rcp, MPFR_RNDN);
+    double h2 = ce_round(c, c->cf, c->t[2], NMO_RNE);
+    ce_setd2(r, fmin(l1, l2), fmax(h1, h2), a->flags);
+}
+
+void nmo_cenc_fma(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b, const nmo_cenc *d)
+{
+    uint32_t fl = a->flags | b->flags | d->flags;
+    if (ce_is_nan(a) || ce_is_nan(b) || ce_is_nan(d)) { ce_set_nan(r, fl); return; }
+    mpfr_t plo, phi, s;
+    mpfr_inits2(2 * WP, plo, phi, (mpfr_ptr)0);
+    mpfr_init2(s, 4 * WP);
+    if (!ce_mul_exact(c, plo, phi, a->lo, a->hi, b->lo, b->hi)) {
+        ce_set_all(r, fl);
+    } else {
+        mpfr_add(s, plo, d->lo, MPFR_RNDD);
+        double f_lo = ce_round(c, c->cf, s, NMO_RNE);
+        mpfr_add(s, phi, d->hi, MPFR_RNDU);
+        double f_hi = ce_round(c, c->cf, s, NMO_RNE);
+        mpfr_set_d(s, ce_round(c, c->cf, plo, NMO_RNE), MPFR_RNDN);
+        mpfr_add(s, s, d->lo, MPFR_RNDN);
+        double m_lo = ce_round(c, c->cf, s, NMO_RNE);
+        mpfr_set_d(s, ce_round(c, c->cf, phi, NMO_RNE), MPFR_RNDN);
+        mpfr_add(s, s, d->hi, MPFR_RNDN);
+        double m_hi = ce_round(c, c->cf, s, NMO_RNE);
+        ce_setd2(r, fmin(f_lo, m_lo), fmax(f_hi, m_hi), fl);
+    }
+    mpfr_clears(plo, phi, s, (mpfr_ptr)0);
+}
+
+typedef int (*ce_fn)(mpfr_ptr, mpfr_srcptr, mpfr_rnd_t);
+
+/* RN(f(x)) by a Ziv loop: evaluate f rounded down and up at growing precision until both
+ * round to the same lattice value. */
+static double ce_fn_rn(nmo_cctx *c, ce_fn f, mpfr_srcptr x)
+{
+    double a = 0;
+    for (mpfr_prec_t p = WP; p <= 8 * WP; p *= 2) {
+        mpfr_t d, u;
+        mpfr_inits2(p, d, u, (mpfr_ptr)0);
+        f(d, x, MPFR_RNDD);
+        f(u, x, MPFR_RNDU);
+        a = ce_round(c, c->cf, d, NMO_RNE);
+        double b = ce_round(c, c->cf, u, NMO_RNE);
+        mpfr_clears(d, u, (mpfr_ptr)0);
+        if (a == b) break;
+    }
+    return a;
+}
+
+/* Mirrors nmo_fe_fn_lo / nmo_fe_fn_hi: f(x) -+ n ulp(f(x)), snapped inward. The ulp is
+ * taken from the upper estimate's binade (the larger ulp: sound either way; equal to the
+ * fast engine's whenever that one is certain). */
+static double ce_fn_side(nmo_cctx *c, ce_fn f, mpfr_srcptr x, int n, int upper)
+{
+    if (n == 0) return ce_fn_rn(c, f, x);
+    mpfr_t d, u;
+    mpfr_inits2(WP, d, u, (mpfr_ptr)0);
+    f(d, x, MPFR_RNDD);
+    f(u, x, MPFR_RNDU);
+    double res;
+    if (!mpfr_number_p(d) || !mpfr_number_p(u)) {
+        res = mpfr_get_d(upper ? u : d, MPFR_RNDN);
+    } else {
+        double ulp = nmo_fmt_ulp(c->cf, mpfr_get_d(u, MPFR_RNDU));
+        if (upper) {
+            mpfr_set_d(d, ulp, MPFR_RNDN);
+            mpfr_mul_si(d, d, n, MPFR_RNDU);
+            mpfr_add(u, u, d, MPFR_RNDU);
+            res = ce_round(c, c->cf, u, NMO_RD);
+        } else {
+            mpfr_set_d(u, ulp, MPFR_RNDN);
+            mpfr_mul_si(u, u, n, MPFR_RNDU);
+            mpfr_sub(d, d, u, MPFR_RNDD);
+            res = ce_round(c, c->cf, d, NMO_RU);
+        }
+    }
+    mpfr_clears(d, u, (mpfr_ptr)0);
+    return res;
+}
+
+void nmo_cenc_sqrt(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
+{
+    uint32_t fl = a->flags;
+    if (ce_is_nan(a) || mpfr_sgn(a->hi) < 0) { ce_set_nan(r, fl); return; }
+    if (mpfr_sgn(a->lo) < 0) { ce_set_all(r, fl); return; }
+    mpfr_sqrt(c->t[0], a->lo, MPFR_RNDN);
+    double l = ce_round(c, c->cf, c->t[0], NMO_RNE);
+    mpfr_sqrt(c->t[0], a->hi, MPFR_RNDN);
+    double h = ce_round(c, c->cf, c->t[0], NMO_RNE);
+    ce_setd2(r, l, h, fl);
+}
+
+void nmo_cenc_rsqrt(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
+{
+    uint32_t fl = a->flags;
+    if (ce_is_nan(a) || mpfr_sgn(a->hi) < 0) { ce_set_nan(r, fl); return; }
+    if (mpfr_sgn(a->lo) <= 0) { ce_set_all(r, fl); return; }
+    int n = c->plan.fn_ulps[NMO_FN_RSQRT];
+    double lo1 = ce_fn_side(c, mpfr_rec_sqrt, a->hi, n, 0);
+    double hi1 = ce_fn_side(c, mpfr_rec_sqrt, a->lo, n, 1);
+    mpfr_sqrt(c->t[0], a->lo, MPFR_RNDN);
+    double slo = ce_round(c, c->cf, c->t[0], NMO_RNE);
+    mpfr_sqrt(c->t[0], a->hi, MPFR_RNDN);
+    double shi = ce_round(c, c->cf, c->t[0], NMO_RNE);
+    mpfr_set_d(c->t[0], shi, MPFR_RNDN);
+    mpfr_ui_div(c->t[1], 1, c->t[0], MPFR_RNDN);
+    double lo2 = ce_round(c, c->cf, c->t[1], NMO_RNE);
+    mpfr_set_d(c->t[0], slo, MPFR_RNDN);
+    mpfr_ui_div(c->t[1], 1, c->t[0], MPFR_RNDN);
+    double hi2 = ce_round(c, c->cf, c->t[1], NMO_RNE);
+    ce_setd2(r, fmin(lo1, lo2), fmax(hi1, hi2), fl);
+}
+
+void nmo_cenc_exp(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
+{
+    uint32_t fl = a->flags;
+    if (ce_is_nan(a)) { ce_set_nan(r, fl); return; }
+    int n = c->plan.fn_ulps[NMO_FN_EXP];
+    double lo = ce_fn_side(c, mpfr_exp, a->lo, n, 0);
+    double hi = ce_fn_side(c, mpfr_exp, a->hi, n, 1);
+    ce_setd2(r, lo < 0 ? 0 : lo, hi, fl);
+}
+
+void nmo_cenc_log(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
+{
+    uint32_t fl = a->flags;
+    if (ce_is_nan(a) || mpfr_sgn(a->hi) < 0) { ce_set_nan(r, fl); return; }
+    if (mpfr_sgn(a->lo) <= 0) { ce_set_all(r, fl); return; }
+    int n = c->plan.fn_ulps[NMO_FN_LOG];
+    double lo = ce_fn_side(c, mpfr_log, a->lo, n, 0);
+    double hi = ce_fn_side(c, mpfr_log, a->hi, n, 1);
+    ce_setd2(r, lo, hi, fl);
+}
+
+void nmo_cenc_max(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b)
+{
+    uint32_t fl = a->flags | b->flags;
+    if (ce_is_nan(a)) { nmo_cenc_set(c, r, b); r->flags |= fl | NMO_EF_NAN; return; }
+    if (ce_is_nan(b)) { nmo_cenc_set(c, r, a); r->flags |= fl | NMO_EF_NAN; return; }
+    mpfr_max(c->t[0], a->lo, b->lo, MPFR_RNDN);
+    mpfr_max(r->hi, a->hi, b->hi, MPFR_RNDN);
+    mpfr_set(r->lo, c->t[0], MPFR_RNDN);
+    r->flags = fl;
+}
+
+void nmo_cenc_min(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b)
+{
+    uint32_t fl = a->flags | b->flags;
+    if (ce_is_nan(a)) { nmo_cenc_set(c, r, b); r->flags |= fl | NMO_EF_NAN; return; }
+    if (ce_is_nan(b)) { nmo_cenc_set(c, r, a); r->flags |= fl | NMO_EF_NAN; return; }
+    mpfr_min(c->t[0], a->lo, b->lo, MPFR_RNDN);
+    mpfr_min(r->hi, a->hi, b->hi, MPFR_RNDN);
+    mpfr_set(r->lo, c->t[0], MPFR_RNDN);
+    r->flags = fl;
+}
+
+static void ce_absmax(mpfr_ptr m, const nmo_cenc *a)
+{
+    if (mpfr_cmpabs(a->lo, a->hi) > 0) mpfr_abs(m, a->lo, MPFR_RNDN);
+    else mpfr_abs(m, a->hi, MPFR_RNDN);
+}
+
+void nmo_cenc_mul3(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b, const nmo_cenc *d)
+{
+    uint32_t fl = a->flags | b->flags | d->flags;
+    if (ce_is_nan(a) || ce_is_nan(b) || ce_is_nan(d)) { ce_set_nan(r, fl); return; }
+    mpfr_t ablo, abhi, plo, phi, m, t;
+    mpfr_inits2(2 * WP, ablo, abhi, (mpfr_ptr)0);
+    mpfr_inits2(4 * WP, plo, phi, m, t, (mpfr_ptr)0);
+    int ok = ce_mul_exact(c, ablo, abhi, a->lo, a->hi, b->lo, b->hi);
+    if (ok) ok = ce_mul_exact(c, plo, phi, ablo, abhi, d->lo, d->hi);
+    if (!ok || !mpfr_number_p(plo) || !mpfr_number_p(phi)) {
+        ce_set_all(r, fl);
+    } else {
+        ce_absmax(m, a);
+        ce_absmax(t, b);
+        mpfr_max(m, m, t, MPFR_RNDN);
+        ce_absmax(t, d);
+        mpfr_max(m, m, t, MPFR_RNDN);
+        mpfr_mul_d(m, m, c->etac, MPFR_RNDU); /* eta M */
+        /* lower: P_lo - |P_lo| u - eta M */
+        mpfr_abs(t, plo, MPFR_RNDN);
+        mpfr_mul_d(t, t, c->uc, MPFR_RNDU);
+        mpfr_sub(plo, plo, t, MPFR_RNDD);
+        mpfr_sub(plo, plo, m, MPFR_RNDD);
+        double lo = ce_round(c, c->cf, plo, NMO_RNE);
+        mpfr_abs(t, phi, MPFR_RNDN);
+        mpfr_mul_d(t, t, c->uc, MPFR_RNDU);
+        mpfr_add(phi, phi, t, MPFR_RNDU);
+        mpfr_add(phi, phi, m, MPFR_RNDU);
+        double hi = ce_round(c, c->cf, phi, NMO_RNE);
+        ce_setd2(r, lo, hi, fl);
+    }
+    mpfr_clears(ablo, abhi, plo, phi, m, t, (mpfr_ptr)0);
+}
+
+void nmo_cenc_round(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, nmo_fmt f, nmo_rnd rnd, int sr)
+{
+    if (ce_is_nan(a)) { nmo_cenc_set(c, r, a); return; }
+    double lo = ce_round(c, f, a->lo, sr ? NMO_RD : rnd);
+    double hi = ce_round(c, f, a->hi, sr ? NMO_RU : rnd);
+    ce_setd2(r, lo, hi, a->flags);
+}
+
+/* Mirrors nmo_fe_red_finish: exact-sum bounds slo (rounded down) and shi (up), the
+ * absolute-sum bound A (up), k and the underflow term keta. */
+static void ce_red_finish(nmo_cctx *c, nmo_cenc *r, mpfr_ptr slo, mpfr_ptr shi, mpfr_ptr A,
+                          double k, double keta, uint32_t fl)
+{
+    mpfr_t em, top;
+    mpfr_inits2(4 * WP, em, top, (mpfr_ptr)0);
+    /* overflow of some partial sum: A (1 + k u) + keta >= max finite */
+    mpfr_mul_d(top, A, 1 + k * c->ua, MPFR_RNDU); /* 1 + k u is exact in binary64 here */
+    mpfr_add_d(top, top, keta, MPFR_RNDU);
+    if (!mpfr_number_p(slo) || !mpfr_number_p(shi) || !mpfr_number_p(top) ||
+        mpfr_cmp_d(top, c->maxfin_a) >= 0) {
+        ce_set_all(r, fl);
+    } else {
+        mpfr_mul_d(em, A, k, MPFR_RNDU);
+        mpfr_mul_d(em, em, c->ua, MPFR_RNDU);
+        mpfr_add_d(em, em, keta, MPFR_RNDU);
+        mpfr_sub(slo, slo, em, MPFR_RNDD);
+        mpfr_add(shi, shi, em, MPFR_RNDU);
+        double lo = ce_round(c, c->af, slo, NMO_RU);
+        double hi = ce_round(c, c->af, shi, NMO_RD);
+        ce_setd2(r, lo, hi, fl);
+    }
+    mpfr_clears(em, top, (mpfr_ptr)0);
+}
+
+void nmo_cenc_sum(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, int64_t n)
+{
+    uint32_t fl = 0;
+    for (int64_t i = 0; i < n; i++) fl |= x[i].flags;
+    for (int64_t i = 0; i < n; i++)
+        if (ce_is_nan(&x[i])) { ce_set_nan(r, fl); return; }
+    mpfr_ptr *p = ce_ptrs(c, n > 0 ? n : 1);
+    mpfr_t slo, shi, A;
+    mpfr_inits2(4 * WP, slo, shi, A, (mpfr_ptr)0);
+    for (int64_t i = 0; i < n; i++) p[i] = (mpfr_ptr)x[i].lo;
+    mpfr_sum(slo, p, (unsigned long)n, MPFR_RNDD);
+    for (int64_t i = 0; i < n; i++) p[i] = (mpfr_ptr)x[i].hi;
+    mpfr_sum(shi, p, (unsigned long)n, MPFR_RNDU);
+    mpfr_t *ab = malloc((size_t)(n > 0 ? n : 1) * sizeof(mpfr_t));
+    for (int64_t i = 0; i < n; i++) {
+        mpfr_init2(ab[i], WP);
+        ce_absmax(ab[i], &x[i]);
+        p[i] = ab[i];
+    }
+    mpfr_sum(A, p, (unsigned long)n, MPFR_RNDU);
+    for (int64_t i = 0; i < n; i++) mpfr_clear(ab[i]);
+    free(ab);
+    double k = n > 1 ? (double)(n - 1) : 0;
+    ce_red_finish(c, r, slo, shi, A, k, c->ftz ? k * c->etaa : 0, fl);
+    mpfr_clears(slo, shi, A, (mpfr_ptr)0);
+}
+
+void nmo_cenc_dot_d(nmo_cctx *c, nmo_cenc *r, const double *x, const double *y, int64_t n)
+{
+    int nan_in = 0, inf_in = 0;
+    for (int64_t i = 0; i < n; i++) {
+        nan_in |= (x[i] != x[i]) | (y[i] != y[i]);
+        inf_in |= isinf(x[i]) | isinf(y[i]);
+    }
+    if (nan_in) { ce_set_nan(r, 0); return; }
+    if (inf_in) { ce_set_all(r, 0); return; }
+    mpfr_t *pr = malloc((size_t)(n > 0 ? n : 1) * 2 * sizeof(mpfr_t));
+    mpfr_ptr *p = ce_ptrs(c, n > 0 ? n : 1);
+    for (int64_t i = 0; i < n; i++) {
+        mpfr_init2(pr[i], 2 * WP);
+        mpfr_set_d(pr[i], x[i], MPFR_RNDN);
+        mpfr_mul_d(pr[i], pr[i], y[i], MPFR_RNDN); /* exact */
+        mpfr_init2(pr[n + i], 2 * WP);
+        mpfr_abs(pr[n + i], pr[i], MPFR_RNDN);
+    }
+    mpfr_t slo, shi, A;
+    mpfr_inits2(4 * WP, slo, shi, A, (mpfr_ptr)0);
+    for (int64_t i = 0; i < n; i++) p[i] = pr[i];
+    mpfr_sum(slo, p, (unsigned long)n, MPFR_RNDD);
+    mpfr_sum(shi, p, (unsigned long)n, MPFR_RNDU);
+    for (int64_t i = 0; i < n; i++) p[i] = pr[n + i];
+    mpfr_sum(A, p, (unsigned long)n, MPFR_RNDU);
+    for (int64_t i = 0; i < 2 * n; i++) mpfr_clear(pr[i]);
+    free(pr);
+    double keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
+    ce_red_finish(c, r, slo, shi, A, (double)n, keta, 0);
+    mpfr_clears(slo, shi, A, (mpfr_ptr)0);
+}
+
+void nmo_cenc_sumsq_d(nmo_cctx *c, nmo_cenc *r, const double *x, int64_t n)
+{
+    nmo_cenc_dot_d(c, r, x, x, n);
+}
+
+void nmo_cenc_max_v(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, int64_t n)
+{
+    nmo_cenc_set(c, r, &x[0]);
+    for (int64_t i = 1; i < n; i++) nmo_cenc_max(c, r, r, &x[i]);
+}
+
+void nmo_cenc_export(nmo_cctx *c, nmo_fenc *dst, const nmo_cenc *src)
+{
+    (void)c;
+    dst->lo = mpfr_get_d(src->lo, MPFR_RNDD);
+    dst->hi = mpfr_get_d(src->hi, MPFR_RNDU);
+    dst->flags = src->flags & ~NMO_EF_UNC;
+}
+
+void nmo_cenc_hull(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b)
+{
+    uint32_t fl = a->flags | b->flags;
+    if (ce_is_nan(a) && ce_is_nan(b)) { ce_set_nan(r, fl); return; }
+    if (ce_is_nan(a)) { nmo_cenc_set(c, r, b); r->flags = fl; return; }
+    if (ce_is_nan(b)) { nmo_cenc_set(c, r, a); r->flags = fl; return; }
+    mpfr_min(c->t[0], a->lo, b->lo, MPFR_RNDN);
+    mpfr_max(r->hi, a->hi, b->hi, MPFR_RNDN);
+    mpfr_set(r->lo, c->t[0], MPFR_RNDN);
+    r->flags = fl;
+}
+
+void nmo_cenc_gemm_row(nmo_cctx *c, nmo_cenc *r, const nmo_tensor *A, const nmo_tensor *B,
+                       int64_t i)
+{
+    int64_t K = A->dims[1], N = B->dims[1];
+    double *a = nmo_cctx_dvec(c, NMO_CSCRATCH - 1, K);
+    double *b = nmo_cctx_dvec(c, NMO_CSCRATCH - 2, K);
+    nmo_tensor_load_f64(a, A, i * A->strides[0], K, A->strides[1]);
+    for (int64_t j = 0; j < N; j++) {
+        nmo_tensor_load_f64(b, B, j * B->strides[1], K, B->strides[0]);
+        nmo_cenc_dot_d(c, &r[j], a, b, K);
+    }
+}

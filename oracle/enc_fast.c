@@ -1,0 +1,151 @@
+/* numoracle: fast engine context and its batched primitives (the scalar primitives are
+ * inline in enc_fast.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nmo_config.h"
+#include "numoracle/enc_fast.h"
+
+#if NMO_HAVE_BLAS
+#include <cblas.h>
+#endif
+
+nmo_status nmo_fctx_init(nmo_fctx *c, const nmo_plan *p, nmo_err *err)
+{
+    memset(c, 0, sizeof *c);
+    c->plan = *p;
+    c->cf = p->compute;
+    c->af = p->acc;
+    c->ftz = p->ftz;
+    const nmo_fmt_info *ci = nmo_fmt_get(c->cf), *ai = nmo_fmt_get(c->af);
+    if (!ci || !ai) return nmo_err_set(err, NMO_ERR_UNKNOWN_DTYPE, "plan: bad compute/acc format");
+    c->uc = ldexp(1.0, -ci->prec);
+    c->ua = ldexp(1.0, -ai->prec);
+    /* One RN rounding in the subnormal range errs by at most half the subnormal spacing;
+     * a flush to zero by up to min_normal. */
+    c->etac = c->ftz ? ci->min_normal : ci->min_subnormal / 2;
+    c->etaa = c->ftz ? ai->min_normal : ai->min_subnormal / 2;
+    c->minnorm_c = ci->min_normal;
+    c->maxfin_a = ai->max_finite;
+    c->fp32rn = !c->ftz;
+    /* binary64 cannot certify snaps into a 53-bit lattice: leave fp64 to the certified
+     * engine (and any format too wide for innocuous double rounding, p > 25). */
+    c->force_unc = (ci->prec > 25 || ai->prec > 25) ? NMO_EF_UNC : 0;
+    return NMO_OK;
+}
+
+typedef struct {
+    const nmo_tensor *A, *B;
+    double *mid, *abs; /* M x N */
+} gemm_prep;
+
+static void gemm_prep_free(void *p)
+{
+    gemm_prep *g = p;
+    if (!g) return;
+    free(g->mid);
+    free(g->abs);
+    free(g);
+}
+
+void nmo_fctx_clear(nmo_fctx *c)
+{
+    for (int s = 0; s < NMO_SCRATCH; s++) {
+        free(c->dbuf[s]);
+        free(c->ebuf[s]);
+    }
+    if (c->prep && c->prep_free) c->prep_free(c->prep);
+    memset(c, 0, sizeof *c);
+}
+
+double *nmo_fctx_dvec(nmo_fctx *c, int slot, int64_t n)
+{
+    if (n > c->dcap[slot]) {
+        free(c->dbuf[slot]);
+        c->dbuf[slot] = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+        c->dcap[slot] = c->dbuf[slot] ? n : 0;
+    }
+    return c->dbuf[slot];
+}
+
+nmo_fenc *nmo_fctx_evec(nmo_fctx *c, int slot, int64_t n)
+{
+    if (n > c->ecap[slot]) {
+        free(c->ebuf[slot]);
+        c->ebuf[slot] = malloc((size_t)(n > 0 ? n : 1) * sizeof(nmo_fenc));
+        c->ecap[slot] = c->ebuf[slot] ? n : 0;
+    }
+    return c->ebuf[slot];
+}
+
+static void gemm_d(int64_t M, int64_t N, int64_t K, const double *a, const double *b, double *cm)
+{
+#if NMO_HAVE_BLAS
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0, a, (int)K,
+                b, (int)N, 0.0, cm, (int)N);
+#else
+    memset(cm, 0, (size_t)(M * N) * sizeof(double));
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t k = 0; k < K; k++) {
+            double av = a[i * K + k];
+            const double *br = b + k * N;
+            double *cr = cm + i * N;
+            for (int64_t j = 0; j < N; j++) cr[j] += av * br[j];
+        }
+#endif
+}
+
+static gemm_prep *gemm_prepare(nmo_fctx *c, const nmo_tensor *A, const nmo_tensor *B)
+{
+    gemm_prep *g = c->prep;
+    if (g && g->A == A && g->B == B) return g;
+    if (c->prep && c->prep_free) c->prep_free(c->prep);
+    c->prep = NULL;
+    int64_t M = A->dims[0], K = A->dims[1], N = B->dims[1];
+    g = calloc(1, sizeof *g);
+    double *a = malloc((size_t)(M * K) * sizeof(double));
+    double *b = malloc((size_t)(K * N) * sizeof(double));
+    double *aa = malloc((size_t)(M * K) * sizeof(double));
+    double *ba = malloc((size_t)(K * N) * sizeof(double));
+    g->mid = malloc((size_t)(M * N) * sizeof(double));
+    g->abs = malloc((size_t)(M * N) * sizeof(double));
+    if (!g || !a || !b || !aa || !ba || !g->mid || !g->abs) abort();
+    for (int64_t i = 0; i < M; i++) nmo_tensor_load_f64(a + i * K, A, i * A->strides[0], K, A->strides[1]);
+    for (int64_t k = 0; k < K; k++) nmo_tensor_load_f64(b + k * N, B, k * B->strides[0], N, B->strides[1]);
+    for (int64_t i = 0; i < M * K; i++) aa[i] = fabs(a[i]);
+    for (int64_t i = 0; i < K * N; i++) ba[i] = fabs(b[i]);
+    gemm_d(M, N, K, a, b, g->mid);
+    gemm_d(M, N, K, aa, ba, g->abs);
+    free(a), free(b), free(aa), free(ba);
+    g->A = A;
+    g->B = B;
+    c->prep = g;
+    c->prep_free = gemm_prep_free;
+    return g;
+}
+
+void nmo_fenc_gemm_row(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *A, const nmo_tensor *B,
+                       int64_t i)
+{
+    gemm_prep *g = gemm_prepare(c, A, B);
+    int64_t K = A->dims[1], N = B->dims[1];
+    const double *mid = g->mid + i * N, *ab = g->abs + i * N;
+    double keta = (c->ftz ? 2.0 : 1.0) * (double)K * c->etaa;
+    /* Both binary64 products err by <= K 2^-53 |A||B|; |A||B| itself is computed with
+     * that relative error, so its value times (1 + K 2^-52) bounds the radius. */
+    double kd = (double)K * 0x1p-53;
+    for (int64_t j = 0; j < N; j++) {
+        double s = mid[j], a = ab[j];
+        if (s != s || !isfinite(a)) {
+            /* a NaN or inf input: decide exactly like the certified engine does */
+            double *x = nmo_fctx_dvec(c, NMO_SCRATCH - 1, K), *y = nmo_fctx_dvec(c, NMO_SCRATCH - 2, K);
+            nmo_tensor_load_f64(x, A, i * A->strides[0], K, A->strides[1]);
+            nmo_tensor_load_f64(y, B, j * B->strides[1], K, B->strides[0]);
+            nmo_fenc_dot_d(c, &r[j], x, y, K);
+            continue;
+        }
+        double err = 2 * kd * a * (1 + 2 * kd);
+        nmo_fe_red_finish(c, &r[j], s, s, a, (double)K, keta, err, 0);
+    }
+}

@@ -1,0 +1,93 @@
+/* numoracle: the checker (DESIGN §6) — reachable sets, per-element and tensor verdicts. */
+#ifndef NUMORACLE_CHECK_H
+#define NUMORACLE_CHECK_H
+
+#include <stdio.h>
+#include "numoracle/op.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Values double as CLI exit codes. */
+typedef enum { NMO_PASS = 0, NMO_FAIL = 1, NMO_INCONCLUSIVE = 3 } nmo_verdict;
+
+typedef enum {
+    NMO_MODE_ESCALATE = 0, /* fast engine, certified engine for units it cannot certify */
+    NMO_MODE_CERT          /* certified engine alone (the definition; slow) */
+} nmo_mode;
+
+typedef struct {
+    nmo_mode mode;
+    long max_ulps;      /* 0: the plan's (nmo_plan_max_ulps) */
+    int keep_verdicts;  /* report.verdicts[k][i] for every element */
+    int keep_bounds;    /* report.rlo/rhi[k][i]: the reachable set R, values of `out` */
+    int keep_enc;       /* report.enc[k][i]: the enclosure before the store */
+} nmo_check_opts;
+
+/* Per-element flags in bound tensors (bundles) and reports. */
+#define NMO_BF_NAN_OK 1u     /* NaN is a possible result */
+#define NMO_BF_NONFINITE 2u  /* R is not finite: INCONCLUSIVE unless outside */
+#define NMO_BF_WIDE 4u       /* R spans more than max_ulps values: INCONCLUSIVE */
+#define NMO_BF_MUST_NAN 8u   /* every implementation gives NaN */
+
+typedef struct {
+    int k;              /* output index */
+    int64_t index;      /* logical element index in that output */
+    double cand;        /* candidate value */
+    double rlo, rhi;    /* reachable set */
+    double enc_lo, enc_hi;
+    double dist_ulps;   /* outside R by this many output ulps (FAIL), 0 inside */
+    int64_t width_ulps; /* ulps spanned by R */
+    nmo_verdict verdict;
+} nmo_elem_info;
+
+#define NMO_WIDTH_HIST 4096
+
+typedef struct {
+    nmo_verdict verdict;
+    nmo_mode mode;
+    long max_ulps;
+    int64_t n, n_pass, n_fail, n_inconc;
+    int64_t n_nonfinite, n_wide;     /* INCONCLUSIVE reasons */
+    int64_t n_unc;                   /* elements the fast engine could not certify */
+    int64_t n_escalated;             /* elements recomputed by the certified engine */
+    int64_t units, units_escalated;
+    int has_worst;
+    nmo_elem_info worst;             /* worst FAIL, else widest INCONCLUSIVE/PASS */
+    int64_t width_hist[NMO_WIDTH_HIST + 1]; /* finite R widths in ulps; last = beyond */
+    int64_t width_max;
+    double seconds;
+    int n_out;
+    uint8_t *verdicts[NMO_MAX_TENSORS];
+    double *rlo[NMO_MAX_TENSORS], *rhi[NMO_MAX_TENSORS];
+    uint8_t *bflags[NMO_MAX_TENSORS];
+    nmo_fenc *enc[NMO_MAX_TENSORS];
+} nmo_report;
+
+/* Judge candidate outputs cand[0..c->n_out-1] (dtype plan.out, dims of c->out[k]) for
+ * case c. cand may be NULL: then only bounds are computed (keep_bounds). */
+nmo_status nmo_check(nmo_report *rep, const nmo_case *c, const nmo_tensor *cand,
+                     const nmo_check_opts *opts, nmo_err *err);
+void nmo_report_free(nmo_report *rep);
+
+/* Width quantile (q in [0,1]) of finite reachable sets, in output ulps. */
+double nmo_report_width_quantile(const nmo_report *rep, double q);
+
+/* Judge one element: enclosure e, candidate value v, output format and plan. Fills
+ * info's rlo/rhi/dist/width/verdict. */
+nmo_verdict nmo_judge(nmo_elem_info *info, const nmo_fenc *e, double v, const nmo_plan *plan,
+                      long max_ulps, uint32_t *bflags);
+
+const char *nmo_verdict_name(nmo_verdict v);
+
+/* Reports: human text, and JSON (every report carries the plan). name: candidate. */
+void nmo_report_print(FILE *f, const nmo_report *rep, const nmo_case *c, const char *name);
+/* malloc'd JSON text; extra_json (may be NULL) is merged as a "provenance" object. */
+char *nmo_report_json(const nmo_report *rep, const nmo_case *c, const char *name,
+                      const char *family, uint64_t seed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

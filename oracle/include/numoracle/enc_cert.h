@@ -1,0 +1,76 @@
+/* numoracle: the certified enclosure engine (DESIGN §5) — MPFR, outward rounding.
+ * Same primitives and the same semantics as enc_fast.h (read its header comment): each
+ * primitive evaluates its formula at NMO_CERT_PREC bits, rounded outward, and snaps to
+ * the lattice. This engine is the definition of truth. */
+#ifndef NUMORACLE_ENC_CERT_H
+#define NUMORACLE_ENC_CERT_H
+
+#include <mpfr.h>
+#include "numoracle/op.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NMO_CERT_PREC 128
+#define NMO_CSCRATCH 8
+
+typedef struct {
+    mpfr_t lo, hi;
+    uint32_t flags;
+} nmo_cenc;
+
+typedef struct nmo_cctx {
+    nmo_plan plan;
+    nmo_fmt cf, af;
+    mpfr_prec_t prec;
+    int ftz;
+    double uc, ua, etac, etaa, minnorm_c, maxfin_a;
+    mpfr_t t[6];                 /* temporaries */
+    double *dbuf[NMO_CSCRATCH];
+    int64_t dcap[NMO_CSCRATCH];
+    nmo_cenc *ebuf[NMO_CSCRATCH];
+    int64_t ecap[NMO_CSCRATCH];
+    mpfr_ptr *pbuf;              /* pointer arrays for mpfr_sum */
+    int64_t pcap;
+} nmo_cctx;
+
+nmo_status nmo_cctx_init(nmo_cctx *c, const nmo_plan *p, nmo_err *err);
+void nmo_cctx_clear(nmo_cctx *c);
+double *nmo_cctx_dvec(nmo_cctx *c, int slot, int64_t n);
+nmo_cenc *nmo_cctx_evec(nmo_cctx *c, int slot, int64_t n);
+
+void nmo_cenc_init(nmo_cctx *c, nmo_cenc *x);
+void nmo_cenc_clear(nmo_cctx *c, nmo_cenc *x);
+void nmo_cenc_set(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a);
+void nmo_cenc_set_d(nmo_cctx *c, nmo_cenc *r, double v);
+void nmo_cenc_const(nmo_cctx *c, nmo_cenc *r, double v);
+void nmo_cenc_add(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b);
+void nmo_cenc_sub(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b);
+void nmo_cenc_neg(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a);
+void nmo_cenc_mul(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b);
+void nmo_cenc_div(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b);
+void nmo_cenc_div_si(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, int64_t n);
+void nmo_cenc_fma(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b, const nmo_cenc *d);
+void nmo_cenc_sqrt(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a);
+void nmo_cenc_rsqrt(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a);
+void nmo_cenc_exp(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a);
+void nmo_cenc_log(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a);
+void nmo_cenc_max(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b);
+void nmo_cenc_min(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b);
+void nmo_cenc_mul3(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b, const nmo_cenc *d);
+void nmo_cenc_round(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, nmo_fmt f, nmo_rnd rnd, int sr);
+void nmo_cenc_sum(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, int64_t n);
+void nmo_cenc_dot_d(nmo_cctx *c, nmo_cenc *r, const double *x, const double *y, int64_t n);
+void nmo_cenc_sumsq_d(nmo_cctx *c, nmo_cenc *r, const double *x, int64_t n);
+void nmo_cenc_max_v(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, int64_t n);
+void nmo_cenc_hull(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b);
+void nmo_cenc_gemm_row(nmo_cctx *c, nmo_cenc *r, const nmo_tensor *A, const nmo_tensor *B,
+                       int64_t i);
+/* Endpoints are lattice values: exactly doubles. */
+void nmo_cenc_export(nmo_cctx *c, nmo_fenc *dst, const nmo_cenc *src);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,124 @@
+/* numoracle: reports — human text and JSON. Every report carries the plan. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nmo_config.h"
+#include "nmo_internal.h"
+#include "numoracle/check.h"
+
+static void fmt_index(char *buf, size_t n, const nmo_tensor *t, int64_t idx)
+{
+    int64_t co[NMO_MAX_DIMS];
+    int64_t r = idx;
+    for (int d = t->ndims - 1; d >= 0; d--) {
+        co[d] = r % t->dims[d];
+        r /= t->dims[d];
+    }
+    size_t off = 0;
+    off += (size_t)snprintf(buf + off, n - off, "[");
+    for (int d = 0; d < t->ndims && off < n; d++)
+        off += (size_t)snprintf(buf + off, n - off, d ? ", %lld" : "%lld", (long long)co[d]);
+    if (off < n) snprintf(buf + off, n - off, "]");
+}
+
+void nmo_report_print(FILE *f, const nmo_report *rep, const nmo_case *c, const char *name)
+{
+    char plan[512];
+    nmo_plan_to_string(&c->plan, plan, sizeof plan);
+    char shape[128] = "";
+    size_t off = 0;
+    for (int i = 0; i < c->nshape; i++)
+        off += (size_t)snprintf(shape + off, sizeof shape - off, i ? "x%lld" : "%lld",
+                                (long long)c->shape[i]);
+    fprintf(f, "numoracle check: op=%s shape=%s candidate=%s\n", c->op->name, shape,
+            name ? name : "-");
+    fprintf(f, "plan: %s max_ulps=%ld\n", plan, rep->max_ulps);
+    fprintf(f, "verdict: %s\n", nmo_verdict_name(rep->verdict));
+    fprintf(f, "  elements: %lld  pass %lld  fail %lld  inconclusive %lld (not finite %lld, "
+               "wider than max_ulps %lld)\n",
+            (long long)rep->n, (long long)rep->n_pass, (long long)rep->n_fail,
+            (long long)rep->n_inconc, (long long)rep->n_nonfinite, (long long)rep->n_wide);
+    fprintf(f, "  engine: %s; escalated %lld elements (%lld of %lld units), fast engine "
+               "uncertain on %lld\n",
+            rep->mode == NMO_MODE_CERT ? "certified only" : "fast + escalation",
+            (long long)rep->n_escalated, (long long)rep->units_escalated, (long long)rep->units,
+            (long long)rep->n_unc);
+    fprintf(f, "  reachable-set width (output ulps): median %g  p99 %g  max %lld\n",
+            nmo_report_width_quantile(rep, 0.5), nmo_report_width_quantile(rep, 0.99),
+            (long long)rep->width_max);
+    if (rep->has_worst) {
+        const nmo_elem_info *w = &rep->worst;
+        char ix[160];
+        fmt_index(ix, sizeof ix, &c->out[w->k], w->index);
+        fprintf(f, "  worst element: %s%s (index %lld): candidate %.9g, R = [%.9g, %.9g]",
+                c->op->out[w->k].name, ix, (long long)w->index, w->cand, w->rlo, w->rhi);
+        if (isfinite(w->rlo) && isfinite(w->rhi))
+            fprintf(f, " (%lld values)", (long long)w->width_ulps + 1);
+        if (w->verdict == NMO_FAIL) {
+            if (isinf(w->dist_ulps)) fprintf(f, ", outside (NaN or not representable)");
+            else fprintf(f, ", outside by %.0f ulp%s", w->dist_ulps, w->dist_ulps == 1 ? "" : "s");
+        }
+        fprintf(f, ", %s\n", nmo_verdict_name(w->verdict));
+    }
+    fprintf(f, "  time: %.3f s\n", rep->seconds);
+}
+
+static cJSON *num_or_null(double v)
+{
+    return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateString(isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+}
+
+char *nmo_report_json(const nmo_report *rep, const nmo_case *c, const char *name,
+                      const char *family, uint64_t seed)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "numoracle_version", NMO_VERSION);
+    cJSON_AddStringToObject(o, "op", c->op->name);
+    cJSON *sh = cJSON_AddArrayToObject(o, "shape");
+    for (int i = 0; i < c->nshape; i++) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)c->shape[i]));
+    if (family) cJSON_AddStringToObject(o, "family", family);
+    cJSON_AddNumberToObject(o, "seed", (double)seed);
+    cJSON_AddStringToObject(o, "candidate", name ? name : "");
+    cJSON_AddItemToObject(o, "plan", nmo_plan_to_json(&c->plan));
+    cJSON *pa = cJSON_AddObjectToObject(o, "params");
+    for (int i = 0; i < c->op->n_param; i++) cJSON_AddNumberToObject(pa, c->op->param[i].name, c->param[i]);
+    cJSON_AddStringToObject(o, "verdict", nmo_verdict_name(rep->verdict));
+    cJSON_AddNumberToObject(o, "max_ulps", (double)rep->max_ulps);
+    cJSON *cn = cJSON_AddObjectToObject(o, "counts");
+    cJSON_AddNumberToObject(cn, "elements", (double)rep->n);
+    cJSON_AddNumberToObject(cn, "pass", (double)rep->n_pass);
+    cJSON_AddNumberToObject(cn, "fail", (double)rep->n_fail);
+    cJSON_AddNumberToObject(cn, "inconclusive", (double)rep->n_inconc);
+    cJSON_AddNumberToObject(cn, "inconclusive_not_finite", (double)rep->n_nonfinite);
+    cJSON_AddNumberToObject(cn, "inconclusive_wide", (double)rep->n_wide);
+    cJSON *en = cJSON_AddObjectToObject(o, "engine");
+    cJSON_AddStringToObject(en, "mode", rep->mode == NMO_MODE_CERT ? "certified" : "fast+escalation");
+    cJSON_AddNumberToObject(en, "escalated_elements", (double)rep->n_escalated);
+    cJSON_AddNumberToObject(en, "escalated_units", (double)rep->units_escalated);
+    cJSON_AddNumberToObject(en, "units", (double)rep->units);
+    cJSON_AddNumberToObject(en, "uncertain_elements", (double)rep->n_unc);
+    cJSON_AddNumberToObject(en, "escalated_fraction", rep->n ? (double)rep->n_escalated / (double)rep->n : 0.0);
+    cJSON *wd = cJSON_AddObjectToObject(o, "width_ulps");
+    cJSON_AddItemToObject(wd, "median", num_or_null(nmo_report_width_quantile(rep, 0.5)));
+    cJSON_AddItemToObject(wd, "p99", num_or_null(nmo_report_width_quantile(rep, 0.99)));
+    cJSON_AddNumberToObject(wd, "max", (double)rep->width_max);
+    if (rep->has_worst) {
+        const nmo_elem_info *w = &rep->worst;
+        cJSON *wo = cJSON_AddObjectToObject(o, "worst");
+        cJSON_AddStringToObject(wo, "tensor", c->op->out[w->k].name);
+        cJSON_AddNumberToObject(wo, "index", (double)w->index);
+        cJSON_AddItemToObject(wo, "candidate", num_or_null(w->cand));
+        cJSON_AddItemToObject(wo, "r_lo", num_or_null(w->rlo));
+        cJSON_AddItemToObject(wo, "r_hi", num_or_null(w->rhi));
+        cJSON_AddItemToObject(wo, "enclosure_lo", num_or_null(w->enc_lo));
+        cJSON_AddItemToObject(wo, "enclosure_hi", num_or_null(w->enc_hi));
+        cJSON_AddItemToObject(wo, "outside_ulps", num_or_null(w->dist_ulps));
+        cJSON_AddNumberToObject(wo, "width_ulps", (double)w->width_ulps);
+        cJSON_AddStringToObject(wo, "verdict", nmo_verdict_name(w->verdict));
+    }
+    cJSON_AddNumberToObject(o, "seconds", rep->seconds);
+    char *s = cJSON_Print(o);
+    cJSON_Delete(o);
+    return s;
+}

@@ -1,0 +1,54 @@
+/* numoracle: the CPU candidate registry — the per-operator candidate arrays, in the
+ * order of refs/meson.build's operator list. Within an operator, correct variants come
+ * first; the first correct one is the operator's default. Adding candidates for an
+ * operator: an `<op>_cand.c` exporting `nmo_cand_<op>[]` / `nmo_cand_<op>_n`, plus one
+ * line in `groups` below. */
+#include <stddef.h>
+#include <string.h>
+
+#include "numoracle/cand.h"
+
+extern const nmo_cand nmo_cand_rms_norm[];
+extern const int nmo_cand_rms_norm_n;
+extern const nmo_cand nmo_cand_softmax[];
+extern const int nmo_cand_softmax_n;
+extern const nmo_cand nmo_cand_matmul[];
+extern const int nmo_cand_matmul_n;
+
+static const struct {
+    const nmo_cand *c;
+    const int *n;
+} groups[] = {
+    {nmo_cand_rms_norm, &nmo_cand_rms_norm_n},
+    {nmo_cand_softmax, &nmo_cand_softmax_n},
+    {nmo_cand_matmul, &nmo_cand_matmul_n},
+};
+#define NGROUPS ((int)(sizeof groups / sizeof groups[0]))
+
+int nmo_cand_count(void) {
+    int n = 0;
+    for (int g = 0; g < NGROUPS; g++) n += *groups[g].n;
+    return n;
+}
+
+const nmo_cand *nmo_cand_at(int i) {
+    if (i < 0) return NULL;
+    for (int g = 0; g < NGROUPS; g++) {
+        if (i < *groups[g].n) return &groups[g].c[i];
+        i -= *groups[g].n;
+    }
+    return NULL;
+}
+
+const nmo_cand *nmo_cand_find(const char *op, const char *name) {
+    if (!op) return NULL;
+    int want_default = !name || !name[0];
+    for (int g = 0; g < NGROUPS; g++) {
+        for (int i = 0; i < *groups[g].n; i++) {
+            const nmo_cand *c = &groups[g].c[i];
+            if (strcmp(c->op, op) != 0) continue;
+            if (want_default ? c->correct : strcmp(c->name, name) == 0) return c;
+        }
+    }
+    return NULL;
+}

@@ -1,0 +1,68 @@
+/* matmul: C[M,N] = A[M,K] * B[K,N] on ordinary cores (the tensor-core `mma` model comes
+ * with the GPU layer).
+ *
+ * Rounding points:
+ *   c_ij = sum_k a_ik b_kj   any order and tree, FMA or not, in `acc` (dot-product
+ *                            model: n u sum|a b| + underflow term)
+ *   store c into `out`       (checker: plan round)
+ * Inputs may be fp32, bf16, fp16 or fp8: products of these are exact in binary64. */
+#include "numoracle/ref.h"
+
+void NMO_REF(nmo_ref_matmul_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
+{
+    int64_t n = c->in[1].dims[1];
+    E *row = enc_evec(ctx, 0, n);
+    enc_gemm_row(ctx, row, &c->in[0], &c->in[1], u);
+    for (int64_t j = 0; j < n; j++) enc_export(ctx, &out[0][j], &row[j]);
+}
+
+#ifdef NMO_ENGINE_FAST
+#include "refs/ref_common.h"
+
+void NMO_REF_CERT(nmo_ref_matmul_eval)(nmo_cctx *ctx, const nmo_case *c, int64_t u, nmo_fenc **out);
+
+/* Shape MxNxK (the CLI's --shape MxN[xK]): A is MxK, B is KxN, C is MxN. */
+static nmo_status matmul_setup(nmo_case *c, nmo_err *err)
+{
+    if (c->nshape != 3)
+        return nmo_err_set(err, NMO_ERR_SHAPE, "matmul: shape must be MxNxK, got %d dims",
+                           c->nshape);
+    int64_t M = c->shape[0], N = c->shape[1], K = c->shape[2];
+    int64_t da[2] = {M, K}, db[2] = {K, N}, dc[2] = {M, N};
+    NMO_RETURN_IF_ERR(nmo_ref_tensor(&c->in[0], c->plan.in, 2, da, err));
+    NMO_RETURN_IF_ERR(nmo_ref_tensor(&c->in[1], c->plan.in, 2, db, err));
+    NMO_RETURN_IF_ERR(nmo_ref_tensor(&c->out[0], c->plan.out, 2, dc, err));
+    return NMO_OK;
+}
+
+static int64_t matmul_row_len(const nmo_case *c) { return c->shape[2]; }
+static int64_t matmul_units(const nmo_case *c) { return c->shape[0]; }
+
+static void matmul_span(const nmo_case *c, int64_t u, int k, int64_t *begin, int64_t *count,
+                        int64_t *stride)
+{
+    (void)k;
+    *begin = u * c->shape[1];
+    *count = c->shape[1];
+    *stride = 1;
+}
+
+const nmo_op nmo_op_matmul = {
+    .name = "matmul",
+    .summary = "C = A B with fp32 accumulation on ordinary cores",
+    .shape_doc = "MxNxK: A is MxK, B is KxN, C is MxN",
+    .rounding_doc = "c=sum_k a*b (any order, FMA or not, acc)",
+    .n_in = 2,
+    .in = {{"A", NMO_ROLE_DATA, "left [M,K]"}, {"B", NMO_ROLE_DATA, "right [K,N]"}},
+    .n_out = 1,
+    .out = {{"C", NMO_ROLE_DATA, "product [M,N]"}},
+    .n_param = 0,
+    .dtypes = "fp32 bf16 fp16 fp8_e4m3 fp8_e5m2",
+    .setup = matmul_setup,
+    .row_len = matmul_row_len,
+    .units = matmul_units,
+    .unit_span = matmul_span,
+    .eval_fast = NMO_REF_FAST(nmo_ref_matmul_eval),
+    .eval_cert = NMO_REF_CERT(nmo_ref_matmul_eval),
+};
+#endif

@@ -1,0 +1,142 @@
+/* numoracle: the operator registry (the list lives in refs/meson.build) and the case
+ * helpers shared by every operator. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "numoracle/gen.h"
+#include "numoracle/op.h"
+#include "refs/ref_common.h"
+
+#define NMO_OP(name) extern const nmo_op nmo_op_##name;
+#include "nmo_ops.def"
+#undef NMO_OP
+
+static const nmo_op *const ops[] = {
+#define NMO_OP(name) &nmo_op_##name,
+#include "nmo_ops.def"
+#undef NMO_OP
+};
+
+int nmo_op_count(void) { return (int)(sizeof ops / sizeof ops[0]); }
+
+const nmo_op *nmo_op_at(int i) { return i >= 0 && i < nmo_op_count() ? ops[i] : NULL; }
+
+const nmo_op *nmo_op_find(const char *name)
+{
+    for (int i = 0; i < nmo_op_count(); i++)
+        if (name && strcmp(ops[i]->name, name) == 0) return ops[i];
+    return NULL;
+}
+
+int nmo_op_input_index(const nmo_op *op, const char *name)
+{
+    for (int i = 0; i < op->n_in; i++)
+        if (strcmp(op->in[i].name, name) == 0) return i;
+    return -1;
+}
+
+int nmo_op_param_index(const nmo_op *op, const char *name)
+{
+    for (int i = 0; i < op->n_param; i++)
+        if (strcmp(op->param[i].name, name) == 0) return i;
+    return -1;
+}
+
+nmo_status nmo_ref_rows_shape(const nmo_case *c, int64_t *rows, int64_t *n, nmo_err *err)
+{
+    if (c->nshape < 1)
+        return nmo_err_set(err, NMO_ERR_SHAPE, "%s: shape needs at least one dim", c->op->name);
+    int64_t r = 1;
+    for (int i = 0; i + 1 < c->nshape; i++) r *= c->shape[i];
+    *rows = r;
+    *n = c->shape[c->nshape - 1];
+    return NMO_OK;
+}
+
+nmo_status nmo_ref_tensor(nmo_tensor *t, nmo_fmt dtype, int ndims, const int64_t *dims,
+                          nmo_err *err)
+{
+    return nmo_tensor_init(t, dtype, ndims, dims, err);
+}
+
+int64_t nmo_ref_row_len_last(const nmo_case *c) { return c->shape[c->nshape - 1]; }
+
+int64_t nmo_ref_units_rows(const nmo_case *c)
+{
+    int64_t r = 1;
+    for (int i = 0; i + 1 < c->nshape; i++) r *= c->shape[i];
+    return r;
+}
+
+void nmo_ref_unit_span_rows(const nmo_case *c, int64_t u, int k, int64_t *begin, int64_t *count,
+                            int64_t *stride)
+{
+    (void)k;
+    int64_t n = c->shape[c->nshape - 1];
+    *begin = u * n;
+    *count = n;
+    *stride = 1;
+}
+
+nmo_status nmo_case_init(nmo_case *c, const nmo_op *op, const nmo_plan *plan, int nshape,
+                         const int64_t *shape, nmo_err *err)
+{
+    memset(c, 0, sizeof *c);
+    c->op = op;
+    c->plan = *plan;
+    if (nshape < 1 || nshape > NMO_MAX_DIMS)
+        return nmo_err_set(err, NMO_ERR_SHAPE, "%s: shape has %d dims", op->name, nshape);
+    c->nshape = nshape;
+    memcpy(c->shape, shape, (size_t)nshape * sizeof shape[0]);
+    c->n_in = op->n_in;
+    c->n_out = op->n_out;
+    for (int i = 0; i < op->n_param; i++) c->param[i] = op->param[i].def;
+    nmo_status s = op->setup(c, err);
+    if (s != NMO_OK) return s;
+    for (int i = 0; i < c->n_in; i++) {
+        s = nmo_tensor_alloc(&c->in[i], err);
+        if (s != NMO_OK) {
+            nmo_case_free(c);
+            return s;
+        }
+    }
+    return NMO_OK;
+}
+
+void nmo_case_free(nmo_case *c)
+{
+    for (int i = 0; i < NMO_MAX_TENSORS; i++) {
+        nmo_tensor_free(&c->in[i]);
+        nmo_tensor_free(&c->out[i]);
+    }
+}
+
+void nmo_case_fill(nmo_case *c, int family, uint64_t seed)
+{
+    int64_t row_len = c->op->row_len ? c->op->row_len(c) : 1;
+    for (int i = 0; i < c->n_in; i++) {
+        nmo_tensor *t = &c->in[i];
+        switch (c->op->in[i].role) {
+        case NMO_ROLE_DATA:
+            nmo_gen_fill(t, (nmo_family)family, seed, (uint64_t)i, row_len);
+            break;
+        case NMO_ROLE_WEIGHT:
+        case NMO_ROLE_BIAS: {
+            /* weights 1 + 0.1 randn, biases 0.1 randn: independent of the family */
+            int64_t n = nmo_tensor_numel(t);
+            for (int64_t j = 0; j < n; j++) {
+                double g = 0.1 * nmo_gen_normal(seed, 1000 + (uint64_t)i, (uint64_t)j);
+                nmo_tensor_set(t, j, c->op->in[i].role == NMO_ROLE_WEIGHT ? 1 + g : g);
+            }
+            break;
+        }
+        case NMO_ROLE_LABEL: {
+            int64_t n = nmo_tensor_numel(t);
+            for (int64_t j = 0; j < n; j++)
+                nmo_tensor_set(t, j, (double)(nmo_gen_u64(seed, 2000 + (uint64_t)i, (uint64_t)j) %
+                                              (uint64_t)row_len));
+            break;
+        }
+        }
+    }
+}

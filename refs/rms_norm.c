@@ -1,0 +1,76 @@
+/* rms_norm (forward): y[i,j] = x[i,j] * rsqrt(mean_j(x[i,j]^2) + eps) * w[j].
+ *
+ * Rounding points (every one in `compute`, RNE, unless said otherwise):
+ *   ss  = sum_j x_j^2      any order and tree, FMA or not, in `acc` (dot-product model)
+ *   ms  = ss / N           or ss * RN(1/N)          (hull of both)
+ *   v   = ms + eps         eps held as RN(eps) in compute
+ *   r   = rsqrt(v)         plan accuracy fn_ulps[RSQRT], or RN(1/RN(sqrt(v))) (hull)
+ *   y   = x * r * w        any association of the three factors (two roundings)
+ *   store y into `out`     (checker: plan round)
+ * Not covered: kernels that divide each square by N before summing, and unfused
+ * implementations that store x*r in a narrower format between kernels. */
+#include "numoracle/ref.h"
+
+void NMO_REF(nmo_ref_rms_norm_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
+{
+    int64_t n = c->in[1].dims[0];
+    double *x = enc_dvec(ctx, 0, n);
+    double *w = enc_dvec(ctx, 1, n);
+    nmo_tensor_load_f64(x, &c->in[0], u * n, n, 1);
+    nmo_tensor_load_f64(w, &c->in[1], 0, n, 1);
+    E ss, ms, eps, v, r, xe, we, y;
+    enc_init(ctx, &ss), enc_init(ctx, &ms), enc_init(ctx, &eps), enc_init(ctx, &v);
+    enc_init(ctx, &r), enc_init(ctx, &xe), enc_init(ctx, &we), enc_init(ctx, &y);
+
+    enc_sumsq_d(ctx, &ss, x, n);
+    enc_div_si(ctx, &ms, &ss, n);
+    enc_const(ctx, &eps, c->param[0]);
+    enc_add(ctx, &v, &ms, &eps);
+    enc_rsqrt(ctx, &r, &v);
+    for (int64_t j = 0; j < n; j++) {
+        enc_set_d(ctx, &xe, x[j]);
+        enc_set_d(ctx, &we, w[j]);
+        enc_mul3(ctx, &y, &xe, &r, &we);
+        enc_export(ctx, &out[0][j], &y);
+    }
+
+    enc_clear(ctx, &ss), enc_clear(ctx, &ms), enc_clear(ctx, &eps), enc_clear(ctx, &v);
+    enc_clear(ctx, &r), enc_clear(ctx, &xe), enc_clear(ctx, &we), enc_clear(ctx, &y);
+}
+
+#ifdef NMO_ENGINE_FAST
+#include "refs/ref_common.h"
+
+void NMO_REF_CERT(nmo_ref_rms_norm_eval)(nmo_cctx *ctx, const nmo_case *c, int64_t u, nmo_fenc **out);
+
+static nmo_status rms_norm_setup(nmo_case *c, nmo_err *err)
+{
+    int64_t rows, n;
+    NMO_RETURN_IF_ERR(nmo_ref_rows_shape(c, &rows, &n, err));
+    NMO_RETURN_IF_ERR(nmo_ref_tensor(&c->in[0], c->plan.in, c->nshape, c->shape, err));
+    NMO_RETURN_IF_ERR(nmo_ref_tensor(&c->in[1], c->plan.in, 1, &n, err));
+    NMO_RETURN_IF_ERR(nmo_ref_tensor(&c->out[0], c->plan.out, c->nshape, c->shape, err));
+    return NMO_OK;
+}
+
+const nmo_op nmo_op_rms_norm = {
+    .name = "rms_norm",
+    .summary = "RMS normalization over the last dim, times a weight",
+    .shape_doc = "MxN (or ...xN): rows of N",
+    .rounding_doc = "ss=sum x^2 (any order, acc); ms=ss/N|ss*RN(1/N); r=rsqrt(ms+eps) "
+                    "(fn ulps)|1/sqrt; y=x*r*w any association",
+    .n_in = 2,
+    .in = {{"x", NMO_ROLE_DATA, "input [..., N]"}, {"w", NMO_ROLE_WEIGHT, "weight [N]"}},
+    .n_out = 1,
+    .out = {{"y", NMO_ROLE_DATA, "output [..., N]"}},
+    .n_param = 1,
+    .param = {{"eps", 1e-6, "added to the mean square inside the root"}},
+    .dtypes = "fp32 bf16 fp16",
+    .setup = rms_norm_setup,
+    .row_len = nmo_ref_row_len_last,
+    .units = nmo_ref_units_rows,
+    .unit_span = nmo_ref_unit_span_rows,
+    .eval_fast = NMO_REF_FAST(nmo_ref_rms_norm_eval),
+    .eval_cert = NMO_REF_CERT(nmo_ref_rms_norm_eval),
+};
+#endif
