@@ -63,6 +63,7 @@ nmo_status nmo_cctx_init(nmo_cctx *c, const nmo_plan *p, nmo_err *err)
     c->etaa = c->ftz ? ai->min_normal : ai->min_subnormal / 2;
     c->minnorm_c = ci->min_normal;
     c->maxfin_a = ai->max_finite;
+    c->minsub_c = ci->min_subnormal;
     for (int i = 0; i < 6; i++) mpfr_init2(c->t[i], WP);
     return NMO_OK;
 }
@@ -373,8 +374,18 @@ void nmo_cenc_exp(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
     uint32_t fl = a->flags;
     if (ce_is_nan(a)) { ce_set_nan(r, fl); return; }
     int n = c->plan.fn_ulps[NMO_FN_EXP];
-    double lo = ce_fn_side(c, mpfr_exp, a->lo, n, 0);
-    double hi = ce_fn_side(c, mpfr_exp, a->hi, n, 1);
+    /* deep underflow, as in nmo_fenc_exp */
+    double tiny = c->minsub_c / 2;
+    mpfr_exp(c->t[0], a->lo, MPFR_RNDU);
+    double lo = mpfr_cmp_d(c->t[0], tiny) < 0 ? 0 : ce_fn_side(c, mpfr_exp, a->lo, n, 0);
+    mpfr_exp(c->t[0], a->hi, MPFR_RNDU);
+    double hi;
+    if (mpfr_cmp_d(c->t[0], tiny) < 0) {
+        mpfr_set_d(c->t[1], n * c->minsub_c, MPFR_RNDN);
+        hi = ce_round(c, c->cf, c->t[1], NMO_RD);
+    } else {
+        hi = ce_fn_side(c, mpfr_exp, a->hi, n, 1);
+    }
     ce_setd2(r, lo < 0 ? 0 : lo, hi, fl);
 }
 
@@ -575,15 +586,13 @@ void nmo_cenc_hull(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *
     r->flags = fl;
 }
 
-void nmo_cenc_gemm_row(nmo_cctx *c, nmo_cenc *r, const nmo_tensor *A, const nmo_tensor *B,
-                       int64_t i)
+void nmo_cenc_gemm_elem(nmo_cctx *c, nmo_cenc *r, const nmo_tensor *A, const nmo_tensor *B,
+                        int64_t i, int64_t j)
 {
-    int64_t K = A->dims[1], N = B->dims[1];
+    int64_t K = A->dims[1];
     double *a = nmo_cctx_dvec(c, NMO_CSCRATCH - 1, K);
     double *b = nmo_cctx_dvec(c, NMO_CSCRATCH - 2, K);
     nmo_tensor_load_f64(a, A, i * A->strides[0], K, A->strides[1]);
-    for (int64_t j = 0; j < N; j++) {
-        nmo_tensor_load_f64(b, B, j * B->strides[1], K, B->strides[0]);
-        nmo_cenc_dot_d(c, &r[j], a, b, K);
-    }
+    nmo_tensor_load_f64(b, B, j * B->strides[1], K, B->strides[0]);
+    nmo_cenc_dot_d(c, r, a, b, K);
 }

@@ -28,6 +28,7 @@ nmo_status nmo_fctx_init(nmo_fctx *c, const nmo_plan *p, nmo_err *err)
     c->etaa = c->ftz ? ai->min_normal : ai->min_subnormal / 2;
     c->minnorm_c = ci->min_normal;
     c->maxfin_a = ai->max_finite;
+    c->minsub_c = ci->min_subnormal;
     c->fp32rn = !c->ftz;
     /* binary64 cannot certify snaps into a 53-bit lattice: leave fp64 to the certified
      * engine (and any format too wide for innocuous double rounding, p > 25). */
@@ -125,27 +126,24 @@ static gemm_prep *gemm_prepare(nmo_fctx *c, const nmo_tensor *A, const nmo_tenso
     return g;
 }
 
-void nmo_fenc_gemm_row(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *A, const nmo_tensor *B,
-                       int64_t i)
+void nmo_fenc_gemm_elem(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *A, const nmo_tensor *B,
+                        int64_t i, int64_t j)
 {
     gemm_prep *g = gemm_prepare(c, A, B);
     int64_t K = A->dims[1], N = B->dims[1];
-    const double *mid = g->mid + i * N, *ab = g->abs + i * N;
-    double keta = (c->ftz ? 2.0 : 1.0) * (double)K * c->etaa;
-    /* Both binary64 products err by <= K 2^-53 |A||B|; |A||B| itself is computed with
-     * that relative error, so its value times (1 + K 2^-52) bounds the radius. */
-    double kd = (double)K * 0x1p-53;
-    for (int64_t j = 0; j < N; j++) {
-        double s = mid[j], a = ab[j];
-        if (s != s || !isfinite(a)) {
-            /* a NaN or inf input: decide exactly like the certified engine does */
-            double *x = nmo_fctx_dvec(c, NMO_SCRATCH - 1, K), *y = nmo_fctx_dvec(c, NMO_SCRATCH - 2, K);
-            nmo_tensor_load_f64(x, A, i * A->strides[0], K, A->strides[1]);
-            nmo_tensor_load_f64(y, B, j * B->strides[1], K, B->strides[0]);
-            nmo_fenc_dot_d(c, &r[j], x, y, K);
-            continue;
-        }
-        double err = 2 * kd * a * (1 + 2 * kd);
-        nmo_fe_red_finish(c, &r[j], s, s, a, (double)K, keta, err, 0);
+    double s = g->mid[i * N + j], a = g->abs[i * N + j];
+    if (s != s || !isfinite(a)) {
+        /* a NaN or inf input: decide exactly like the certified engine does */
+        double *x = nmo_fctx_dvec(c, NMO_SCRATCH - 1, K), *y = nmo_fctx_dvec(c, NMO_SCRATCH - 2, K);
+        nmo_tensor_load_f64(x, A, i * A->strides[0], K, A->strides[1]);
+        nmo_tensor_load_f64(y, B, j * B->strides[1], K, B->strides[0]);
+        nmo_fenc_dot_d(c, r, x, y, K);
+        return;
     }
+    double keta = (c->ftz ? 2.0 : 1.0) * (double)K * c->etaa;
+    /* Both binary64 products err by <= K 2^-53 |A||B| (any order: Jeannerod & Rump 2013
+     * in binary64); |A||B| itself is computed with that relative error. */
+    double kd = (double)K * 0x1p-53;
+    double err = 2 * kd * a * (1 + 2 * kd);
+    nmo_fe_red_finish(c, r, s, s, a, (double)K, keta, err, 0);
 }

@@ -33,7 +33,7 @@ void nmo_report_print(FILE *f, const nmo_report *rep, const nmo_case *c, const c
                                 (long long)c->shape[i]);
     fprintf(f, "numoracle check: op=%s shape=%s candidate=%s\n", c->op->name, shape,
             name ? name : "-");
-    fprintf(f, "plan: %s max_ulps=%ld\n", plan, rep->max_ulps);
+    fprintf(f, "plan: %s (max_ulps in effect: %ld)\n", plan, rep->max_ulps);
     fprintf(f, "verdict: %s\n", nmo_verdict_name(rep->verdict));
     fprintf(f, "  elements: %lld  pass %lld  fail %lld  inconclusive %lld (not finite %lld, "
                "wider than max_ulps %lld)\n",
@@ -54,7 +54,7 @@ void nmo_report_print(FILE *f, const nmo_report *rep, const nmo_case *c, const c
         fprintf(f, "  worst element: %s%s (index %lld): candidate %.9g, R = [%.9g, %.9g]",
                 c->op->out[w->k].name, ix, (long long)w->index, w->cand, w->rlo, w->rhi);
         if (isfinite(w->rlo) && isfinite(w->rhi))
-            fprintf(f, " (%lld values)", (long long)w->width_ulps + 1);
+            fprintf(f, " (%lld value%s)", (long long)w->width_ulps + 1, w->width_ulps ? "s" : "");
         if (w->verdict == NMO_FAIL) {
             if (isinf(w->dist_ulps)) fprintf(f, ", outside (NaN or not representable)");
             else fprintf(f, ", outside by %.0f ulp%s", w->dist_ulps, w->dist_ulps == 1 ? "" : "s");

@@ -11,9 +11,9 @@
 void NMO_REF(nmo_ref_matmul_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
 {
     int64_t n = c->in[1].dims[1];
-    E *row = enc_evec(ctx, 0, n);
-    enc_gemm_row(ctx, row, &c->in[0], &c->in[1], u);
-    for (int64_t j = 0; j < n; j++) enc_export(ctx, &out[0][j], &row[j]);
+    E *e = enc_evec(ctx, 0, 1);
+    enc_gemm_elem(ctx, e, &c->in[0], &c->in[1], u / n, u % n);
+    enc_export(ctx, &out[0][0], e);
 }
 
 #ifdef NMO_ENGINE_FAST
@@ -36,14 +36,16 @@ static nmo_status matmul_setup(nmo_case *c, nmo_err *err)
 }
 
 static int64_t matmul_row_len(const nmo_case *c) { return c->shape[2]; }
-static int64_t matmul_units(const nmo_case *c) { return c->shape[0]; }
+/* One unit per output element: escalation recomputes a single dot product. */
+static int64_t matmul_units(const nmo_case *c) { return c->shape[0] * c->shape[1]; }
 
 static void matmul_span(const nmo_case *c, int64_t u, int k, int64_t *begin, int64_t *count,
                         int64_t *stride)
 {
     (void)k;
-    *begin = u * c->shape[1];
-    *count = c->shape[1];
+    (void)c;
+    *begin = u;
+    *count = 1;
     *stride = 1;
 }
 

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cand_util.h"
+#include "../refs/cand/cand_util.h" /* the candidates' own helpers (static inline) */
 #include "numoracle/cand.h"
 
 /* ------------------------------------------------------------------ generator */

@@ -1,1 +1,447 @@
-int main(void){return 0;}
+/* numoracle CLI: verb dispatch, global --help / --version, and the helpers the verbs
+ * share (option parsing, building a problem from options, staged atomic writes).
+ * Behaviour is pinned by tests/cli/cases (DESIGN §12). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+
+/* ---- errors ------------------------------------------------------------------------ */
+
+int cli_error(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    /* exactly one line: fold any newline a library message might carry */
+    for (char *p = msg; *p; p++)
+        if (*p == '\n' || *p == '\r') *p = ' ';
+    fflush(stdout);
+    fprintf(stderr, "numoracle: error: %s\n", msg);
+    return CLI_EXIT_USAGE;
+}
+
+/* ---- option parsing ---------------------------------------------------------------- */
+
+cli_opt *cli_get(cli_cmd *cmd, const char *name)
+{
+    for (int i = 0; i < cmd->nopts; i++)
+        if (strcmp(cmd->opts[i].name, name) == 0) return &cmd->opts[i];
+    return NULL;
+}
+
+const char *cli_val(cli_cmd *cmd, const char *name)
+{
+    cli_opt *o = cli_get(cmd, name);
+    return o ? o->val : NULL;
+}
+
+void cli_print_help(const cli_cmd *cmd)
+{
+    printf("usage: numoracle %s\n\n%s\n\noptions:\n", cmd->usage, cmd->summary);
+    for (int i = 0; i < cmd->nopts; i++) {
+        const cli_opt *o = &cmd->opts[i];
+        char lhs[64];
+        snprintf(lhs, sizeof lhs, "--%s%s%s", o->name, o->metavar ? " " : "",
+                 o->metavar ? o->metavar : "");
+        printf("  %-26s %s%s%s\n", lhs, o->help, o->required ? " (required)" : "",
+               o->repeat ? " (repeatable)" : "");
+    }
+    printf("  %-26s %s\n", "-h, --help", "print this help and exit");
+    if (cmd->epilog) printf("\n%s", cmd->epilog);
+}
+
+int cli_parse(cli_cmd *cmd, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            cli_print_help(cmd);
+            return -1;
+        }
+        if (strncmp(a, "--", 2) != 0 || a[2] == '\0')
+            return cli_error("unexpected argument '%s' (see numoracle %s --help)", a, cmd->verb);
+        const char *name = a + 2;
+        const char *eq = strchr(name, '=');
+        size_t nl = eq ? (size_t)(eq - name) : strlen(name);
+        cli_opt *o = NULL;
+        for (int k = 0; k < cmd->nopts; k++)
+            if (strlen(cmd->opts[k].name) == nl && strncmp(cmd->opts[k].name, name, nl) == 0)
+                o = &cmd->opts[k];
+        if (!o)
+            return cli_error("unknown option '--%.*s' (see numoracle %s --help)", (int)nl, name,
+                             cmd->verb);
+        const char *v;
+        if (!o->metavar) {
+            if (eq) return cli_error("option --%s takes no value", o->name);
+            v = "1";
+        } else if (eq) {
+            v = eq + 1;
+        } else {
+            if (i + 1 >= argc) return cli_error("option --%s needs a value (%s)", o->name, o->metavar);
+            v = argv[++i];
+        }
+        if (o->repeat) {
+            if (o->nvals >= CLI_MAX_REPEAT)
+                return cli_error("option --%s given more than %d times", o->name, CLI_MAX_REPEAT);
+            o->vals[o->nvals++] = v;
+        }
+        o->val = v;
+    }
+    for (int k = 0; k < cmd->nopts; k++)
+        if (cmd->opts[k].required && !cmd->opts[k].val)
+            return cli_error("missing required option --%s (see numoracle %s --help)",
+                             cmd->opts[k].name, cmd->verb);
+    return 0;
+}
+
+/* ---- problems: op, plan, shape, inputs ---------------------------------------------- */
+
+int cli_resolve_op(const nmo_op **op, const char *name)
+{
+    *op = nmo_op_find(name);
+    if (!*op) return cli_error("unknown op '%s' (see numoracle ops)", name);
+    return 0;
+}
+
+static int dtype_listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        while (*p == ' ') p++;
+        size_t l = strcspn(p, " ");
+        if (l == n && strncmp(p, name, n) == 0) return 1;
+        p += l;
+    }
+    return 0;
+}
+
+static void join_names(char *buf, size_t n, const char *(*get)(int, const void *), int count,
+                       const void *ctx)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < count && off < n; i++)
+        off += (size_t)snprintf(buf + off, n - off, i ? " %s" : "%s", get(i, ctx));
+    if (count == 0) snprintf(buf, n, "none");
+}
+
+static const char *get_fmt(int i, const void *ctx) { (void)ctx; return nmo_fmt_name((nmo_fmt)i); }
+static const char *get_fam(int i, const void *ctx) { (void)ctx; return nmo_family_name((nmo_family)i); }
+static const char *get_in(int i, const void *ctx) { return ((const nmo_op *)ctx)->in[i].name; }
+static const char *get_par(int i, const void *ctx) { return ((const nmo_op *)ctx)->param[i].name; }
+
+static int parse_u64(uint64_t *out, const char *s)
+{
+    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ') return 0;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end) return 0;
+    *out = (uint64_t)v;
+    return 1;
+}
+
+void cli_shape_text(char *buf, size_t n, const nmo_case *c)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < c->nshape && off < n; i++)
+        off += (size_t)snprintf(buf + off, n - off, i ? "x%lld" : "%lld", (long long)c->shape[i]);
+}
+
+int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
+{
+    memset(pb, 0, sizeof *pb);
+    nmo_err err = {{0}};
+    char list[256];
+    int rc;
+
+    /* operator and dtype */
+    if ((rc = cli_resolve_op(&pb->op, cli_val(cmd, "op")))) return rc;
+    const nmo_op *op = pb->op;
+    const char *dt = cli_val(cmd, "dtype");
+    if (nmo_fmt_from_name(&pb->dtype, dt) != NMO_OK) {
+        join_names(list, sizeof list, get_fmt, NMO_FMT_COUNT, NULL);
+        return cli_error("unknown dtype '%s' (known: %s)", dt, list);
+    }
+    if (!dtype_listed(op->dtypes, nmo_fmt_name(pb->dtype)))
+        return cli_error("op %s has no dtype %s (dtypes: %s; see numoracle ops)", op->name,
+                         nmo_fmt_name(pb->dtype), op->dtypes);
+
+    /* plan: the dtype's default, then --plan on top, then --max-ulps */
+    nmo_plan_default(&pb->plan, pb->dtype);
+    const char *pt = cli_val(cmd, "plan");
+    if (pt && nmo_plan_parse(&pb->plan, pt, &err) != NMO_OK) return cli_error("%s", err.msg);
+    const char *mu = cli_val(cmd, "max-ulps");
+    if (mu) {
+        uint64_t v;
+        if (!parse_u64(&v, mu) || v < 1 || v > (uint64_t)1 << 40)
+            return cli_error("bad --max-ulps '%s': expected a positive integer", mu);
+        pb->plan.max_ulps = (long)v;
+    }
+
+    /* shape */
+    int nshape = 0;
+    int64_t shape[NMO_MAX_DIMS];
+    if (nmo_shape_parse(&nshape, shape, cli_val(cmd, "shape"), &err) != NMO_OK)
+        return cli_error("%s", err.msg);
+
+    /* family and seed */
+    const char *fam = cli_val(cmd, "family");
+    pb->family = NMO_FAM_GAUSSIAN;
+    if (fam && nmo_family_from_name(&pb->family, fam) != NMO_OK) {
+        join_names(list, sizeof list, get_fam, NMO_FAM_COUNT, NULL);
+        return cli_error("unknown family '%s' (known: %s)", fam, list);
+    }
+    const char *sd = cli_val(cmd, "seed");
+    if (sd && !parse_u64(&pb->seed, sd))
+        return cli_error("bad --seed '%s': expected an unsigned integer", sd);
+
+    /* parameters */
+    double pval[NMO_MAX_PARAMS];
+    int pset[NMO_MAX_PARAMS] = {0};
+    cli_opt *po = cli_get(cmd, "param");
+    for (int i = 0; po && i < po->nvals; i++) {
+        const char *a = po->vals[i], *eq = strchr(a, '=');
+        if (!eq || eq == a) return cli_error("bad --param '%s': expected NAME=VALUE", a);
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
+        int k = nmo_op_param_index(op, name);
+        if (k < 0) {
+            join_names(list, sizeof list, get_par, op->n_param, op);
+            return cli_error("unknown param '%s' for op %s (params: %s)", name, op->name, list);
+        }
+        char *end;
+        errno = 0;
+        double v = strtod(eq + 1, &end);
+        if (!eq[1] || *end || errno == ERANGE || v != v || v - v != 0)
+            return cli_error("bad value '%s' for param %s of op %s (expected a finite number)",
+                             eq + 1, name, op->name);
+        pval[k] = v;
+        pset[k] = 1;
+    }
+
+    /* inputs given as files (names checked before any work) */
+    cli_opt *io = cli_get(cmd, "input");
+    for (int i = 0; io && i < io->nvals; i++) {
+        const char *a = io->vals[i], *eq = strchr(a, '=');
+        if (!eq || eq == a || !eq[1]) return cli_error("bad --input '%s': expected NAME=FILE", a);
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
+        int k = nmo_op_input_index(op, name);
+        if (k < 0) {
+            join_names(list, sizeof list, get_in, op->n_in, op);
+            return cli_error("unknown input '%s' for op %s (inputs: %s)", name, op->name, list);
+        }
+        pb->input_path[k] = eq + 1;
+    }
+
+    /* the case: shape -> tensors, params, generated inputs, then the given files */
+    if (nmo_case_init(&pb->c, op, &pb->plan, nshape, shape, &err) != NMO_OK)
+        return cli_error("%s", err.msg);
+    pb->have_case = 1;
+    for (int k = 0; k < op->n_param; k++)
+        if (pset[k]) pb->c.param[k] = pval[k];
+    nmo_case_fill(&pb->c, (int)pb->family, pb->seed);
+    for (int k = 0; k < op->n_in; k++) {
+        if (!pb->input_path[k]) continue;
+        if (nmo_tensor_read_bin(&pb->c.in[k], pb->input_path[k], &err) != NMO_OK) {
+            cli_problem_free(pb);
+            return cli_error("%s", err.msg);
+        }
+    }
+    return 0;
+}
+
+void cli_problem_free(cli_problem *pb)
+{
+    if (pb->have_case) nmo_case_free(&pb->c);
+    pb->have_case = 0;
+}
+
+int cli_engine(nmo_check_opts *opts, const char *val)
+{
+    if (!val || strcmp(val, "auto") == 0) opts->mode = NMO_MODE_ESCALATE;
+    else if (strcmp(val, "certified") == 0) opts->mode = NMO_MODE_CERT;
+    else return cli_error("bad --engine '%s': expected auto or certified", val);
+    return 0;
+}
+
+void *cli_inputs_json(const cli_problem *pb)
+{
+    cJSON *in = cJSON_CreateObject();
+    if (!in) return NULL;
+    for (int k = 0; k < pb->op->n_in; k++) {
+        char buf[1100];
+        if (pb->input_path[k]) snprintf(buf, sizeof buf, "file:%s", pb->input_path[k]);
+        else snprintf(buf, sizeof buf, "generated:%s seed=%llu", nmo_family_name(pb->family),
+                      (unsigned long long)pb->seed);
+        cJSON_AddStringToObject(in, pb->op->in[k].name, buf);
+    }
+    return in;
+}
+
+/* ---- staged atomic writes ----------------------------------------------------------- */
+
+void cli_stage_abort(cli_stage *st)
+{
+    for (int i = 0; i < st->n; i++) {
+        if (st->tmp[i]) unlink(st->tmp[i]);
+        free(st->tmp[i]);
+        free(st->dst[i]);
+    }
+    st->n = 0;
+}
+
+int cli_stage_file(cli_stage *st, const char *path, const void *data, size_t len)
+{
+    if (st->n >= (int)(sizeof st->tmp / sizeof st->tmp[0])) {
+        cli_stage_abort(st);
+        return cli_error("too many output files");
+    }
+    for (int i = 0; i < st->n; i++)
+        if (strcmp(st->dst[i], path) == 0) {
+            cli_stage_abort(st);
+            return cli_error("%s: named twice as an output", path);
+        }
+    size_t pl = strlen(path);
+    char *tmp = malloc(pl + 32), *dst = strdup(path);
+    if (!tmp || !dst) {
+        free(tmp), free(dst);
+        cli_stage_abort(st);
+        return cli_error("out of memory");
+    }
+    snprintf(tmp, pl + 32, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(tmp), free(dst);
+        cli_stage_abort(st);
+        return cli_error("%s: cannot create: %s", path, strerror(e));
+    }
+    st->tmp[st->n] = tmp;
+    st->dst[st->n] = dst;
+    st->n++;
+    const unsigned char *p = data;
+    size_t done = 0;
+    int e = 0;
+    while (done < len) {
+        ssize_t w = write(fd, p + done, len - done);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            e = errno;
+            break;
+        }
+        done += (size_t)w;
+    }
+    mode_t um = umask(0);
+    umask(um);
+    if (!e && fchmod(fd, 0666 & ~um) != 0) e = errno; /* mkstemp made it 0600 */
+    if (!e && fsync(fd) != 0) e = errno;
+    if (close(fd) != 0 && !e) e = errno;
+    if (e) {
+        cli_stage_abort(st);
+        return cli_error("%s: cannot write: %s", path, strerror(e));
+    }
+    return 0;
+}
+
+int cli_stage_commit(cli_stage *st)
+{
+    for (int i = 0; i < st->n; i++) {
+        if (rename(st->tmp[i], st->dst[i]) != 0) {
+            int e = errno;
+            char *d = strdup(st->dst[i]);
+            cli_stage_abort(st);
+            cli_error("%s: cannot write: %s", d ? d : "output", strerror(e));
+            free(d);
+            return CLI_EXIT_USAGE;
+        }
+        free(st->tmp[i]);
+        st->tmp[i] = NULL;
+    }
+    cli_stage_abort(st); /* frees the names; nothing left to unlink */
+    return 0;
+}
+
+char *cli_command_line(int argc, char **argv)
+{
+    size_t n = 16;
+    for (int i = 0; i < argc; i++) n += 4 * strlen(argv[i]) + 3;
+    char *s = malloc(n), *p = s;
+    if (!s) return NULL;
+    p += sprintf(p, "numoracle");
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int plain = *a != '\0';
+        for (const char *q = a; *q; q++)
+            if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=.,:/+@%", *q))
+                plain = 0;
+        *p++ = ' ';
+        if (plain) {
+            p += sprintf(p, "%s", a);
+        } else {
+            *p++ = '\'';
+            for (const char *q = a; *q; q++) {
+                if (*q == '\'') p += sprintf(p, "'\\''");
+                else *p++ = *q;
+            }
+            *p++ = '\'';
+        }
+    }
+    *p = '\0';
+    return s;
+}
+
+/* ---- dispatch ----------------------------------------------------------------------- */
+
+static void print_main_help(void)
+{
+    printf("usage: numoracle <command> [options]\n"
+           "\n"
+           "Decides, per output element, whether a kernel's output is one that a correct\n"
+           "implementation of a declared precision plan could produce.\n"
+           "\n"
+           "commands:\n"
+           "  check       judge a candidate's output: PASS (exit 0), FAIL (1), INCONCLUSIVE (3)\n"
+           "  bounds      write the reachable set of every output element (lo, hi, flags)\n"
+           "  ops         list the operators: tensors, parameters, dtypes and default plans\n"
+           "  candidates  list an operator's CPU candidates (correct variants and mutants)\n"
+           "\n"
+           "options:\n"
+           "  -h, --help     print this help (numoracle <command> --help: that command's)\n"
+           "  --version      print the version\n"
+           "\n"
+           "Usage and input errors exit with 2.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) return cli_error("no command given (see numoracle --help)");
+    const char *v = argv[1];
+    if (strcmp(v, "-h") == 0 || strcmp(v, "--help") == 0 || strcmp(v, "help") == 0) {
+        print_main_help();
+        return 0;
+    }
+    if (strcmp(v, "--version") == 0 || strcmp(v, "version") == 0) {
+        printf("numoracle %s (MPFR %s, GMP %s)\n", nmo_version(), mpfr_get_version(), gmp_version);
+        return 0;
+    }
+    if (strcmp(v, "check") == 0) return cmd_check(argc - 1, argv + 1);
+    if (strcmp(v, "bounds") == 0) return cmd_bounds(argc - 1, argv + 1);
+    if (strcmp(v, "ops") == 0) return cmd_ops(argc - 1, argv + 1);
+    if (strcmp(v, "candidates") == 0) return cmd_candidates(argc - 1, argv + 1);
+    if (v[0] == '-') return cli_error("unknown option '%s' (see numoracle --help)", v);
+    return cli_error("unknown command '%s' (see numoracle --help)", v);
+}

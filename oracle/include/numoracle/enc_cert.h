@@ -25,7 +25,7 @@ typedef struct nmo_cctx {
     nmo_fmt cf, af;
     mpfr_prec_t prec;
     int ftz;
-    double uc, ua, etac, etaa, minnorm_c, maxfin_a;
+    double uc, ua, etac, etaa, minnorm_c, maxfin_a, minsub_c;
     mpfr_t t[6];                 /* temporaries */
     double *dbuf[NMO_CSCRATCH];
     int64_t dcap[NMO_CSCRATCH];
@@ -65,8 +65,8 @@ void nmo_cenc_dot_d(nmo_cctx *c, nmo_cenc *r, const double *x, const double *y, 
 void nmo_cenc_sumsq_d(nmo_cctx *c, nmo_cenc *r, const double *x, int64_t n);
 void nmo_cenc_max_v(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, int64_t n);
 void nmo_cenc_hull(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b);
-void nmo_cenc_gemm_row(nmo_cctx *c, nmo_cenc *r, const nmo_tensor *A, const nmo_tensor *B,
-                       int64_t i);
+void nmo_cenc_gemm_elem(nmo_cctx *c, nmo_cenc *r, const nmo_tensor *A, const nmo_tensor *B,
+                        int64_t i, int64_t j);
 /* Endpoints are lattice values: exactly doubles. */
 void nmo_cenc_export(nmo_cctx *c, nmo_fenc *dst, const nmo_cenc *src);
 

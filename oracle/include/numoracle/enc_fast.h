@@ -46,6 +46,7 @@ typedef struct nmo_fctx {
                            half the subnormal spacing (IEEE), min_normal (ftz) */
     double minnorm_c;   /* smallest normal of compute (ftz input flushing) */
     double maxfin_a;    /* largest finite accumulator value */
+    double minsub_c;    /* smallest subnormal of compute */
     int ftz;
     int fp32rn;         /* compute/acc is fp32 without ftz: (float) casts round */
     uint32_t force_unc; /* NMO_EF_UNC when the fast engine cannot certify anything */
@@ -338,8 +339,12 @@ static inline void nmo_fenc_exp(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a)
     if (nmo_fenc_is_nan(a)) { nmo_fenc_set_nan(r, fl); return; }
     int n = c->plan.fn_ulps[NMO_FN_EXP];
     double vlo = exp(a->lo), vhi = a->hi == a->lo ? vlo : exp(a->hi);
-    double lo = nmo_fe_fn_lo(c, vlo, a->lo == 0, n, &fl);
-    double hi = nmo_fe_fn_hi(c, vhi, a->hi == 0, n, &fl);
+    double tiny = c->minsub_c / 2;
+    /* Deep underflow (exp(x) < half the smallest subnormal): a correctly rounded result
+     * is 0 and an ulp:n one is in [0, n min_subnormal]; decided exactly, no radius. */
+    double lo = vlo * (1 + 0x1p-50) < tiny ? 0 : nmo_fe_fn_lo(c, vlo, a->lo == 0, n, &fl);
+    double hi = vhi * (1 + 0x1p-50) < tiny ? nmo_fe_round(c, c->cf, n * c->minsub_c, NMO_RD)
+                                           : nmo_fe_fn_hi(c, vhi, a->hi == 0, n, &fl);
     r->lo = lo < 0 ? 0 : lo;
     r->hi = hi;
     r->flags = fl | c->force_unc;
@@ -526,12 +531,12 @@ static inline void nmo_fenc_hull(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, co
     r->flags = fl;
 }
 
-/* Row i of the matrix product A[M,K] * B[K,N] (inputs as stored), each element a dot
+/* Element (i, j) of the matrix product A[M,K] * B[K,N] (inputs as stored): a dot
  * product in acc (nmo_fenc_dot_d's model). The first call computes A*B and |A|*|B| for
  * the whole matrices in binary64 (BLAS dgemm when built with it: any order, error
  * <= K 2^-53 |A||B| each, Jeannerod & Rump 2013 in binary64) and keeps them in ctx. */
-void nmo_fenc_gemm_row(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *A, const nmo_tensor *B,
-                       int64_t i);
+void nmo_fenc_gemm_elem(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *A, const nmo_tensor *B,
+                        int64_t i, int64_t j);
 
 static inline void nmo_fenc_export(nmo_fctx *c, nmo_fenc *dst, const nmo_fenc *src)
 {

@@ -68,7 +68,7 @@ typedef nmo_cctx E_CTX;
 #define enc_max_v NMO_ENC(max_v)
 #define enc_export NMO_ENC(export)
 #define enc_hull NMO_ENC(hull)
-#define enc_gemm_row NMO_ENC(gemm_row)
+#define enc_gemm_elem NMO_ENC(gemm_elem)
 #endif
 
 /* The store of an output: the kernel's value passes the `inter` rounding point only if

@@ -1,0 +1,54 @@
+# numoracle: convenience targets around meson/ninja.
+#   make deps    install the missing Debian build dependencies (as root), or print the
+#                sudo apt-get line to run (otherwise)
+#   make build   configure build/ once, then compile
+#   make demo    deps + build, then check rms_norm with a correct CPU candidate (PASS)
+#                and with a mutant (FAIL; the demo still succeeds)
+#   make test    deps + build, then the Criterion suites and the CLI cases
+#   make clean   remove build/
+SHELL := /bin/bash
+BUILD ?= build
+NUMORACLE := ./$(BUILD)/oracle/numoracle
+DEB_PKGS := build-essential meson ninja-build pkg-config libmpfr-dev libgmp-dev \
+            libcjson-dev libcriterion-dev libopenblas-dev
+DEMO_ARGS := check --op rms_norm --dtype bf16 --shape 64x4097 --family gaussian --seed 1
+
+.PHONY: all deps build demo test clean
+
+all: build
+
+deps:
+	@if ! command -v dpkg >/dev/null 2>&1; then \
+	    echo "deps: no dpkg (not Debian/Ubuntu); make sure these are installed: $(DEB_PKGS)"; \
+	    exit 0; \
+	fi; \
+	missing=""; \
+	for p in $(DEB_PKGS); do \
+	    dpkg -s $$p 2>/dev/null | grep -q '^Status: install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then echo "deps: all present"; exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+	    echo "deps: installing$$missing"; \
+	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
+	else \
+	    echo "deps: missing:$$missing"; \
+	    echo "sudo apt-get install -y$$missing"; \
+	    exit 1; \
+	fi
+
+build:
+	@if [ ! -f $(BUILD)/build.ninja ]; then meson setup $(BUILD); fi
+	ninja -C $(BUILD)
+
+demo: deps
+	@$(MAKE) --no-print-directory build
+	$(NUMORACLE) $(DEMO_ARGS) --candidate cpu
+	$(NUMORACLE) $(DEMO_ARGS) --candidate cpu:mut_acc_bf16 || test $$? -eq 1
+
+test: deps
+	@$(MAKE) --no-print-directory build
+	meson test -C $(BUILD) --print-errorlogs
+	bash tests/cli/run.sh $(BUILD)/oracle/numoracle
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,127 @@
+/* numoracle CLI: helpers shared by the verbs (implemented in main.c).
+ *
+ * Conventions (pinned by tests/cli/cases):
+ *  - an error is exactly one line on stderr, "numoracle: error: <message>", exit code 2;
+ *  - options are "--name VALUE" or "--name=VALUE"; repeatable options accumulate; any
+ *    other option given twice keeps the last value; "-h"/"--help" print the verb's usage
+ *    (every option) to stdout and exit 0;
+ *  - files are written only after the work succeeded, each through a temporary file in
+ *    the same directory renamed over the target, all renames after all writes. */
+#ifndef NMO_CLI_H
+#define NMO_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "numoracle/numoracle.h"
+
+#define CLI_EXIT_USAGE 2
+#define CLI_MAX_REPEAT 64
+
+/* Print "numoracle: error: <msg>" and return CLI_EXIT_USAGE. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- option tables ---------------------------------------------------------------- */
+
+typedef struct {
+    const char *name;     /* without the dashes: "op" */
+    const char *metavar;  /* "OP"; NULL: a flag that takes no value */
+    int required;
+    int repeat;           /* may be given several times */
+    const char *help;
+    /* results */
+    const char *val;      /* last value (flags: "1" when given) */
+    const char *vals[CLI_MAX_REPEAT];
+    int nvals;
+} cli_opt;
+
+typedef struct {
+    const char *verb;     /* "check" */
+    const char *summary;  /* one line */
+    const char *usage;    /* the synopsis after "numoracle " */
+    const char *epilog;   /* optional free text printed after the options */
+    cli_opt *opts;
+    int nopts;
+} cli_cmd;
+
+/* Parse argv[1..argc-1] (argv[0] is the verb). Returns 0 on success, -1 when help was
+ * printed (caller exits 0), CLI_EXIT_USAGE after printing an error (unknown option,
+ * missing value, unexpected argument, missing required option). */
+int cli_parse(cli_cmd *cmd, int argc, char **argv);
+void cli_print_help(const cli_cmd *cmd);
+cli_opt *cli_get(cli_cmd *cmd, const char *name);
+const char *cli_val(cli_cmd *cmd, const char *name); /* NULL when not given */
+
+/* ---- the common problem description (check and bounds) -------------------------- */
+
+typedef struct {
+    const nmo_op *op;
+    nmo_fmt dtype;
+    nmo_plan plan;
+    nmo_family family;
+    uint64_t seed;
+    nmo_case c;
+    int have_case;
+    const char *input_path[NMO_MAX_TENSORS]; /* NULL: generated */
+} cli_problem;
+
+/* The options that describe a problem (check and bounds share them). */
+#define CLI_PROBLEM_OPTS                                                                   \
+    {"op", "OP", 1, 0, "operator (see numoracle ops)", NULL, {0}, 0},                      \
+    {"dtype", "DT", 1, 0, "storage dtype; selects the default plan", NULL, {0}, 0},       \
+    {"shape", "SHAPE", 1, 0, "problem shape, e.g. 64x4097 (matmul: MxNxK)", NULL, {0}, 0}, \
+    {"family", "F", 0, 0, "input family of generated inputs (default gaussian)", NULL,     \
+     {0}, 0},                                                                              \
+    {"seed", "S", 0, 0, "seed of generated inputs (default 0)", NULL, {0}, 0},             \
+    {"plan", "TEXT", 0, 0, "plan fields over the dtype's default: 'key=value ...'", NULL,  \
+     {0}, 0},                                                                              \
+    {"max-ulps", "N", 0, 0, "reachable sets of more than N values are INCONCLUSIVE", NULL, \
+     {0}, 0},                                                                              \
+    {"param", "NAME=VALUE", 0, 1, "operator parameter (see numoracle ops)", NULL, {0}, 0}, \
+    {"input", "NAME=FILE", 0, 1, "read input NAME from a raw .bin instead of generating", \
+     NULL, {0}, 0},                                                                        \
+    {"engine", "E", 0, 0, "auto (fast engine + escalation, default) or certified", NULL,   \
+     {0}, 0}
+
+/* --engine into opts->mode. Returns 0 or CLI_EXIT_USAGE. */
+int cli_engine(nmo_check_opts *opts, const char *val);
+/* cJSON object {input name: "file:PATH" | "generated:FAMILY seed=S"} (returns cJSON *). */
+void *cli_inputs_json(const cli_problem *pb);
+
+/* Resolve --op (only), for verbs that need the operator before anything else. */
+int cli_resolve_op(const nmo_op **op, const char *name);
+
+/* From the options op, dtype, shape, plan, max-ulps, family, seed, param, input:
+ * validate everything, build the case, generate the inputs, then read the given ones.
+ * Returns 0 or CLI_EXIT_USAGE (error printed; nothing to free). */
+int cli_problem_build(cli_problem *pb, cli_cmd *cmd);
+void cli_problem_free(cli_problem *pb);
+
+/* "64x4097" */
+void cli_shape_text(char *buf, size_t n, const nmo_case *c);
+
+/* ---- staged atomic writes --------------------------------------------------------- */
+
+typedef struct {
+    int n;
+    char *tmp[3 * NMO_MAX_TENSORS + 2];
+    char *dst[3 * NMO_MAX_TENSORS + 2];
+} cli_stage;
+
+/* Write data to a temporary file next to path. Returns 0, or CLI_EXIT_USAGE after
+ * printing the error (the temporaries staged so far are removed). */
+int cli_stage_file(cli_stage *st, const char *path, const void *data, size_t len);
+/* Rename every staged file onto its target. Returns 0 or CLI_EXIT_USAGE. */
+int cli_stage_commit(cli_stage *st);
+void cli_stage_abort(cli_stage *st);
+
+/* The command line, quoted for a shell (for provenance); malloc'd. */
+char *cli_command_line(int argc, char **argv);
+
+/* Verbs. argv[0] is the verb name. */
+int cmd_check(int argc, char **argv);
+int cmd_ops(int argc, char **argv);
+int cmd_candidates(int argc, char **argv);
+int cmd_bounds(int argc, char **argv);
+
+#endif

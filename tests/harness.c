@@ -1,0 +1,97 @@
+/* numoracle tests: shared case runner. */
+#include <math.h>
+#include <string.h>
+
+#include "harness.h"
+
+const nmo_fmt nmo_test_dtypes[3] = {NMO_FP32, NMO_BF16, NMO_FP16};
+
+int nmo_test_shapes(const nmo_op *op, nmo_test_shape *out, int large)
+{
+    if (strcmp(op->name, "matmul") == 0) {
+        out[0] = (nmo_test_shape){3, {6, 33, large ? 1025 : 257}};
+        out[1] = (nmo_test_shape){3, {4, 64, 64}};
+        return 2;
+    }
+    out[0] = (nmo_test_shape){2, {3, large ? 4097 : 1025}};
+    out[1] = (nmo_test_shape){2, {8, 64}};
+    return 2;
+}
+
+static nmo_status run_cand(nmo_tensor *out, const nmo_case *c, const nmo_cand *cand, nmo_err *err)
+{
+    for (int k = 0; k < c->n_out; k++) {
+        out[k] = c->out[k];
+        out[k].data = NULL;
+        out[k].own = 0;
+        nmo_status s = nmo_tensor_alloc(&out[k], err);
+        if (s != NMO_OK) return s;
+    }
+    nmo_cand_args a = {c->in, c->n_in, out, c->n_out, c->param, c->op->n_param, &c->plan};
+    return cand->run(&a, err);
+}
+
+nmo_status nmo_test_run(nmo_report *rep, const nmo_op *op, const nmo_cand *cand, nmo_fmt dtype,
+                        int family, uint64_t seed, const nmo_test_shape *sh,
+                        const nmo_check_opts *opts, nmo_err *err)
+{
+    nmo_plan p;
+    nmo_plan_default(&p, dtype);
+    nmo_case c;
+    nmo_status s = nmo_case_init(&c, op, &p, sh->nshape, sh->shape, err);
+    if (s != NMO_OK) return s;
+    nmo_case_fill(&c, family, seed);
+    nmo_tensor out[NMO_MAX_TENSORS];
+    memset(out, 0, sizeof out);
+    s = run_cand(out, &c, cand, err);
+    if (s == NMO_OK) s = nmo_check(rep, &c, out, opts, err);
+    for (int k = 0; k < c.n_out; k++) nmo_tensor_free(&out[k]);
+    nmo_case_free(&c);
+    return s;
+}
+
+static int same_d(double a, double b)
+{
+    return (a != a && b != b) || a == b;
+}
+
+int64_t nmo_test_engines_differ(const nmo_op *op, const nmo_cand *cand, const nmo_plan *plan,
+                                int family, uint64_t seed, const nmo_test_shape *sh,
+                                int64_t *n_escalated, nmo_err *err)
+{
+    nmo_case c;
+    if (nmo_case_init(&c, op, plan, sh->nshape, sh->shape, err) != NMO_OK) return -1;
+    nmo_case_fill(&c, family, seed);
+    nmo_tensor out[NMO_MAX_TENSORS];
+    memset(out, 0, sizeof out);
+    int64_t diff = -1;
+    nmo_report a, b;
+    nmo_check_opts o = {.keep_verdicts = 1, .keep_bounds = 1, .keep_enc = 1};
+    if (run_cand(out, &c, cand, err) != NMO_OK) goto done;
+    o.mode = NMO_MODE_ESCALATE;
+    if (nmo_check(&a, &c, out, &o, err) != NMO_OK) goto done;
+    o.mode = NMO_MODE_CERT;
+    if (nmo_check(&b, &c, out, &o, err) != NMO_OK) {
+        nmo_report_free(&a);
+        goto done;
+    }
+    diff = 0;
+    for (int k = 0; k < c.n_out; k++) {
+        int64_t n = nmo_tensor_numel(&c.out[k]);
+        for (int64_t i = 0; i < n; i++) {
+            int d = a.verdicts[k][i] != b.verdicts[k][i] || !same_d(a.rlo[k][i], b.rlo[k][i]) ||
+                    !same_d(a.rhi[k][i], b.rhi[k][i]) || a.bflags[k][i] != b.bflags[k][i] ||
+                    !same_d(a.enc[k][i].lo, b.enc[k][i].lo) ||
+                    !same_d(a.enc[k][i].hi, b.enc[k][i].hi);
+            diff += d;
+        }
+    }
+    if (a.verdict != b.verdict) diff++;
+    if (n_escalated) *n_escalated = a.n_escalated;
+    nmo_report_free(&a);
+    nmo_report_free(&b);
+done:
+    for (int k = 0; k < c.n_out; k++) nmo_tensor_free(&out[k]);
+    nmo_case_free(&c);
+    return diff;
+}

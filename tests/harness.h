@@ -1,0 +1,29 @@
+/* numoracle tests: run one (operator, candidate, dtype, family, seed, shape) case. */
+#ifndef NMO_TEST_HARNESS_H
+#define NMO_TEST_HARNESS_H
+
+#include "numoracle/numoracle.h"
+
+typedef struct {
+    int nshape;
+    int64_t shape[4];
+} nmo_test_shape;
+
+/* Two shapes per operator, one with an odd reduction width. */
+int nmo_test_shapes(const nmo_op *op, nmo_test_shape *out, int large);
+
+/* Build the case for (op, dtype, family, seed, shape), run candidate `cand`, check it.
+ * Returns NMO_OK and fills rep (caller frees with nmo_report_free). */
+nmo_status nmo_test_run(nmo_report *rep, const nmo_op *op, const nmo_cand *cand, nmo_fmt dtype,
+                        int family, uint64_t seed, const nmo_test_shape *sh,
+                        const nmo_check_opts *opts, nmo_err *err);
+
+/* The same case judged twice (fast+escalation and certified only); returns the number of
+ * elements whose verdict, reachable set or enclosure differ. */
+int64_t nmo_test_engines_differ(const nmo_op *op, const nmo_cand *cand, const nmo_plan *plan,
+                                int family, uint64_t seed, const nmo_test_shape *sh,
+                                int64_t *n_escalated, nmo_err *err);
+
+extern const nmo_fmt nmo_test_dtypes[3];
+
+#endif

@@ -1,0 +1,411 @@
+/* Enclosure soundness of the engine primitives.
+ *
+ * 1. Exhaustive evaluation orders: for n <= 6 terms, every summation tree (every order
+ *    of pairwise combination) and, for dot products, every choice of FMA contraction
+ *    vs a rounded product, in a low-precision accumulator (bf16, fp16) where the model
+ *    bounds are tight enough to be caught if wrong. Every result must lie in the fast
+ *    and in the certified enclosure. The largest observed error over the bound is
+ *    printed: a test whose inputs never come near the bound could not fail.
+ * 2. Sampled points for every scalar primitive: every legitimate implementation's
+ *    result on points of the input intervals lies in the enclosure, and the fast
+ *    engine equals the certified one wherever it does not flag UNC. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "numoracle/enc_cert.h"
+#include "numoracle/enc_fast.h"
+#include "numoracle/numoracle.h"
+
+/* ---------------------------------------------------------------- exact rounding */
+
+static nmo_fmt g_acc;
+
+/* RN into g_acc of the exact value hi + lo (|lo| <= ulp(hi)/2, an exact pair). */
+static double rn_pair(double hi, double lo)
+{
+    double d = nmo_fmt_round(g_acc, hi, NMO_RD, 0), u = nmo_fmt_round(g_acc, hi, NMO_RU, 0);
+    if (d != u && hi == d + (u - d) / 2 && lo != 0) return lo > 0 ? u : d;
+    return nmo_fmt_round(g_acc, hi, NMO_RNE, 0);
+}
+
+static double two_sum(double a, double b, double *err)
+{
+    double s = a + b, bb = s - a;
+    *err = (a - (s - bb)) + (b - bb);
+    return s;
+}
+
+static double rn_add(double a, double b)
+{
+    double e, s = two_sum(a, b, &e);
+    return rn_pair(s, e);
+}
+
+/* ---------------------------------------------------------------- exhaustive orders */
+
+typedef struct {
+    int prod;    /* 1: pending exact product a*b (not yet rounded) */
+    double a, b; /* product factors */
+    double v;    /* value (when !prod) */
+} item;
+
+static double g_lo, g_hi, g_exact, g_worst_ratio, g_bound;
+static int g_nan_ok;
+static long g_evals, g_outside;
+
+static void check_result(double r)
+{
+    g_evals++;
+    if (!(r >= g_lo && r <= g_hi) && !(r != r && g_nan_ok)) {
+        g_outside++;
+        if (g_outside < 5)
+            cr_log_error("result %a outside enclosure [%a, %a] (exact %a)", r, g_lo, g_hi, g_exact);
+    }
+    if (g_bound > 0 && isfinite(r)) {
+        double ratio = fabs(r - g_exact) / g_bound;
+        if (ratio > g_worst_ratio) g_worst_ratio = ratio;
+    }
+}
+
+static double item_value(const item *x) { return x->prod ? nmo_fmt_round(g_acc, x->a * x->b, NMO_RNE, 0) : x->v; }
+
+static void enumerate(item *it, int n)
+{
+    if (n == 1) {
+        check_result(item_value(&it[0]));
+        return;
+    }
+    item save[8];
+    memcpy(save, it, (size_t)n * sizeof(item));
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            /* the options for combining it[i] and it[j] */
+            double opts[3];
+            int no = 0;
+            const item *x = &save[i], *y = &save[j];
+            if (x->prod && y->prod) {
+                opts[no++] = rn_add(item_value(x), item_value(y));
+                opts[no++] = rn_add(x->a * x->b, item_value(y)); /* fma(x, rounded y) */
+                opts[no++] = rn_add(y->a * y->b, item_value(x));
+            } else if (x->prod || y->prod) {
+                const item *p = x->prod ? x : y, *v = x->prod ? y : x;
+                opts[no++] = rn_add(p->a * p->b, v->v);      /* fma */
+                opts[no++] = rn_add(item_value(p), v->v);    /* rounded product, add */
+            } else {
+                opts[no++] = rn_add(x->v, y->v);
+            }
+            for (int o = 0; o < no; o++) {
+                item nx[8];
+                int m = 0;
+                for (int k = 0; k < n; k++)
+                    if (k != i && k != j) nx[m++] = save[k];
+                nx[m].prod = 0;
+                nx[m].v = opts[o];
+                m++;
+                enumerate(nx, m);
+            }
+        }
+}
+
+static double rand_val(uint64_t seed, uint64_t i, int kind)
+{
+    double g = nmo_gen_normal(seed, 77, i);
+    double u = nmo_gen_uniform01(seed, 78, i);
+    switch (kind) {
+    case 0: return g;                                   /* plain */
+    case 1: return (i & 1 ? -1 : 1) * (1 + u / 64);     /* cancellation: +-(1 + small) */
+    case 2: return ldexp(g, (int)(u * 24) - 12);         /* wide exponents */
+    default: return 1 + u / 16;                          /* same sign: errors align */
+    }
+}
+
+static void exhaustive(nmo_fmt acc, int dot, int nmax, int trials)
+{
+    g_acc = acc;
+    nmo_plan p;
+    nmo_plan_default(&p, acc);
+    p.in = p.out = p.compute = p.acc = p.inter = acc;
+    nmo_fctx fc;
+    nmo_cctx cc;
+    nmo_fctx_init(&fc, &p, NULL);
+    nmo_cctx_init(&cc, &p, NULL);
+    double worst = 0;
+    long evals = 0;
+    for (int n = 2; n <= nmax; n++)
+        for (int t = 0; t < trials; t++) {
+            int kind = t % 4;
+            double x[8], y[8];
+            item it[8];
+            g_exact = 0;
+            double sabs = 0;
+            for (int i = 0; i < n; i++) {
+                x[i] = nmo_fmt_round(acc, rand_val((uint64_t)t, (uint64_t)(2 * i + 100 * n), kind), NMO_RNE, 0);
+                y[i] = dot ? nmo_fmt_round(acc, rand_val((uint64_t)t + 999, (uint64_t)(2 * i + 1), kind % 2 ? 0 : kind), NMO_RNE, 0) : 1.0;
+                it[i].prod = dot;
+                it[i].a = x[i];
+                it[i].b = y[i];
+                it[i].v = x[i];
+                g_exact += x[i] * y[i]; /* exact enough for the ratio report only */
+                sabs += fabs(x[i] * y[i]);
+            }
+            nmo_fenc ef;
+            nmo_cenc ec;
+            nmo_cenc_init(&cc, &ec);
+            if (dot) {
+                nmo_fenc_dot_d(&fc, &ef, x, y, n);
+                nmo_cenc_dot_d(&cc, &ec, x, y, n);
+                g_bound = n * fc.ua * sabs;
+            } else {
+                nmo_fenc xs[8];
+                nmo_cenc xc[8];
+                for (int i = 0; i < n; i++) {
+                    nmo_fenc_set_d(&fc, &xs[i], x[i]);
+                    nmo_cenc_init(&cc, &xc[i]);
+                    nmo_cenc_set_d(&cc, &xc[i], x[i]);
+                }
+                nmo_fenc_sum(&fc, &ef, xs, n);
+                nmo_cenc_sum(&cc, &ec, xc, n);
+                for (int i = 0; i < n; i++) nmo_cenc_clear(&cc, &xc[i]);
+                g_bound = (n - 1) * fc.ua * sabs;
+            }
+            nmo_fenc efc;
+            nmo_cenc_export(&cc, &efc, &ec);
+            nmo_cenc_clear(&cc, &ec);
+            if (!(ef.flags & NMO_EF_UNC))
+                cr_expect(ef.lo == efc.lo && ef.hi == efc.hi, "fast [%a,%a] != certified [%a,%a]",
+                          ef.lo, ef.hi, efc.lo, efc.hi);
+            /* the certified enclosure is the definition; the fast one must agree or flag */
+            g_lo = efc.lo;
+            g_hi = efc.hi;
+            g_nan_ok = (efc.flags & NMO_EF_NAN) != 0;
+            g_worst_ratio = 0;
+            g_evals = g_outside = 0;
+            enumerate(it, n);
+            cr_expect_eq(g_outside, 0, "%s %s n=%d trial %d: %ld of %ld orders outside",
+                         nmo_fmt_name(acc), dot ? "dot" : "sum", n, t, g_outside, g_evals);
+            if (g_worst_ratio > worst) worst = g_worst_ratio;
+            evals += g_evals;
+        }
+    printf("exhaustive %s %s n<=%d: %ld evaluations, worst |error|/bound = %.3f\n",
+           nmo_fmt_name(acc), dot ? "dot (FMA or not)" : "sum", nmax, evals, worst);
+    /* the inputs must come near the bound, or the test could not catch a wrong bound */
+    cr_expect_gt(worst, 0.2, "inputs never approach the bound (worst ratio %.3f)", worst);
+    nmo_fctx_clear(&fc);
+    nmo_cctx_clear(&cc);
+}
+
+Test(exhaustive, sum_orders_bf16, .timeout = 600) { exhaustive(NMO_BF16, 0, 6, 200); }
+Test(exhaustive, sum_orders_fp16, .timeout = 600) { exhaustive(NMO_FP16, 0, 6, 200); }
+Test(exhaustive, dot_orders_fma_bf16, .timeout = 600) { exhaustive(NMO_BF16, 1, 5, 120); }
+Test(exhaustive, dot_orders_fma_fp16, .timeout = 600) { exhaustive(NMO_FP16, 1, 5, 120); }
+Test(exhaustive, dot_orders_fma_bf16_n6, .timeout = 600) { exhaustive(NMO_BF16, 1, 6, 8); }
+
+/* ---------------------------------------------------------------- sampled primitives */
+
+static nmo_plan g_plan;
+static nmo_fctx g_fc;
+static nmo_cctx g_cc;
+
+static void ctx_setup(nmo_fmt in)
+{
+    nmo_plan_default(&g_plan, in);
+    nmo_fctx_init(&g_fc, &g_plan, NULL);
+    nmo_cctx_init(&g_cc, &g_plan, NULL);
+}
+
+static void ctx_done(void)
+{
+    nmo_fctx_clear(&g_fc);
+    nmo_cctx_clear(&g_cc);
+}
+
+static double rn32(double x) { return (double)(float)x; }
+
+/* a random fp32 interval: a point, or a few ulps wide, sometimes straddling 0 */
+static void rand_iv(uint64_t s, uint64_t i, double *lo, double *hi, int positive)
+{
+    double g = nmo_gen_normal(s, 5, i) * ldexp(1, (int)(nmo_gen_u64(s, 6, i) % 9) - 4);
+    if (positive) g = fabs(g) + 1e-3;
+    double a = rn32(g);
+    int w = (int)(nmo_gen_u64(s, 7, i) % 4); /* 0: point */
+    double b = a;
+    for (int k = 0; k < w * 3; k++) b = nmo_fmt_next_up(NMO_FP32, b);
+    *lo = a;
+    *hi = b;
+}
+
+static double sample(uint64_t s, uint64_t i, double lo, double hi)
+{
+    int k = (int)(nmo_gen_u64(s, 8, i) % 3);
+    if (k == 0 || lo == hi) return lo;
+    if (k == 1) return hi;
+    double v = lo;
+    int steps = (int)(nmo_gen_u64(s, 9, i) % 5);
+    for (int j = 0; j < steps && v < hi; j++) v = nmo_fmt_next_up(NMO_FP32, v);
+    return v;
+}
+
+static void set_iv(nmo_fenc *f, nmo_cenc *c, double lo, double hi)
+{
+    f->lo = lo, f->hi = hi, f->flags = 0;
+    mpfr_set_d(c->lo, lo, MPFR_RNDN);
+    mpfr_set_d(c->hi, hi, MPFR_RNDN);
+    c->flags = 0;
+}
+
+/* Results of an ulp:n function at x with exact value y (mpfr): the extreme lattice
+ * values within n ulps of y (ulp of y's binade), and RN(y) for n = 0. */
+static void fn_extremes(mpfr_srcptr y, int n, double *lo, double *hi)
+{
+    double yd = mpfr_get_d(y, MPFR_RNDZ);
+    if (n == 0) {
+        *lo = *hi = nmo_fmt_round_mpfr(NMO_FP32, y, NMO_RNE, 0);
+        return;
+    }
+    double u = nmo_fmt_ulp(NMO_FP32, yd);
+    mpfr_t t;
+    mpfr_init2(t, 256);
+    mpfr_sub_d(t, y, n * u, MPFR_RNDN);
+    *lo = nmo_fmt_round_mpfr(NMO_FP32, t, NMO_RU, 0);
+    mpfr_add_d(t, y, n * u, MPFR_RNDN);
+    *hi = nmo_fmt_round_mpfr(NMO_FP32, t, NMO_RD, 0);
+    mpfr_clear(t);
+}
+
+typedef enum { P_ADD, P_MUL, P_DIV, P_FMA, P_SQRT, P_RSQRT, P_EXP, P_LOG, P_MUL3, P_DIVSI, P_COUNT } prim;
+static const char *prim_name[P_COUNT] = {"add", "mul", "div", "fma", "sqrt", "rsqrt", "exp", "log", "mul3", "div_si"};
+
+static long g_bad, g_mismatch, g_checked;
+
+static void expect_in(prim p, double v, const nmo_fenc *e, double a, double b, double c)
+{
+    g_checked++;
+    if (!(v >= e->lo && v <= e->hi)) {
+        g_bad++;
+        if (g_bad < 8)
+            cr_log_error("%s: value %a outside [%a, %a] at (%a, %a, %a)", prim_name[p], v, e->lo, e->hi, a, b, c);
+    }
+}
+
+static void check_prim(prim p, int trials)
+{
+    for (int t = 0; t < trials; t++) {
+        uint64_t s = (uint64_t)t * 31 + (uint64_t)p;
+        int pos = p == P_SQRT || p == P_RSQRT || p == P_LOG;
+        double al, ah, bl, bh, cl, ch;
+        rand_iv(s, 1, &al, &ah, pos);
+        rand_iv(s, 2, &bl, &bh, 0);
+        rand_iv(s, 3, &cl, &ch, 0);
+        if (p == P_DIV && bl <= 0 && bh >= 0) bl = bh = 1.5;
+        nmo_fenc fa, fb, fcv, fr;
+        nmo_cenc ca, cb, ccv, cr;
+        nmo_cenc_init(&g_cc, &ca), nmo_cenc_init(&g_cc, &cb), nmo_cenc_init(&g_cc, &ccv), nmo_cenc_init(&g_cc, &cr);
+        set_iv(&fa, &ca, al, ah);
+        set_iv(&fb, &cb, bl, bh);
+        set_iv(&fcv, &ccv, cl, ch);
+        int64_t n = 1 + (int64_t)(nmo_gen_u64(s, 11, 0) % 5000);
+        switch (p) {
+        case P_ADD: nmo_fenc_add(&g_fc, &fr, &fa, &fb); nmo_cenc_add(&g_cc, &cr, &ca, &cb); break;
+        case P_MUL: nmo_fenc_mul(&g_fc, &fr, &fa, &fb); nmo_cenc_mul(&g_cc, &cr, &ca, &cb); break;
+        case P_DIV: nmo_fenc_div(&g_fc, &fr, &fa, &fb); nmo_cenc_div(&g_cc, &cr, &ca, &cb); break;
+        case P_FMA: nmo_fenc_fma(&g_fc, &fr, &fa, &fb, &fcv); nmo_cenc_fma(&g_cc, &cr, &ca, &cb, &ccv); break;
+        case P_SQRT: nmo_fenc_sqrt(&g_fc, &fr, &fa); nmo_cenc_sqrt(&g_cc, &cr, &ca); break;
+        case P_RSQRT: nmo_fenc_rsqrt(&g_fc, &fr, &fa); nmo_cenc_rsqrt(&g_cc, &cr, &ca); break;
+        case P_EXP: nmo_fenc_exp(&g_fc, &fr, &fa); nmo_cenc_exp(&g_cc, &cr, &ca); break;
+        case P_LOG: nmo_fenc_log(&g_fc, &fr, &fa); nmo_cenc_log(&g_cc, &cr, &ca); break;
+        case P_MUL3: nmo_fenc_mul3(&g_fc, &fr, &fa, &fb, &fcv); nmo_cenc_mul3(&g_cc, &cr, &ca, &cb, &ccv); break;
+        case P_DIVSI: nmo_fenc_div_si(&g_fc, &fr, &fa, n); nmo_cenc_div_si(&g_cc, &cr, &ca, n); break;
+        default: break;
+        }
+        nmo_fenc er;
+        nmo_cenc_export(&g_cc, &er, &cr);
+        if (!(fr.flags & NMO_EF_UNC) && !(fr.lo == er.lo && fr.hi == er.hi)) {
+            g_mismatch++;
+            if (g_mismatch < 8)
+                cr_log_error("%s: fast [%a, %a] != certified [%a, %a] (a=[%a,%a] b=[%a,%a])", prim_name[p],
+                             fr.lo, fr.hi, er.lo, er.hi, al, ah, bl, bh);
+        }
+        /* every implementation at sampled points of the inputs */
+        for (int k = 0; k < 6; k++) {
+            double a = sample(s, 20 + (uint64_t)k, al, ah), b = sample(s, 40 + (uint64_t)k, bl, bh),
+                   c = sample(s, 60 + (uint64_t)k, cl, ch);
+            mpfr_t y, ma;
+            mpfr_init2(y, 256);
+            mpfr_init2(ma, 64);
+            mpfr_set_d(ma, a, MPFR_RNDN);
+            double lo, hi;
+            switch (p) {
+            case P_ADD: expect_in(p, rn32(a + b), &er, a, b, c); break;
+            case P_MUL: expect_in(p, rn32(a * b), &er, a, b, c); break;
+            case P_DIV: expect_in(p, rn32(a / b), &er, a, b, c); break;
+            case P_FMA: {
+                double e2, s2 = two_sum(a * b, c, &e2);
+                g_acc = NMO_FP32;
+                expect_in(p, rn_pair(s2, e2), &er, a, b, c);            /* contracted */
+                expect_in(p, rn32(rn32(a * b) + c), &er, a, b, c);     /* not contracted */
+                break;
+            }
+            case P_SQRT: expect_in(p, rn32(sqrt(a)), &er, a, b, c); break;
+            case P_RSQRT:
+                expect_in(p, rn32(1.0 / rn32(sqrt(a))), &er, a, b, c);
+                mpfr_rec_sqrt(y, ma, MPFR_RNDN);
+                fn_extremes(y, g_plan.fn_ulps[NMO_FN_RSQRT], &lo, &hi);
+                expect_in(p, lo, &er, a, b, c);
+                expect_in(p, hi, &er, a, b, c);
+                break;
+            case P_EXP:
+                mpfr_exp(y, ma, MPFR_RNDN);
+                fn_extremes(y, g_plan.fn_ulps[NMO_FN_EXP], &lo, &hi);
+                expect_in(p, lo < 0 ? 0 : lo, &er, a, b, c);
+                expect_in(p, hi, &er, a, b, c);
+                break;
+            case P_LOG:
+                mpfr_log(y, ma, MPFR_RNDN);
+                fn_extremes(y, g_plan.fn_ulps[NMO_FN_LOG], &lo, &hi);
+                expect_in(p, lo, &er, a, b, c);
+                expect_in(p, hi, &er, a, b, c);
+                break;
+            case P_MUL3: /* every association, two roundings each */
+                expect_in(p, rn32(rn32(a * b) * c), &er, a, b, c);
+                expect_in(p, rn32(a * rn32(b * c)), &er, a, b, c);
+                expect_in(p, rn32(rn32(a * c) * b), &er, a, b, c);
+                break;
+            case P_DIVSI: {
+                double dn = rn32((double)n);
+                expect_in(p, rn32(a / dn), &er, a, b, c);
+                expect_in(p, rn32(a * rn32(1.0 / dn)), &er, a, b, c);
+                break;
+            }
+            default: break;
+            }
+            mpfr_clear(y);
+            mpfr_clear(ma);
+        }
+        nmo_cenc_clear(&g_cc, &ca), nmo_cenc_clear(&g_cc, &cb), nmo_cenc_clear(&g_cc, &ccv), nmo_cenc_clear(&g_cc, &cr);
+    }
+}
+
+static void run_prims(nmo_fmt dt, const char *fn)
+{
+    ctx_setup(dt);
+    if (fn) {
+        nmo_plan_set_fn(&g_plan, fn, NULL);
+        nmo_fctx_clear(&g_fc);
+        nmo_cctx_clear(&g_cc);
+        nmo_fctx_init(&g_fc, &g_plan, NULL);
+        nmo_cctx_init(&g_cc, &g_plan, NULL);
+    }
+    g_bad = g_mismatch = g_checked = 0;
+    for (int p = 0; p < P_COUNT; p++) check_prim((prim)p, 3000);
+    printf("primitives %s fn=%s: %ld implementation results checked, %ld outside, %ld fast!=cert\n",
+           nmo_fmt_name(dt), fn ? fn : "default", g_checked, g_bad, g_mismatch);
+    cr_expect_eq(g_bad, 0);
+    cr_expect_eq(g_mismatch, 0);
+    ctx_done();
+}
+
+Test(primitives, sampled_fp32_default_fn) { run_prims(NMO_FP32, NULL); }
+Test(primitives, sampled_fp32_correctly_rounded_fn) { run_prims(NMO_FP32, "cr"); }
+Test(primitives, sampled_fp32_ulp4_fn) { run_prims(NMO_FP32, "ulp:4"); }

@@ -1,0 +1,60 @@
+/* Soundness (registry-driven): every correct CPU variant of every operator PASSes or is
+ * INCONCLUSIVE — never FAILs — over every family x fp32/bf16/fp16 x seeds x two shapes
+ * (one with an odd reduction width). NMO_SEEDS sets the seed count (default 3 here;
+ * `make soundness` runs 20 at the large shapes). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static int env_int(const char *name, int def)
+{
+    const char *s = getenv(name);
+    return s && *s ? atoi(s) : def;
+}
+
+Test(soundness, correct_variants_never_fail, .timeout = 1200)
+{
+    int seeds = env_int("NMO_SEEDS", 3), large = env_int("NMO_LARGE", 0);
+    long runs = 0, fails = 0, inconc = 0;
+    for (int oi = 0; oi < nmo_op_count(); oi++) {
+        const nmo_op *op = nmo_op_at(oi);
+        nmo_test_shape sh[4];
+        int nsh = nmo_test_shapes(op, sh, large);
+        int ncorrect = 0;
+        for (int ci = 0; ci < nmo_cand_count(); ci++) {
+            const nmo_cand *cd = nmo_cand_at(ci);
+            if (strcmp(cd->op, op->name) != 0 || !cd->correct) continue;
+            ncorrect++;
+            for (int d = 0; d < 3; d++)
+                for (int f = 0; f < NMO_FAM_COUNT; f++)
+                    for (int s = 0; s < seeds; s++)
+                        for (int h = 0; h < nsh; h++) {
+                            nmo_report rep;
+                            nmo_err err = {{0}};
+                            nmo_status st = nmo_test_run(&rep, op, cd, nmo_test_dtypes[d], f,
+                                                         (uint64_t)s + 1, &sh[h], NULL, &err);
+                            cr_assert_eq(st, NMO_OK, "%s/%s: %s", op->name, cd->name, err.msg);
+                            runs++;
+                            if (rep.verdict == NMO_INCONCLUSIVE) inconc++;
+                            if (rep.verdict == NMO_FAIL) {
+                                fails++;
+                                cr_expect(0,
+                                          "FALSE ALARM %s/%s dtype=%s family=%s seed=%d shape#%d: "
+                                          "%lld fails, worst idx %lld cand %.9g R=[%.9g, %.9g]",
+                                          op->name, cd->name, nmo_fmt_name(nmo_test_dtypes[d]),
+                                          nmo_family_name(f), s + 1, h, (long long)rep.n_fail,
+                                          (long long)rep.worst.index, rep.worst.cand,
+                                          rep.worst.rlo, rep.worst.rhi);
+                            }
+                            nmo_report_free(&rep);
+                        }
+        }
+        cr_expect_geq(ncorrect, 3, "%s has %d correct variants, need >= 3", op->name, ncorrect);
+    }
+    printf("soundness: %ld runs, %ld FAIL, %ld INCONCLUSIVE (seeds=%d)\n", runs, fails, inconc,
+           seeds);
+    cr_assert_eq(fails, 0);
+}
