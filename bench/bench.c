@@ -157,14 +157,15 @@ static double time_oracle(const nmo_case *c, const nmo_tensor *cand, nmo_report 
 
 /* ---- diagnostic: the check loop without judging ------------------------------------ */
 
-/* The oracle's loop as nmo_check runs it, minus the judging: op->eval_fast on every unit
- * (timed alone), the scan for NMO_EF_UNC, and op->eval_cert on escalated units, of which
- * only the first ESC_TIMED are run and timed (escalation can be slow: the rest is
- * extrapolated from their mean). */
+/* The oracle's loop as nmo_check runs it, minus the judging, in two passes (no timer per
+ * unit: matmul has one unit per element). Pass A: op->eval_fast on every unit. Pass B:
+ * the same plus the scan for NMO_EF_UNC and op->eval_cert on escalated units, of which
+ * only the first ESC_TIMED are run, each timed (escalation can be slow: the rest is
+ * extrapolated from their mean). scan = B - A - (timed escalation). */
 #define ESC_TIMED 4
 
 typedef struct {
-    double fast;       /* eval_fast over every unit (context setup included) */
+    double fast;       /* pass A: eval_fast over every unit (context setup included) */
     double first;      /* the first unit alone (matmul: the two dgemm of the preparation) */
     double scan;       /* the NMO_EF_UNC scan */
     double esc;        /* eval_cert time of the escalated units, extrapolated */
@@ -172,22 +173,15 @@ typedef struct {
     int esc_timed;
 } diag_times;
 
-static diag_times time_diag(const nmo_case *c)
+static double diag_pass(diag_times *d, const nmo_case *c, nmo_fenc **buf, const int64_t *cnt,
+                        int scan)
 {
     const nmo_op *op = c->op;
     nmo_err err = {{0}};
-    diag_times d;
-    memset(&d, 0, sizeof d);
-    int64_t units = op->units(c), cnt[NMO_MAX_TENSORS] = {0};
-    for (int k = 0; k < c->n_out; k++) {
-        int64_t b, s;
-        op->unit_span(c, 0, k, &b, &cnt[k], &s);
-    }
-    nmo_fenc *buf[NMO_MAX_TENSORS] = {0};
-    for (int k = 0; k < c->n_out; k++) buf[k] = xmalloc((size_t)cnt[k] * sizeof(nmo_fenc));
     nmo_cctx cc;
     int cc_ready = 0;
     double t_esc = 0, t0 = now_s();
+    int64_t units = op->units(c);
     nmo_fctx fc;
     nmo_status s = nmo_fctx_init(&fc, &c->plan, &err);
     if (s != NMO_OK) die("nmo_fctx_init", s, &err);
@@ -195,39 +189,56 @@ static diag_times time_diag(const nmo_case *c)
         s = op->prepare_fast(&fc, c, &err);
         if (s != NMO_OK) die("prepare_fast", s, &err);
     }
-    d.fast = now_s() - t0;
-    for (int64_t u = 0; u < units; u++) {
-        double ta = now_s();
-        op->eval_fast(&fc, c, u, buf);
-        double tb = now_s();
-        d.fast += tb - ta;
-        if (u == 0) d.first = tb - t0;
-        int64_t unc = 0;
-        for (int k = 0; k < c->n_out; k++)
-            for (int64_t i = 0; i < cnt[k]; i++) unc += (buf[k][i].flags & NMO_EF_UNC) != 0;
-        double tc = now_s();
-        d.scan += tc - tb;
-        if (unc) {
-            d.esc_units++;
-            if (d.esc_timed < ESC_TIMED) {
-                if (!cc_ready) {
-                    s = nmo_cctx_init(&cc, &c->plan, &err);
-                    if (s != NMO_OK) die("nmo_cctx_init", s, &err);
-                    cc_ready = 1;
-                }
-                double te = now_s();
-                op->eval_cert(&cc, c, u, buf);
-                t_esc += now_s() - te;
-                d.esc_timed++;
+    op->eval_fast(&fc, c, 0, buf);
+    if (!scan) {
+        d->first = now_s() - t0;
+        for (int64_t u = 1; u < units; u++) op->eval_fast(&fc, c, u, buf);
+    } else {
+        for (int64_t u = 0; u < units; u++) {
+            if (u) op->eval_fast(&fc, c, u, buf);
+            int64_t unc = 0;
+            for (int k = 0; k < c->n_out; k++)
+                for (int64_t i = 0; i < cnt[k]; i++) unc += (buf[k][i].flags & NMO_EF_UNC) != 0;
+            if (!unc) continue;
+            d->esc_units++;
+            if (d->esc_timed >= ESC_TIMED) continue;
+            double te = now_s();
+            if (!cc_ready) {
+                s = nmo_cctx_init(&cc, &c->plan, &err);
+                if (s != NMO_OK) die("nmo_cctx_init", s, &err);
+                cc_ready = 1;
             }
+            op->eval_cert(&cc, c, u, buf);
+            t_esc += now_s() - te;
+            d->esc_timed++;
         }
     }
-    double tf = now_s();
     nmo_fctx_clear(&fc);
-    d.fast += now_s() - tf;
     if (cc_ready) nmo_cctx_clear(&cc);
-    d.esc = d.esc_timed ? t_esc / d.esc_timed * (double)d.esc_units : 0;
     sink += buf[0][0].lo;
+    double t = now_s() - t0;
+    if (scan) {
+        d->esc = d->esc_timed ? t_esc / d->esc_timed * (double)d->esc_units : 0;
+        t -= t_esc;
+    }
+    return t;
+}
+
+static diag_times time_diag(const nmo_case *c)
+{
+    const nmo_op *op = c->op;
+    diag_times d;
+    memset(&d, 0, sizeof d);
+    int64_t cnt[NMO_MAX_TENSORS] = {0};
+    nmo_fenc *buf[NMO_MAX_TENSORS] = {0};
+    for (int k = 0; k < c->n_out; k++) {
+        int64_t b, s;
+        op->unit_span(c, 0, k, &b, &cnt[k], &s);
+        buf[k] = xmalloc((size_t)cnt[k] * sizeof(nmo_fenc));
+    }
+    d.fast = diag_pass(&d, c, buf, cnt, 0);
+    double tb = diag_pass(&d, c, buf, cnt, 1);
+    d.scan = tb > d.fast ? tb - d.fast : 0;
     for (int k = 0; k < c->n_out; k++) free(buf[k]);
     return d;
 }

@@ -400,6 +400,48 @@ void nmo_cenc_log(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
     ce_setd2(r, lo, hi, fl);
 }
 
+/* sigmoid(x) = 1/(1 + exp(-x)), directed: a lower bound uses exp(-x) rounded up. */
+static int ce_sigmoid(mpfr_ptr r, mpfr_srcptr x, mpfr_rnd_t rnd)
+{
+    mpfr_t t;
+    mpfr_init2(t, mpfr_get_prec(r) + 16);
+    mpfr_neg(t, x, MPFR_RNDN);
+    mpfr_exp(t, t, rnd == MPFR_RNDD ? MPFR_RNDU : MPFR_RNDD);
+    mpfr_add_ui(t, t, 1, rnd == MPFR_RNDD ? MPFR_RNDU : MPFR_RNDD);
+    int ret = mpfr_ui_div(r, 1, t, rnd);
+    mpfr_clear(t);
+    return ret;
+}
+
+static void ce_incr(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, nmo_fn fn)
+{
+    uint32_t fl = a->flags;
+    if (ce_is_nan(a)) { ce_set_nan(r, fl); return; }
+    ce_fn f = fn == NMO_FN_TANH ? mpfr_tanh : fn == NMO_FN_ERF ? mpfr_erf : ce_sigmoid;
+    int n = c->plan.fn_ulps[fn];
+    double lo = ce_fn_side(c, f, a->lo, n, 0), hi = ce_fn_side(c, f, a->hi, n, 1);
+    double bot = fn == NMO_FN_SIGMOID ? 0 : -1;
+    lo = lo < bot ? bot : lo > 1 ? 1 : lo;
+    hi = hi > 1 ? 1 : hi < bot ? bot : hi;
+    ce_setd2(r, lo, hi, fl);
+}
+
+void nmo_cenc_tanh(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a) { ce_incr(c, r, a, NMO_FN_TANH); }
+void nmo_cenc_erf(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a) { ce_incr(c, r, a, NMO_FN_ERF); }
+void nmo_cenc_sigmoid(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
+{
+    nmo_cenc s1, t, one;
+    nmo_cenc_init(c, &s1), nmo_cenc_init(c, &t), nmo_cenc_init(c, &one);
+    ce_incr(c, &s1, a, NMO_FN_SIGMOID);
+    nmo_cenc_neg(c, &t, a);
+    nmo_cenc_exp(c, &t, &t);
+    nmo_cenc_const(c, &one, 1.0);
+    nmo_cenc_add(c, &t, &one, &t);
+    nmo_cenc_div(c, &t, &one, &t);
+    nmo_cenc_hull(c, r, &s1, &t);
+    nmo_cenc_clear(c, &s1), nmo_cenc_clear(c, &t), nmo_cenc_clear(c, &one);
+}
+
 void nmo_cenc_max(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b)
 {
     uint32_t fl = a->flags | b->flags;

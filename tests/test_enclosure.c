@@ -274,8 +274,8 @@ static void fn_extremes(mpfr_srcptr y, int n, double *lo, double *hi)
     mpfr_clear(t);
 }
 
-typedef enum { P_ADD, P_MUL, P_DIV, P_FMA, P_SQRT, P_RSQRT, P_EXP, P_LOG, P_MUL3, P_DIVSI, P_COUNT } prim;
-static const char *prim_name[P_COUNT] = {"add", "mul", "div", "fma", "sqrt", "rsqrt", "exp", "log", "mul3", "div_si"};
+typedef enum { P_ADD, P_MUL, P_DIV, P_FMA, P_SQRT, P_RSQRT, P_EXP, P_LOG, P_MUL3, P_DIVSI, P_TANH, P_ERF, P_SIGMOID, P_COUNT } prim;
+static const char *prim_name[P_COUNT] = {"add", "mul", "div", "fma", "sqrt", "rsqrt", "exp", "log", "mul3", "div_si", "tanh", "erf", "sigmoid"};
 
 static long g_bad, g_mismatch, g_checked;
 
@@ -317,6 +317,9 @@ static void check_prim(prim p, int trials)
         case P_LOG: nmo_fenc_log(&g_fc, &fr, &fa); nmo_cenc_log(&g_cc, &cr, &ca); break;
         case P_MUL3: nmo_fenc_mul3(&g_fc, &fr, &fa, &fb, &fcv); nmo_cenc_mul3(&g_cc, &cr, &ca, &cb, &ccv); break;
         case P_DIVSI: nmo_fenc_div_si(&g_fc, &fr, &fa, n); nmo_cenc_div_si(&g_cc, &cr, &ca, n); break;
+        case P_TANH: nmo_fenc_tanh(&g_fc, &fr, &fa); nmo_cenc_tanh(&g_cc, &cr, &ca); break;
+        case P_ERF: nmo_fenc_erf(&g_fc, &fr, &fa); nmo_cenc_erf(&g_cc, &cr, &ca); break;
+        case P_SIGMOID: nmo_fenc_sigmoid(&g_fc, &fr, &fa); nmo_cenc_sigmoid(&g_cc, &cr, &ca); break;
         default: break;
         }
         nmo_fenc er;
@@ -350,19 +353,19 @@ static void check_prim(prim p, int trials)
             case P_SQRT: expect_in(p, rn32(sqrt(a)), &er, a, b, c); break;
             case P_RSQRT:
                 expect_in(p, rn32(1.0 / rn32(sqrt(a))), &er, a, b, c);
-                mpfr_rec_sqrt(y, ma, MPFR_RNDN);
+                mpfr_rec_sqrt(y, ma, MPFR_RNDZ);
                 fn_extremes(y, g_plan.fn_ulps[NMO_FN_RSQRT], &lo, &hi);
                 expect_in(p, lo, &er, a, b, c);
                 expect_in(p, hi, &er, a, b, c);
                 break;
             case P_EXP:
-                mpfr_exp(y, ma, MPFR_RNDN);
+                mpfr_exp(y, ma, MPFR_RNDZ);
                 fn_extremes(y, g_plan.fn_ulps[NMO_FN_EXP], &lo, &hi);
                 expect_in(p, lo < 0 ? 0 : lo, &er, a, b, c);
                 expect_in(p, hi, &er, a, b, c);
                 break;
             case P_LOG:
-                mpfr_log(y, ma, MPFR_RNDN);
+                mpfr_log(y, ma, MPFR_RNDZ);
                 fn_extremes(y, g_plan.fn_ulps[NMO_FN_LOG], &lo, &hi);
                 expect_in(p, lo, &er, a, b, c);
                 expect_in(p, hi, &er, a, b, c);
@@ -372,6 +375,22 @@ static void check_prim(prim p, int trials)
                 expect_in(p, rn32(a * rn32(b * c)), &er, a, b, c);
                 expect_in(p, rn32(rn32(a * c) * b), &er, a, b, c);
                 break;
+            case P_TANH:
+            case P_ERF:
+            case P_SIGMOID: {
+                nmo_fn fid = p == P_TANH ? NMO_FN_TANH : p == P_ERF ? NMO_FN_ERF : NMO_FN_SIGMOID;
+                /* toward zero keeps y in its true binade (erf(-20) is -1 + 1e-190) */
+                if (p == P_TANH) mpfr_tanh(y, ma, MPFR_RNDZ);
+                else if (p == P_ERF) mpfr_erf(y, ma, MPFR_RNDZ);
+                else { mpfr_neg(y, ma, MPFR_RNDN); mpfr_exp(y, y, MPFR_RNDU); mpfr_add_ui(y, y, 1, MPFR_RNDU); mpfr_ui_div(y, 1, y, MPFR_RNDZ); }
+                fn_extremes(y, g_plan.fn_ulps[fid], &lo, &hi);
+                double bot = p == P_SIGMOID ? 0 : -1;
+                expect_in(p, lo < bot ? bot : lo, &er, a, b, c);
+                expect_in(p, hi > 1 ? 1 : hi, &er, a, b, c);
+                if (p == P_SIGMOID) /* the usual kernel formula, CUDA expf within 1 ulp */
+                    expect_in(p, rn32(1.0 / rn32(1.0 + rn32(exp(-a)))), &er, a, b, c);
+                break;
+            }
             case P_DIVSI: {
                 double dn = rn32((double)n);
                 expect_in(p, rn32(a / dn), &er, a, b, c);

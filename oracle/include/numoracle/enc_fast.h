@@ -362,6 +362,77 @@ static inline void nmo_fenc_log(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a)
     r->flags = fl | c->force_unc;
 }
 
+/* Hull of two enclosures of the same value (two legitimate ways to compute it). */
+static inline void nmo_fenc_hull(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, const nmo_fenc *b)
+{
+    (void)c;
+    uint32_t fl = a->flags | b->flags;
+    if (nmo_fenc_is_nan(a) && nmo_fenc_is_nan(b)) { nmo_fenc_set_nan(r, fl); return; }
+    if (nmo_fenc_is_nan(a)) { *r = *b; r->flags = fl; return; }
+    if (nmo_fenc_is_nan(b)) { *r = *a; r->flags = fl; return; }
+    r->lo = fmin(a->lo, b->lo);
+    r->hi = fmax(a->hi, b->hi);
+    r->flags = fl;
+}
+
+/* Increasing functions of plan accuracy (tanh, erf, sigmoid): [f(lo), f(hi)] pushed
+ * out by fn_ulps of compute and snapped inward, as for exp. libm's tanh/erf are within
+ * a few binary64 ulps (glibc's published maxima are 2-3 ulp): radius 2^-48 |v|. f is
+ * exact at 0 (tanh, erf) and sigmoid(0) = 1/2. */
+static inline double nmo_fe_sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+static inline double nmo_fe_incr_side(nmo_fctx *c, double v, int exact, int n, int upper,
+                                      uint32_t *fl)
+{
+    if (exact || !isfinite(v)) return nmo_fe_fn_side(c, v, 1, n, upper, fl);
+    /* the radius the fn_side snap uses (2^-51) is for libm exp/log; widen it */
+    double e = fabs(v) * 0x1p-48;
+    if (n == 0) return nmo_fe_snap(c, c->cf, NMO_RNE, v, e, fl);
+    double u = nmo_fmt_ulp(c->cf, v);
+    if (nmo_fmt_ulp(c->cf, v - 2 * e) != u || nmo_fmt_ulp(c->cf, v + 2 * e) != u) *fl |= NMO_EF_UNC;
+    double w = upper ? v + n * u : v - n * u;
+    return nmo_fe_snap(c, c->cf, upper ? NMO_RD : NMO_RU, w, e + fabs(w) * 0x1p-52, fl);
+}
+
+static inline void nmo_fe_incr(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, nmo_fn fn)
+{
+    uint32_t fl = a->flags;
+    if (nmo_fenc_is_nan(a)) { nmo_fenc_set_nan(r, fl); return; }
+    int n = c->plan.fn_ulps[fn];
+    double vl, vh;
+    int el, eh;
+    switch (fn) {
+    case NMO_FN_TANH: vl = tanh(a->lo), vh = tanh(a->hi), el = a->lo == 0, eh = a->hi == 0; break;
+    case NMO_FN_ERF: vl = erf(a->lo), vh = erf(a->hi), el = a->lo == 0, eh = a->hi == 0; break;
+    default: vl = nmo_fe_sigmoid_d(a->lo), vh = nmo_fe_sigmoid_d(a->hi), el = a->lo == 0, eh = a->hi == 0;
+    }
+    double lo = nmo_fe_incr_side(c, vl, el, n, 0, &fl);
+    double hi = nmo_fe_incr_side(c, vh, eh, n, 1, &fl);
+    /* the ranges: tanh, erf in [-1, 1], sigmoid in [0, 1] */
+    double bot = fn == NMO_FN_SIGMOID ? 0 : -1;
+    r->lo = lo < bot ? bot : lo > 1 ? 1 : lo;
+    r->hi = hi > 1 ? 1 : hi < bot ? bot : hi;
+    r->flags = fl | c->force_unc;
+}
+
+static inline void nmo_fenc_tanh(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a) { nmo_fe_incr(c, r, a, NMO_FN_TANH); }
+static inline void nmo_fenc_erf(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a) { nmo_fe_incr(c, r, a, NMO_FN_ERF); }
+/* sigmoid: a library sigmoid of plan accuracy fn_ulps[SIGMOID], or the usual kernel
+ * formula 1/(1 + exp(-x)) with exp of plan accuracy and two correctly rounded steps:
+ * the hull of both (the formula can be ~6 ulp off the true value: it is not covered
+ * by a small ulp figure, so it is modelled step by step). */
+static inline void nmo_fenc_sigmoid(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a)
+{
+    nmo_fenc s1, t, one;
+    nmo_fe_incr(c, &s1, a, NMO_FN_SIGMOID);
+    nmo_fenc_neg(c, &t, a);
+    nmo_fenc_exp(c, &t, &t);
+    nmo_fenc_const(c, &one, 1.0);
+    nmo_fenc_add(c, &t, &one, &t);
+    nmo_fenc_div(c, &t, &one, &t);
+    nmo_fenc_hull(c, r, &s1, &t);
+}
+
 /* max/min are exact. fmaxf ignores a NaN operand while a compare-select may return it:
  * a NaN operand gives the other operand's interval plus "NaN possible". */
 static inline void nmo_fenc_max(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, const nmo_fenc *b)
@@ -516,19 +587,6 @@ static inline void nmo_fenc_max_v(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *x, i
 {
     *r = x[0];
     for (int64_t i = 1; i < n; i++) nmo_fenc_max(c, r, r, &x[i]);
-}
-
-/* Hull of two enclosures of the same value (two legitimate ways to compute it). */
-static inline void nmo_fenc_hull(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, const nmo_fenc *b)
-{
-    (void)c;
-    uint32_t fl = a->flags | b->flags;
-    if (nmo_fenc_is_nan(a) && nmo_fenc_is_nan(b)) { nmo_fenc_set_nan(r, fl); return; }
-    if (nmo_fenc_is_nan(a)) { *r = *b; r->flags = fl; return; }
-    if (nmo_fenc_is_nan(b)) { *r = *a; r->flags = fl; return; }
-    r->lo = fmin(a->lo, b->lo);
-    r->hi = fmax(a->hi, b->hi);
-    r->flags = fl;
 }
 
 /* Element (i, j) of the matrix product A[M,K] * B[K,N] (inputs as stored): a dot
