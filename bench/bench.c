@@ -169,6 +169,7 @@ typedef struct {
     double first;      /* the first unit alone (matmul: the two dgemm of the preparation) */
     double scan;       /* the NMO_EF_UNC scan */
     double esc;        /* eval_cert time of the escalated units, extrapolated */
+    double passb;      /* pass B without its timed escalation */
     int64_t esc_units; /* units holding an element the fast engine could not certify */
     int esc_timed;
 } diag_times;
@@ -237,8 +238,7 @@ static diag_times time_diag(const nmo_case *c)
         buf[k] = xmalloc((size_t)cnt[k] * sizeof(nmo_fenc));
     }
     d.fast = diag_pass(&d, c, buf, cnt, 0);
-    double tb = diag_pass(&d, c, buf, cnt, 1);
-    d.scan = tb > d.fast ? tb - d.fast : 0;
+    d.passb = diag_pass(&d, c, buf, cnt, 1);
     for (int k = 0; k < c->n_out; k++) free(buf[k]);
     return d;
 }
@@ -416,7 +416,6 @@ static void run_op(bench_result *br, const bench_spec *sp, int reps, int cert_re
     memset(y, 0, (size_t)nout * sizeof(double)); /* fault the pages in, outside the timing */
 
     br->t_fp64 = br->t_oracle = INFINITY;
-    br->dg.fast = INFINITY;
     int nsides = diag ? 3 : 2, slow[3] = {0, 0, 0};
     for (int r = 0; r < reps; r++) {
         for (int i = 0; i < nsides; i++) {
@@ -437,7 +436,13 @@ static void run_op(bench_result *br, const bench_spec *sp, int reps, int cert_re
                 double t0 = now_s();
                 diag_times dg = time_diag(&c);
                 t = now_s() - t0;
-                if (dg.fast < br->dg.fast) br->dg = dg;
+                /* each component's best over the repetitions */
+                if (br->r_diag == 0) br->dg = dg;
+                if (dg.fast < br->dg.fast) br->dg.fast = dg.fast;
+                if (dg.first < br->dg.first) br->dg.first = dg.first;
+                if (dg.passb < br->dg.passb) br->dg.passb = dg.passb;
+                if (dg.esc < br->dg.esc) br->dg.esc = dg.esc;
+                br->dg.scan = br->dg.passb > br->dg.fast ? br->dg.passb - br->dg.fast : 0;
                 br->r_diag++;
             }
             if (t > SLOW_S) slow[side] = 1;
@@ -470,7 +475,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: nmo_bench [--quick] [--reps N] [--op NAME] [--no-diag]\n"
                "  --quick    small sizes (512x1024, matmul 256x256x256), 1 repetition\n"
-               "  --reps N   repetitions per side, best kept (default 3; --quick 1)\n"
+               "  --reps N   repetitions per side, best kept (default 5; --quick 1)\n"
                "  --op NAME  only this operator (rms_norm, softmax, matmul)\n"
                "  --no-diag  skip the diagnostic fast-engine-only side\n");
 }
@@ -487,7 +492,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return 0; }
         else { usage(stderr); return 2; }
     }
-    if (reps < 1) reps = quick ? 1 : 3;
+    if (reps < 1) reps = quick ? 1 : 5;
 
     bench_spec specs[3] = {
         {"rms_norm", 2, {4096, 4096, 0}, fp64_rms_norm, 4},
@@ -533,11 +538,11 @@ int main(int argc, char **argv)
     if (diag) {
         printf("\nwhere the oracle's time goes, per output element (fast: op->eval_fast on every unit,\n"
                "of which 1st: the first unit, matmul's dgemm preparation; scan: the UNC flag scan;\n"
-               "esc: eval_cert on escalated units, %d timed, the rest extrapolated; judge: the\n"
-               "remainder of nmo_check = candidate decode, reachable sets, verdicts, report)\n",
+               "esc: eval_cert on escalated units, %d timed, the rest extrapolated; judge+: the\n"
+               "remainder of nmo_check = unit loop, candidate decode, reachable sets, verdicts, report)\n",
                ESC_TIMED);
         printf("%-9s %9s %9s %9s %9s %11s %11s %7s %7s %7s %7s\n", "op", "fp64[ns]", "oracle",
-               "fast", "1st", "scan", "esc", "judge", "fast%", "esc%", "judge%");
+               "fast", "1st", "scan", "esc", "judge+", "fast%", "esc%", "judge+%");
         for (int i = 0; i < nres; i++) {
             bench_result *br = &res[i];
             double n = (double)br->rep.n, g = 1e9 / n;

@@ -130,6 +130,14 @@ void nmo_case_fill(nmo_case *c, int family, uint64_t seed)
             }
             break;
         }
+        case NMO_ROLE_DERIVED:
+            break;
+        case NMO_ROLE_POSITIVE: {
+            int64_t n = nmo_tensor_numel(t);
+            for (int64_t j = 0; j < n; j++)
+                nmo_tensor_set(t, j, 0.5 + nmo_gen_uniform01(seed, 3000 + (uint64_t)i, (uint64_t)j));
+            break;
+        }
         case NMO_ROLE_LABEL: {
             int64_t n = nmo_tensor_numel(t);
             for (int64_t j = 0; j < n; j++)
@@ -139,4 +147,5 @@ void nmo_case_fill(nmo_case *c, int family, uint64_t seed)
         }
         }
     }
+    if (c->op->derive) c->op->derive(c);
 }

@@ -1,5 +1,6 @@
 /* numoracle tests: shared case runner. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "harness.h"
@@ -8,14 +9,15 @@ const nmo_fmt nmo_test_dtypes[3] = {NMO_FP32, NMO_BF16, NMO_FP16};
 
 int nmo_test_shapes(const nmo_op *op, nmo_test_shape *out, int large)
 {
-    if (strcmp(op->name, "matmul") == 0) {
-        out[0] = (nmo_test_shape){3, {6, 33, large ? 1025 : 257}};
-        out[1] = (nmo_test_shape){3, {4, 64, 64}};
-        return 2;
+    const char *spec = large && op->test_shapes_large ? op->test_shapes_large : op->test_shapes;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", spec ? spec : "3x1025;8x64");
+    int n = 0;
+    for (char *tok = strtok(buf, ";"); tok && n < 4; tok = strtok(NULL, ";")) {
+        nmo_err err;
+        if (nmo_shape_parse(&out[n].nshape, out[n].shape, tok, &err) == NMO_OK) n++;
     }
-    out[0] = (nmo_test_shape){2, {3, large ? 4097 : 1025}};
-    out[1] = (nmo_test_shape){2, {8, 64}};
-    return 2;
+    return n;
 }
 
 static nmo_status run_cand(nmo_tensor *out, const nmo_case *c, const nmo_cand *cand, nmo_err *err)

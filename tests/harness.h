@@ -6,7 +6,7 @@
 
 typedef struct {
     int nshape;
-    int64_t shape[4];
+    int64_t shape[NMO_MAX_DIMS];
 } nmo_test_shape;
 
 /* Two shapes per operator, one with an odd reduction width. */

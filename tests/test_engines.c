@@ -4,6 +4,7 @@
  * forces every unit through escalation, so the escalation path is exercised too. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
@@ -17,6 +18,9 @@ static void run_all(const nmo_plan *(*plan_for)(nmo_fmt, nmo_plan *), int only_d
         int nsh = nmo_test_shapes(op, sh, 0);
         for (int h = 0; h < nsh; h++) /* keep the certified engine's work small */
             if (sh[h].nshape == 2 && sh[h].shape[1] > 512) sh[h].shape[1] = 257, sh[h].shape[0] = 2;
+        /* NMO_ENGINES_OP limits the run to one operator (while developing one) */
+        const char *only = getenv("NMO_ENGINES_OP");
+        if (only && *only && strcmp(only, op->name) != 0) continue;
         for (int ci = 0; ci < nmo_cand_count(); ci++) {
             const nmo_cand *cd = nmo_cand_at(ci);
             if (strcmp(cd->op, op->name) != 0) continue;

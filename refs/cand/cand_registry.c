@@ -1,27 +1,26 @@
 /* numoracle: the CPU candidate registry — the per-operator candidate arrays, in the
  * order of refs/meson.build's operator list. Within an operator, correct variants come
  * first; the first correct one is the operator's default. Adding candidates for an
- * operator: an `<op>_cand.c` exporting `nmo_cand_<op>[]` / `nmo_cand_<op>_n`, plus one
- * line in `groups` below. */
+ * operator: refs/cand/<op>_cand.c exporting `nmo_cand_<op>[]` / `nmo_cand_<op>_n`; the
+ * operator list in refs/meson.build drives both registries. */
 #include <stddef.h>
 #include <string.h>
 
 #include "numoracle/cand.h"
 
-extern const nmo_cand nmo_cand_rms_norm[];
-extern const int nmo_cand_rms_norm_n;
-extern const nmo_cand nmo_cand_softmax[];
-extern const int nmo_cand_softmax_n;
-extern const nmo_cand nmo_cand_matmul[];
-extern const int nmo_cand_matmul_n;
+#define NMO_OP(name)                                                                     \
+    extern const nmo_cand nmo_cand_##name[];                                             \
+    extern const int nmo_cand_##name##_n;
+#include "nmo_ops.def"
+#undef NMO_OP
 
 static const struct {
     const nmo_cand *c;
     const int *n;
 } groups[] = {
-    {nmo_cand_rms_norm, &nmo_cand_rms_norm_n},
-    {nmo_cand_softmax, &nmo_cand_softmax_n},
-    {nmo_cand_matmul, &nmo_cand_matmul_n},
+#define NMO_OP(name) {nmo_cand_##name, &nmo_cand_##name##_n},
+#include "nmo_ops.def"
+#undef NMO_OP
 };
 #define NGROUPS ((int)(sizeof groups / sizeof groups[0]))
 

@@ -36,7 +36,10 @@ typedef enum {
     NMO_ROLE_DATA = 0, /* follows the input family */
     NMO_ROLE_WEIGHT,   /* 1 + 0.1 randn (norm weights) */
     NMO_ROLE_BIAS,     /* 0.1 randn */
-    NMO_ROLE_LABEL     /* integer class labels (stored in an integer-valued tensor) */
+    NMO_ROLE_LABEL,    /* integer class labels in [0, row_len) (stored as values) */
+    NMO_ROLE_DERIVED,  /* computed from the other inputs by op->derive (saved forward
+                          statistics such as rstd, mean, LSE, O: a consistent forward) */
+    NMO_ROLE_POSITIVE  /* 0.5 + uniform(0,1): variances, scales */
 } nmo_role;
 
 typedef struct {
@@ -80,6 +83,10 @@ typedef struct nmo_op {
     int n_param;
     nmo_pspec param[NMO_MAX_PARAMS];
     const char *dtypes;           /* storage dtypes with default plans: "fp32 bf16 fp16" */
+    /* Shapes the generic tests use, "small;other" (the first with an odd reduction
+     * width), and the large sweep's "large;other" (NMO_LARGE=1). */
+    const char *test_shapes;
+    const char *test_shapes_large;
 
     /* From c->shape/c->plan/c->param: set dims and dtypes of c->in[] and c->out[]
      * (no data). Reject inconsistent or absurd shapes with NMO_ERR_SHAPE. */
@@ -90,6 +97,9 @@ typedef struct nmo_op {
     /* Output elements of output k that unit u writes: begin + i*stride, i < count. */
     void (*unit_span)(const nmo_case *c, int64_t u, int k, int64_t *begin, int64_t *count,
                       int64_t *stride);
+    /* Optional: fill NMO_ROLE_DERIVED inputs from the others after generation (a
+     * correct forward pass, rounded as the forward kernel would store it). */
+    void (*derive)(nmo_case *c);
     /* Engines. prepare/release are optional (batched work such as matrix products).
      * eval writes, for each output k, unit_span's count enclosures into out[k]. */
     nmo_status (*prepare_fast)(struct nmo_fctx *ctx, const nmo_case *c, nmo_err *err);
