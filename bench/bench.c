@@ -3,16 +3,19 @@
  *
  * For each operator at a realistic size (rms_norm and softmax 4096x4096 bf16, matmul
  * 1024x1024x1024 bf16; --quick: 512x1024 and 256x256x256) it times, in this process,
- * interleaved and repeated (best of --reps, the order of the sides rotating every
- * repetition so machine noise hits every side):
+ * interleaved and repeated (best of --reps, default 5; a side slower than SLOW_S once is
+ * not repeated), the order of the sides rotating every repetition so that machine noise
+ * hits every side:
  *   fp64    a plain binary64 reference with no bounds, what a user would write: decode
  *           the bf16 inputs, compute in double, write a double output array (matmul:
  *           one cblas_dgemm on double copies of A and B, the conversions included);
  *   oracle  nmo_check in escalate mode (fast engine, certified engine for the units the
  *           fast engine cannot certify, judging) on the output of the operator's default
  *           correct CPU candidate (computed once, not timed);
- *   fast    diagnostic: the fast engine alone (op->eval_fast over every unit, no flag
- *           scan, no judging), to split the oracle's time;
+ *   diag    diagnostic, to split the oracle's time: nmo_check's loop without the judging,
+ *           as two passes: op->eval_fast on every unit; then eval_fast + the NMO_EF_UNC
+ *           scan + op->eval_cert on escalated units (a few timed, the rest extrapolated);
+ *           whatever remains of the oracle's time is the unit loop and the judging;
  * and then the certified engine alone (nmo_check in NMO_MODE_CERT) on a case holding a
  * few sampled rows (matmul: rows of A with the full B), timed per element and
  * extrapolated to the full size. On the sample it also checks that escalate mode and
@@ -477,7 +480,7 @@ static void usage(FILE *f)
                "  --quick    small sizes (512x1024, matmul 256x256x256), 1 repetition\n"
                "  --reps N   repetitions per side, best kept (default 5; --quick 1)\n"
                "  --op NAME  only this operator (rms_norm, softmax, matmul)\n"
-               "  --no-diag  skip the diagnostic fast-engine-only side\n");
+               "  --no-diag  skip the diagnostic side (the split of the oracle's time)\n");
 }
 
 int main(int argc, char **argv)

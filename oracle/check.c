@@ -75,8 +75,8 @@ static int64_t out_ord_ext(nmo_fmt f, double x)
     return out_ord(f, x);
 }
 
-nmo_verdict nmo_judge(nmo_elem_info *in, const nmo_fenc *e, double v, const nmo_plan *p,
-                      long max_ulps, uint32_t *bflags)
+static inline nmo_verdict judge_core(nmo_elem_info *in, const nmo_fenc *e, double v,
+                                     const nmo_plan *p, long max_ulps, uint32_t *bflags)
 {
     uint32_t bf = 0;
     in->enc_lo = e->lo;
@@ -119,6 +119,12 @@ nmo_verdict nmo_judge(nmo_elem_info *in, const nmo_fenc *e, double v, const nmo_
     }
     if (bflags) *bflags = bf;
     return in->verdict;
+}
+
+nmo_verdict nmo_judge(nmo_elem_info *in, const nmo_fenc *e, double v, const nmo_plan *p,
+                      long max_ulps, uint32_t *bflags)
+{
+    return judge_core(in, e, v, p, max_ulps, bflags);
 }
 
 /* ---- the check loop --------------------------------------------------------------------- */
@@ -287,7 +293,7 @@ nmo_status nmo_check(nmo_report *rep, const nmo_case *c, const nmo_tensor *cand,
                 int64_t idx = beg[k] + i * str[k];
                 uint32_t bf;
                 double v = cand ? cbuf[i] : NAN;
-                nmo_verdict vd = nmo_judge(&info, &buf[k][i], v, &c->plan, rep->max_ulps, &bf);
+                nmo_verdict vd = judge_core(&info, &buf[k][i], v, &c->plan, rep->max_ulps, &bf);
                 if (o.keep_bounds) {
                     rep->rlo[k][idx] = info.rlo;
                     rep->rhi[k][idx] = info.rhi;
@@ -308,6 +314,10 @@ nmo_status nmo_check(nmo_report *rep, const nmo_case *c, const nmo_tensor *cand,
                     if (bf & NMO_BF_NONFINITE) rep->n_nonfinite++;
                     else if (bf & NMO_BF_WIDE) rep->n_wide++;
                 }
+                /* the worst element: a PASS only competes by width */
+                if (has_worst && vd == NMO_PASS &&
+                    (worst.verdict != NMO_PASS || info.width_ulps <= worst.width_ulps))
+                    continue;
                 info.k = k;
                 info.index = idx;
                 if (!has_worst || worse(&info, &worst)) {

@@ -593,7 +593,7 @@ void nmo_cenc_dot_d(nmo_cctx *c, nmo_cenc *r, const double *x, const double *y, 
     for (int64_t i = 0; i < 2 * n; i++) mpfr_clear(pr[i]);
     free(pr);
     double keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
-    ce_red_finish(c, r, slo, shi, A, (double)n, keta, 0);
+    ce_red_finish(c, r, slo, shi, A, nmo_plan_dot_k(&c->plan, n), keta, 0);
     mpfr_clears(slo, shi, A, (mpfr_ptr)0);
 }
 

@@ -141,9 +141,32 @@ void nmo_fenc_gemm_elem(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *A, const nmo
         return;
     }
     double keta = (c->ftz ? 2.0 : 1.0) * (double)K * c->etaa;
+    double k = nmo_plan_dot_k(&c->plan, K);
     /* Both binary64 products err by <= K 2^-53 |A||B| (any order: Jeannerod & Rump 2013
      * in binary64); |A||B| itself is computed with that relative error. */
     double kd = (double)K * 0x1p-53;
     double err = 2 * kd * a * (1 + 2 * kd);
-    nmo_fe_red_finish(c, r, s, s, a, (double)K, keta, err, 0);
+    nmo_fe_red_finish(c, r, s, s, a, k, keta, err, 0);
+    if (!(r->flags & NMO_EF_UNC) || c->force_unc) return;
+    /* Cancellation made the binary64 product too coarse to decide the snap: redo this
+     * dot product compensated (Ogita, Rump & Oishi 2005, Dot2: products split exactly by
+     * FMA, sums by TwoSum), whose error is <= 2^-106 K^2 sum|xy| + 2^-53 |s| — still the
+     * same formula, only a tighter radius. */
+    double *x = nmo_fctx_dvec(c, NMO_SCRATCH - 1, K), *y = nmo_fctx_dvec(c, NMO_SCRATCH - 2, K);
+    nmo_tensor_load_f64(x, A, i * A->strides[0], K, A->strides[1]);
+    nmo_tensor_load_f64(y, B, j * B->strides[1], K, B->strides[0]);
+    double hi = 0, lo = 0, ab = 0;
+    for (int64_t t = 0; t < K; t++) {
+        double p = x[t] * y[t];
+        double pe = fma(x[t], y[t], -p);
+        double sh = hi + p, bb = sh - hi;
+        double se = (hi - (sh - bb)) + (p - bb);
+        hi = sh;
+        lo += pe + se;
+        ab += fabs(p);
+    }
+    double s2 = hi + lo;
+    double a2 = ab * (1 + kd);          /* an upper bound of sum|xy| */
+    double err2 = 0x1p-106 * (double)K * (double)K * a2 * 4 + fabs(s2) * 0x1p-52 + kd * a2 * k * c->ua;
+    nmo_fe_red_finish(c, r, s2, s2, ab, k, keta, err2, 0);
 }

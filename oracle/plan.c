@@ -15,6 +15,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,6 +159,7 @@ void nmo_plan_default(nmo_plan *p, nmo_fmt dtype)
     }
     p->sum = NMO_SUM_ANY;
     p->mma_k = 0;
+    p->mma_p = 0;
     nmo_plan_set_fn(p, "cuda", NULL);
     p->round = NMO_RNE;
     p->round_sr = 0;
@@ -180,7 +182,10 @@ long nmo_plan_max_ulps(const nmo_plan *p)
 static const char *sum_text(const nmo_plan *p, char *buf, size_t n)
 {
     switch (p->sum) {
-    case NMO_SUM_MMA: snprintf(buf, n, "mma:%d", p->mma_k); return buf;
+    case NMO_SUM_MMA:
+        if (p->mma_p) snprintf(buf, n, "mma:%d:%d", p->mma_k, p->mma_p);
+        else snprintf(buf, n, "mma:%d", p->mma_k);
+        return buf;
     case NMO_SUM_EXACT: return "exact";
     default: return "any";
     }
@@ -229,11 +234,22 @@ static int apply_kv(nmo_plan *q, const char *key, const char *val)
     }
     if (strcmp(key, "sum") == 0) {
         long k;
-        if (strcmp(val, "any") == 0) { q->sum = NMO_SUM_ANY; q->mma_k = 0; return 1; }
-        if (strcmp(val, "exact") == 0) { q->sum = NMO_SUM_EXACT; q->mma_k = 0; return 1; }
-        if (strncmp(val, "mma:", 4) == 0 && parse_long(val + 4, 1, 1 << 20, &k)) {
+        if (strcmp(val, "any") == 0) { q->sum = NMO_SUM_ANY; q->mma_k = q->mma_p = 0; return 1; }
+        if (strcmp(val, "exact") == 0) { q->sum = NMO_SUM_EXACT; q->mma_k = q->mma_p = 0; return 1; }
+        if (strncmp(val, "mma:", 4) == 0) {
+            /* mma:K or mma:K:P (P = bits the block accumulator keeps, default acc's) */
+            char kb[32];
+            snprintf(kb, sizeof kb, "%s", val + 4);
+            char *colon = strchr(kb, ':');
+            long pb = 0;
+            if (colon) {
+                *colon = 0;
+                if (!parse_long(colon + 1, 2, 64, &pb)) return 0;
+            }
+            if (!parse_long(kb, 1, 1 << 20, &k)) return 0;
             q->sum = NMO_SUM_MMA;
             q->mma_k = (int)k;
+            q->mma_p = (int)pb;
             return 1;
         }
         return 0;
@@ -324,7 +340,10 @@ cJSON *nmo_plan_to_json(const nmo_plan *p)
     cJSON_AddStringToObject(o, "acc", nmo_fmt_name(p->acc));
     cJSON_AddStringToObject(o, "inter", nmo_fmt_name(p->inter));
     cJSON_AddStringToObject(o, "sum", sum_text(p, sb, sizeof sb));
-    if (p->sum == NMO_SUM_MMA) cJSON_AddNumberToObject(o, "mma_k", p->mma_k);
+    if (p->sum == NMO_SUM_MMA) {
+        cJSON_AddNumberToObject(o, "mma_k", p->mma_k);
+        cJSON_AddNumberToObject(o, "mma_p", p->mma_p ? p->mma_p : nmo_fmt_get(p->acc)->prec);
+    }
     cJSON_AddStringToObject(o, "fn", p->fn_name[0] ? p->fn_name : "cr");
     cJSON *fu = cJSON_AddObjectToObject(o, "fn_ulps");
     if (fu)
@@ -336,4 +355,19 @@ cJSON *nmo_plan_to_json(const nmo_plan *p)
     cJSON_AddBoolToObject(o, "max_ulps_auto", p->max_ulps <= 0);
     cJSON_AddStringToObject(o, "text", nmo_plan_to_string(p, text, sizeof text));
     return o;
+}
+
+double nmo_plan_dot_k(const nmo_plan *p, int64_t n)
+{
+    switch (p->sum) {
+    case NMO_SUM_EXACT: return 0;
+    case NMO_SUM_MMA: {
+        const nmo_fmt_info *ai = nmo_fmt_get(p->acc);
+        int bits = p->mma_p ? p->mma_p : ai->prec;
+        int64_t blocks = (n + p->mma_k - 1) / p->mma_k;
+        /* 2 * 2^-bits per event, in units of u_acc = 2^-prec(acc) */
+        return 2.0 * (double)(n + blocks) * ldexp(1.0, ai->prec - bits);
+    }
+    default: return (double)n;
+    }
 }

@@ -30,6 +30,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 #include "numoracle/op.h"
 
 #ifdef __cplusplus
@@ -65,17 +66,47 @@ nmo_fenc *nmo_fctx_evec(nmo_fctx *c, int slot, int64_t n);
 
 /* ---- rounding into a lattice ------------------------------------------------------ */
 
+/* One fp32 step up or down from a float (bit increment; zeros and infinities handled). */
+static inline double nmo_fe_f32_step(float y, int up)
+{
+    if (y == 0) return up ? 0x1p-149 : -0x1p-149;
+    uint32_t u;
+    memcpy(&u, &y, 4);
+    if ((u >> 31) ^ (uint32_t)up) u++; else u--;
+    float z;
+    memcpy(&z, &u, 4);
+    return z;
+}
+
 static inline double nmo_fe_round(const nmo_fctx *c, nmo_fmt f, double x, nmo_rnd r)
 {
     if (f == NMO_FP32 && c->fp32rn) {
         float y = (float)x; /* RN under the default mode */
         double d = y;
         if (r == NMO_RNE || d == x || x != x) return d;
-        if (r == NMO_RD || (r == NMO_RZ && x > 0)) return d > x ? (double)nextafterf(y, -INFINITY) : d;
-        return d < x ? (double)nextafterf(y, INFINITY) : d; /* RU, or RZ of a negative */
+        if (r == NMO_RD || (r == NMO_RZ && x > 0)) return d > x ? nmo_fe_f32_step(y, 0) : d;
+        return d < x ? nmo_fe_f32_step(y, 1) : d; /* RU, or RZ of a negative */
     }
     if (f == NMO_FP64 && !c->ftz) return x; /* x is already a double: exact */
     return nmo_fmt_round(f, x, r, c->ftz);
+}
+
+/* ulp of v in format f (the spacing in v's binade), inline for fp32. */
+static inline double nmo_fe_ulp(const nmo_fctx *c, nmo_fmt f, double v)
+{
+    (void)c;
+    if (f == NMO_FP32 && isfinite(v)) {
+        uint64_t b;
+        memcpy(&b, &v, 8);
+        int e = (int)((b >> 52) & 0x7ff) - 1023; /* binade of |v| (subnormal doubles: tiny) */
+        if (e < -126) return 0x1p-149;
+        if (e > 127) return nmo_fmt_ulp(f, v);
+        uint64_t ub = (uint64_t)(e - 23 + 1023) << 52;
+        double u;
+        memcpy(&u, &ub, 8);
+        return u;
+    }
+    return nmo_fmt_ulp(f, v);
 }
 
 /* Snap a value known only to lie in [v - e, v + e]. The margin covers binary64 rounding
@@ -272,14 +303,14 @@ static inline double nmo_fe_fn_side(nmo_fctx *c, double v, int exact, int n, int
 {
     if (exact) { /* v is the function's exact value (exp(0), log(1), rsqrt(4^k)) */
         if (n == 0) return nmo_fe_round(c, c->cf, v, NMO_RNE);
-        double u = nmo_fmt_ulp(c->cf, v);
+        double u = nmo_fe_ulp(c, c->cf, v);
         return nmo_fe_round(c, c->cf, upper ? v + n * u : v - n * u, upper ? NMO_RD : NMO_RU);
     }
     double e = fabs(v) * 0x1p-51;
     if (n == 0) return nmo_fe_snap(c, c->cf, NMO_RNE, v, e, fl);
     if (!isfinite(v)) return v;
-    double u = nmo_fmt_ulp(c->cf, v);
-    if (nmo_fmt_ulp(c->cf, v - 2 * e) != u || nmo_fmt_ulp(c->cf, v + 2 * e) != u) *fl |= NMO_EF_UNC;
+    double u = nmo_fe_ulp(c, c->cf, v);
+    if (nmo_fe_ulp(c, c->cf, v - 2 * e) != u || nmo_fe_ulp(c, c->cf, v + 2 * e) != u) *fl |= NMO_EF_UNC;
     double w = upper ? v + n * u : v - n * u;
     return nmo_fe_snap(c, c->cf, upper ? NMO_RD : NMO_RU, w, e + fabs(w) * 0x1p-52, fl);
 }
@@ -388,8 +419,8 @@ static inline double nmo_fe_incr_side(nmo_fctx *c, double v, int exact, int n, i
     /* the radius the fn_side snap uses (2^-51) is for libm exp/log; widen it */
     double e = fabs(v) * 0x1p-48;
     if (n == 0) return nmo_fe_snap(c, c->cf, NMO_RNE, v, e, fl);
-    double u = nmo_fmt_ulp(c->cf, v);
-    if (nmo_fmt_ulp(c->cf, v - 2 * e) != u || nmo_fmt_ulp(c->cf, v + 2 * e) != u) *fl |= NMO_EF_UNC;
+    double u = nmo_fe_ulp(c, c->cf, v);
+    if (nmo_fe_ulp(c, c->cf, v - 2 * e) != u || nmo_fe_ulp(c, c->cf, v + 2 * e) != u) *fl |= NMO_EF_UNC;
     double w = upper ? v + n * u : v - n * u;
     return nmo_fe_snap(c, c->cf, upper ? NMO_RD : NMO_RU, w, e + fabs(w) * 0x1p-52, fl);
 }
@@ -462,6 +493,12 @@ static inline void nmo_fenc_min(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, con
  * (Higham, ASNA 2nd ed., §2.2 with gradual underflow): so the result is
  * RN(P (1 +- u) +- eta M), M = max factor magnitude, P the exact product interval. The
  * last rounding is the snap itself. binary64 error of the formula: radius 2^-50 |v|. */
+static inline double nmo_fe_absmax(const nmo_fenc *a)
+{
+    double l = fabs(a->lo), h = fabs(a->hi);
+    return l > h ? l : h;
+}
+
 static inline void nmo_fenc_mul3(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, const nmo_fenc *b,
                                  const nmo_fenc *d)
 {
@@ -470,13 +507,23 @@ static inline void nmo_fenc_mul3(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, co
         nmo_fenc_set_nan(r, fl);
         return;
     }
-    nmo_fenc ab;
-    nmo_fe_mul_exact(&ab.lo, &ab.hi, a, b);
     double plo, phi;
-    nmo_fe_mul_exact(&plo, &phi, &ab, d); /* endpoints rounded once in binary64 */
+    if (a->lo == a->hi && d->lo == d->hi) {
+        /* point * interval * point (a norm's x * r * w): one binary64 product pair */
+        double ad = a->lo * d->lo; /* exact */
+        double p1 = ad * b->lo, p2 = ad * b->hi;
+        plo = p1 < p2 ? p1 : p2;
+        phi = p1 < p2 ? p2 : p1;
+        if (p1 != p1 || p2 != p2) plo = phi = NAN;
+    } else {
+        nmo_fenc ab;
+        nmo_fe_mul_exact(&ab.lo, &ab.hi, a, b);
+        nmo_fe_mul_exact(&plo, &phi, &ab, d); /* endpoints rounded once in binary64 */
+    }
     if (plo != plo) { nmo_fenc_set_all(r, fl); return; }
-    double m = fmax(fmax(fmax(fabs(a->lo), fabs(a->hi)), fmax(fabs(b->lo), fabs(b->hi))),
-                    fmax(fabs(d->lo), fabs(d->hi)));
+    double m = nmo_fe_absmax(a), mb = nmo_fe_absmax(b), md = nmo_fe_absmax(d);
+    m = m > mb ? m : mb;
+    m = m > md ? m : md;
     double eta = c->etac * m;
     double vlo = plo - fabs(plo) * c->uc - eta;
     double vhi = phi + fabs(phi) * c->uc + eta;
@@ -573,7 +620,7 @@ static inline void nmo_fenc_dot_d(nmo_fctx *c, nmo_fenc *r, const double *x, con
     /* underflow: each product may lose eta (half the subnormal spacing); under ftz the
      * products and the partial sums may each flush: 2n min_normal. */
     double keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
-    nmo_fe_red_finish(c, r, s, s, a, (double)n, keta, (double)n * 0x1p-53 * a, 0);
+    nmo_fe_red_finish(c, r, s, s, a, nmo_plan_dot_k(&c->plan, n), keta, (double)n * 0x1p-53 * a, 0);
 }
 
 /* Sum of squares of a point vector: the dot product of x with itself. */

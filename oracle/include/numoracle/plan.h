@@ -28,6 +28,7 @@ typedef struct {
     nmo_fmt inter;       /* intermediates between fused stages (== compute when fused) */
     nmo_sum_model sum;
     int mma_k;           /* block length for sum=mma */
+    int mma_p;           /* sum=mma: bits the block accumulator keeps (0: acc's) */
     char fn_name[16];    /* "cr", "ulp:N", "cuda", "ocml", "fast" as written */
     int fn_ulps[NMO_FN_COUNT]; /* max error in ulps of compute for each function;
                                   0 = correctly rounded (RNE) */
@@ -59,6 +60,17 @@ nmo_status nmo_plan_set_fn(nmo_plan *p, const char *spec, nmo_err *err);
 
 /* Short name of a function ("exp", "rsqrt", ...), as used in the JSON form. */
 const char *nmo_fn_name(nmo_fn f);
+
+/* Multiplier k of the dot-product model error k * u_acc * sum|x_i y_i| for n terms:
+ *  any:   n (Jeannerod & Rump 2013: any order, FMA or not, RN);
+ *  exact: 0 (the plan asserts the accumulator loses nothing);
+ *  mma:K[:P]: tensor-core blocks of K exact products aligned to the block's largest
+ *         term and truncated to P bits (Fasi, Higham, Mikaitis & Pranesh 2021,
+ *         "Numerical behavior of NVIDIA tensor cores", PeerJ CS 7:e330): each of the
+ *         n terms and each of the ceil(n/K) block normalizations errs by less than one
+ *         unit in the P-th bit of a partial sum <= sum|x y|: 2 * 2^-P per event,
+ *         expressed in units of u_acc. */
+double nmo_plan_dot_k(const nmo_plan *p, int64_t n);
 
 #ifdef __cplusplus
 }
