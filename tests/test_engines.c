@@ -72,3 +72,49 @@ static const nmo_plan *plan_ftz(nmo_fmt dt, nmo_plan *p)
 Test(engines, fast_plus_escalation_equals_certified, .timeout = 1200) { run_all(plan_default, 0); }
 Test(engines, forced_escalation_equals_certified, .timeout = 600) { run_all(plan_fp64_compute, 1); }
 Test(engines, ftz_plans_equal_certified, .timeout = 600) { run_all(plan_ftz, 1); }
+
+/* The checker judges the common case (RNE store into bf16/fp32) on raw bits; keeping
+ * bounds forces the general judge. Both must agree on every element, count and the
+ * worst element, for correct candidates and mutants. */
+Test(engines, raw_bit_judge_equals_general_judge, .timeout = 600)
+{
+    long cases = 0;
+    for (int oi = 0; oi < nmo_op_count(); oi++) {
+        const nmo_op *op = nmo_op_at(oi);
+        nmo_test_shape sh[4];
+        nmo_test_shapes(op, sh, 0);
+        for (int ci = 0; ci < nmo_cand_count(); ci++) {
+            const nmo_cand *cd = nmo_cand_at(ci);
+            if (strcmp(cd->op, op->name) != 0) continue;
+            for (int d = 0; d < 2; d++)
+                for (int f = 0; f < NMO_FAM_COUNT; f++) {
+                    nmo_fmt dt = d ? NMO_BF16 : NMO_FP32;
+                    nmo_report a, b;
+                    nmo_err err = {{0}};
+                    nmo_check_opts oa = {.keep_verdicts = 1}, ob = {.keep_verdicts = 1, .keep_bounds = 1};
+                    cr_assert_eq(nmo_test_run(&a, op, cd, dt, f, 3, &sh[0], &oa, &err), NMO_OK, "%s", err.msg);
+                    cr_assert_eq(nmo_test_run(&b, op, cd, dt, f, 3, &sh[0], &ob, &err), NMO_OK, "%s", err.msg);
+                    int64_t diff = 0;
+                    for (int k = 0; k < a.n_out; k++)
+                        for (int64_t i = 0; i < a.out_n[k]; i++) diff += a.verdicts[k][i] != b.verdicts[k][i];
+                    cr_expect_eq(diff, 0, "%s/%s %s %s: %lld verdicts differ", op->name, cd->name,
+                                 nmo_fmt_name(dt), nmo_family_name(f), (long long)diff);
+                    cr_expect(a.n_pass == b.n_pass && a.n_fail == b.n_fail && a.n_inconc == b.n_inconc &&
+                                  a.width_max == b.width_max && a.verdict == b.verdict,
+                              "%s/%s %s %s: counts differ", op->name, cd->name, nmo_fmt_name(dt),
+                              nmo_family_name(f));
+                    cr_expect(a.has_worst == b.has_worst && a.worst.index == b.worst.index &&
+                                  a.worst.k == b.worst.k,
+                              "%s/%s %s %s: worst element differs (%lld vs %lld)", op->name, cd->name,
+                              nmo_fmt_name(dt), nmo_family_name(f), (long long)a.worst.index,
+                              (long long)b.worst.index);
+                    for (int i = 0; i <= NMO_WIDTH_HIST; i++)
+                        cr_expect_eq(a.width_hist[i], b.width_hist[i]);
+                    nmo_report_free(&a);
+                    nmo_report_free(&b);
+                    cases++;
+                }
+        }
+    }
+    printf("raw-bit judge: %ld cases equal to the general judge\n", cases);
+}

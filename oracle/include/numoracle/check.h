@@ -59,6 +59,7 @@ typedef struct {
     int64_t width_max;
     double seconds;
     int n_out;
+    int64_t out_n[NMO_MAX_TENSORS]; /* elements of each output */
     uint8_t *verdicts[NMO_MAX_TENSORS];
     double *rlo[NMO_MAX_TENSORS], *rhi[NMO_MAX_TENSORS];
     uint8_t *bflags[NMO_MAX_TENSORS];
