@@ -5,6 +5,8 @@
 #   make demo    deps + build, then check rms_norm with a correct CPU candidate (PASS)
 #                and with a mutant (FAIL; the demo still succeeds)
 #   make test    deps + build, then the Criterion suites and the CLI cases
+#   make soundness  20-seed soundness sweep at the large shapes (minutes)
+#   make bench   bench/nmo_bench: ratios measured side by side
 #   make clean   remove build/
 SHELL := /bin/bash
 BUILD ?= build
@@ -13,7 +15,7 @@ DEB_PKGS := build-essential meson ninja-build pkg-config libmpfr-dev libgmp-dev 
             libcjson-dev libcriterion-dev libopenblas-dev
 DEMO_ARGS := check --op rms_norm --dtype bf16 --shape 64x4097 --family gaussian --seed 1
 
-.PHONY: all deps build demo test clean
+.PHONY: all deps build demo test clean soundness bench
 
 all: build
 
@@ -49,6 +51,14 @@ test: deps
 	@$(MAKE) --no-print-directory build
 	meson test -C $(BUILD) --print-errorlogs
 	bash tests/cli/run.sh $(BUILD)/oracle/numoracle
+	bash tests/readme_example.sh $(BUILD)
+
+# Larger sweeps and benchmarks: separate from `make test` (quote their output in notes).
+soundness: build
+	NMO_SEEDS=20 NMO_LARGE=1 ./$(BUILD)/tests/test_soundness --verbose
+
+bench: build
+	./$(BUILD)/bench/nmo_bench
 
 clean:
 	rm -rf $(BUILD)
