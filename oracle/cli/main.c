@@ -418,6 +418,7 @@ static void print_main_help(void)
            "  bounds      write the reachable set of every output element (lo, hi, flags)\n"
            "  ops         list the operators: tensors, parameters, dtypes and default plans\n"
            "  candidates  list an operator's CPU candidates (correct variants and mutants)\n"
+           "  gen         write a problem's generated inputs as .bin files\n"
            "\n"
            "options:\n"
            "  -h, --help     print this help (numoracle <command> --help: that command's)\n"
@@ -440,6 +441,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(v, "check") == 0) return cmd_check(argc - 1, argv + 1);
     if (strcmp(v, "bounds") == 0) return cmd_bounds(argc - 1, argv + 1);
+    if (strcmp(v, "gen") == 0) return cmd_gen(argc - 1, argv + 1);
     if (strcmp(v, "ops") == 0) return cmd_ops(argc - 1, argv + 1);
     if (strcmp(v, "candidates") == 0) return cmd_candidates(argc - 1, argv + 1);
     if (v[0] == '-') return cli_error("unknown option '%s' (see numoracle --help)", v);
