@@ -59,6 +59,7 @@ soundness: build
 
 bench: build
 	./$(BUILD)/bench/nmo_bench
+	./$(BUILD)/bench/nmo_tightness
 
 clean:
 	rm -rf $(BUILD)
