@@ -805,3 +805,41 @@ void nmo_cenc_dotk(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *const *f, int k, in
     }
     mpfr_clears(slo, shi, A, SR, a2, keta, em, top, t, (mpfr_ptr)0);
 }
+
+/* Mirrors nmo_fenc_scale_shift (the bound and its source are there). */
+void nmo_cenc_scale_shift(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, const nmo_cenc *a,
+                          const nmo_cenc *m, const nmo_cenc *b)
+{
+    uint32_t fl = x->flags | a->flags | m->flags | b->flags;
+    if (ce_is_nan(x) || ce_is_nan(a) || ce_is_nan(m) || ce_is_nan(b)) { ce_set_nan(r, fl); return; }
+    if (!mpfr_number_p(x->lo) || !mpfr_number_p(x->hi) || !mpfr_number_p(a->lo) ||
+        !mpfr_number_p(a->hi) || !mpfr_number_p(m->lo) || !mpfr_number_p(m->hi) ||
+        !mpfr_number_p(b->lo) || !mpfr_number_p(b->hi)) {
+        ce_set_all(r, fl);
+        return;
+    }
+    mpfr_t dl, dh, lo, hi, e0, t, u;
+    mpfr_inits2(4 * WP, dl, dh, lo, hi, e0, t, u, (mpfr_ptr)0);
+    mpfr_sub(dl, x->lo, m->hi, MPFR_RNDN); /* exact at 4 WP */
+    mpfr_sub(dh, x->hi, m->lo, MPFR_RNDN);
+    ce_mul_exact(c, lo, hi, dl, dh, a->lo, a->hi);
+    mpfr_add(lo, lo, b->lo, MPFR_RNDD);
+    mpfr_add(hi, hi, b->hi, MPFR_RNDU);
+    /* e0 = u (1 + 2u) (X A + B + 2 M A) + 4 eta_c */
+    ce_absmax(t, a);   /* A */
+    ce_absmax(u, x);   /* X */
+    mpfr_mul(e0, u, t, MPFR_RNDU);
+    ce_absmax(u, m);   /* M */
+    mpfr_mul(u, u, t, MPFR_RNDU);
+    mpfr_mul_ui(u, u, 2, MPFR_RNDU);
+    mpfr_add(e0, e0, u, MPFR_RNDU);
+    ce_absmax(u, b);   /* B */
+    mpfr_add(e0, e0, u, MPFR_RNDU);
+    mpfr_mul_d(e0, e0, c->uc * (1 + 2 * c->uc), MPFR_RNDU);
+    mpfr_add_d(e0, e0, 4 * c->etac, MPFR_RNDU);
+    mpfr_sub(lo, lo, e0, MPFR_RNDD);
+    mpfr_add(hi, hi, e0, MPFR_RNDU);
+    double l = ce_round(c, c->cf, lo, NMO_RNE), h = ce_round(c, c->cf, hi, NMO_RNE);
+    ce_setd2(r, l, h, fl);
+    mpfr_clears(dl, dh, lo, hi, e0, t, u, (mpfr_ptr)0);
+}

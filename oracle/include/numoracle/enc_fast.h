@@ -667,11 +667,14 @@ static inline void nmo_fenc_prodk(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *cons
     if (nmo_fe_partial_ovf(c, R * (1 + g) + eta, &fl)) { nmo_fenc_set_all(r, fl); return; }
     double vlo = lo - fabs(lo) * g - eta, vhi = hi + fabs(hi) * g + eta;
     if (!isfinite(vlo) || !isfinite(vhi)) { nmo_fenc_set_all(r, fl); return; }
-    double el = 0, eh = 0;
-    if (!(exact && nr == 0)) {
-        el = (fabs(vlo) + eta) * (k + 3) * 0x1p-52;
-        eh = (fabs(vhi) + eta) * (k + 3) * 0x1p-52;
+    if (exact && nr == 0) { /* the exact product: round it, no radius */
+        r->lo = nmo_fe_round(c, c->cf, vlo, fused ? NMO_RD : NMO_RNE);
+        r->hi = nmo_fe_round(c, c->cf, vhi, fused ? NMO_RU : NMO_RNE);
+        r->flags = fl | c->force_unc;
+        nmo_fe_fix(r);
+        return;
     }
+    double el = (fabs(vlo) + eta) * (k + 3) * 0x1p-52, eh = (fabs(vhi) + eta) * (k + 3) * 0x1p-52;
     r->lo = nmo_fe_snap(c, c->cf, fused ? NMO_RD : NMO_RNE, vlo, el, &fl);
     r->hi = nmo_fe_snap(c, c->cf, fused ? NMO_RU : NMO_RNE, vhi, eh, &fl);
     r->flags = fl;
@@ -736,6 +739,48 @@ static inline void nmo_fenc_dotk(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *const
     double keta = g * A + eta_in + keta_a;
     double err = (double)(n + k + 4) * 0x1p-52 * A * (1 + g) + (keta + eta_in) * 0x1p-48;
     nmo_fe_red_finish(c, r, slo, shi, a2, K, keta, err, fl);
+}
+
+
+/* The fused scale/shift form of an affine normalization, y = x*a + (b - m*a), with the
+ * SAME scale a in both products (cuDNN, PyTorch's group_norm / batch_norm fused params):
+ * sh = RN(b - RN(m a)) or fma(-m, a, b); y = RN(RN(x a) + sh) or fma(x, a, sh). With
+ * |delta| <= u per rounding (Higham, ASNA 2nd ed., §2.2):
+ *   t1 + sh = a (x - m) + b + e,  |e| <= u (1 + 2u) (|x a| + |b| + 2 |m a|) + 4 eta_c
+ * (four roundings that may underflow, or flush under ftz), and y = RN(t1 + sh): the
+ * snap of [C_lo - E0, C_hi + E0], C = a (x - m) + b evaluated exactly over the
+ * enclosures (x - m exact, not rounded): the correlation of the two products is kept,
+ * which evaluating the steps as independent intervals would lose (a rows-long mean
+ * times a wide scale cancels in the exact expression, not in interval arithmetic).
+ * binary64 error: x - m, the corner products and + b, radius (3 |D| A + |b|) 2^-52 +
+ * E0 2^-50. */
+static inline void nmo_fenc_scale_shift(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *x,
+                                        const nmo_fenc *a, const nmo_fenc *m, const nmo_fenc *b)
+{
+    uint32_t fl = x->flags | a->flags | m->flags | b->flags;
+    if (nmo_fenc_is_nan(x) || nmo_fenc_is_nan(a) || nmo_fenc_is_nan(m) || nmo_fenc_is_nan(b)) {
+        nmo_fenc_set_nan(r, fl);
+        return;
+    }
+    if (!isfinite(x->lo) || !isfinite(x->hi) || !isfinite(a->lo) || !isfinite(a->hi) ||
+        !isfinite(m->lo) || !isfinite(m->hi) || !isfinite(b->lo) || !isfinite(b->hi)) {
+        nmo_fenc_set_all(r, fl);
+        return;
+    }
+    double dl = x->lo - m->hi, dh = x->hi - m->lo;
+    double p1 = dl * a->lo, p2 = dl * a->hi, p3 = dh * a->lo, p4 = dh * a->hi;
+    double clo = fmin(fmin(p1, p2), fmin(p3, p4)) + b->lo;
+    double chi = fmax(fmax(p1, p2), fmax(p3, p4)) + b->hi;
+    double A = fmax(fabs(a->lo), fabs(a->hi)), X = fmax(fabs(x->lo), fabs(x->hi));
+    double Mv = fmax(fabs(m->lo), fabs(m->hi)), B = fmax(fabs(b->lo), fabs(b->hi));
+    double e0 = c->uc * (1 + 2 * c->uc) * (X * A + B + 2 * Mv * A) + 4 * c->etac;
+    double vlo = clo - e0, vhi = chi + e0;
+    if (!isfinite(vlo) || !isfinite(vhi)) { nmo_fenc_set_all(r, fl); return; }
+    double e = (3 * fmax(fabs(dl), fabs(dh)) * A + B) * 0x1p-52 + e0 * 0x1p-50;
+    r->lo = nmo_fe_snap(c, c->cf, NMO_RNE, vlo, e, &fl);
+    r->hi = nmo_fe_snap(c, c->cf, NMO_RNE, vhi, e, &fl);
+    r->flags = fl;
+    nmo_fe_fix(r);
 }
 
 #ifdef __cplusplus
