@@ -720,8 +720,9 @@ void nmo_cenc_prodk(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *const *f, int k, i
         mpfr_mul_d(t, t, g, MPFR_RNDU);
         mpfr_add(hi, hi, t, MPFR_RNDU);
         mpfr_add(hi, hi, e, MPFR_RNDU);
-        double l = ce_round(c, c->cf, lo, fused ? NMO_RD : NMO_RNE);
-        double h = ce_round(c, c->cf, hi, fused ? NMO_RU : NMO_RNE);
+        int ftz = fused ? 0 : c->ftz; /* an unrounded (fused) value is never flushed */
+        double l = nmo_fmt_round_mpfr(c->cf, lo, fused ? NMO_RD : NMO_RNE, ftz);
+        double h = nmo_fmt_round_mpfr(c->cf, hi, fused ? NMO_RU : NMO_RNE, ftz);
         ce_setd2(r, l, h, fl);
     }
     mpfr_clears(lo, hi, R, t, e, (mpfr_ptr)0);

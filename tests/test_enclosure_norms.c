@@ -22,15 +22,16 @@
 #include "numoracle/numoracle.h"
 
 static nmo_fmt g_cf; /* compute = acc format of the plan under test */
+static int g_ftz;    /* results flushed to zero (ftz plans) */
 
-static double rn(double x) { return nmo_fmt_round(g_cf, x, NMO_RNE, 0); }
+static double rn(double x) { return nmo_fmt_round(g_cf, x, NMO_RNE, g_ftz); }
 
 /* RN into g_cf of the exact value hi + lo (an exact pair, |lo| <= ulp(hi)/2). */
 static double rn_pair(double hi, double lo)
 {
     double d = nmo_fmt_round(g_cf, hi, NMO_RD, 0), u = nmo_fmt_round(g_cf, hi, NMO_RU, 0);
-    if (d != u && hi == d + (u - d) / 2 && lo != 0) return lo > 0 ? u : d;
-    return nmo_fmt_round(g_cf, hi, NMO_RNE, 0);
+    if (d != u && hi == d + (u - d) / 2 && lo != 0) return rn(lo > 0 ? u : d);
+    return rn(hi);
 }
 
 static double two_sum(double a, double b, double *err)
@@ -118,12 +119,14 @@ static void assoc(const double *v, int n, int fused)
         }
 }
 
-static void check_prodk(nmo_fmt cf, int trials)
+static void check_prodk(nmo_fmt cf, int trials, int ftz)
 {
     nmo_plan p;
     nmo_plan_default(&p, NMO_FP32);
     p.compute = p.acc = p.inter = cf;
+    p.ftz = ftz;
     g_cf = cf;
+    g_ftz = ftz;
     nmo_fctx fc;
     nmo_cctx cc;
     nmo_fctx_init(&fc, &p, NULL);
@@ -168,8 +171,9 @@ static void check_prodk(nmo_fmt cf, int trials)
         for (int i = 0; i < k; i++) nmo_cenc_clear(&cc, &ca[i]);
         nmo_cenc_clear(&cc, &cr);
     }
-    printf("prodk compute=%s: %ld association results checked, %ld outside, %ld fast!=cert\n",
-           nmo_fmt_name(cf), g_checked, g_bad, g_mismatch);
+    printf("prodk compute=%s%s: %ld association results checked, %ld outside, %ld fast!=cert\n",
+           nmo_fmt_name(cf), ftz ? " (ftz)" : "", g_checked, g_bad, g_mismatch);
+    g_ftz = 0;
     cr_expect_eq(g_bad, 0);
     cr_expect_eq(g_mismatch, 0);
     cr_expect_gt(g_checked, 1000);
@@ -177,8 +181,9 @@ static void check_prodk(nmo_fmt cf, int trials)
     nmo_cctx_clear(&cc);
 }
 
-Test(prodk, associations_fp32, .timeout = 600) { check_prodk(NMO_FP32, 1500); }
-Test(prodk, associations_bf16_compute, .timeout = 600) { check_prodk(NMO_BF16, 1500); }
+Test(prodk, associations_fp32, .timeout = 600) { check_prodk(NMO_FP32, 1500, 0); }
+Test(prodk, associations_fp32_ftz, .timeout = 600) { check_prodk(NMO_FP32, 1500, 1); }
+Test(prodk, associations_bf16_compute, .timeout = 600) { check_prodk(NMO_BF16, 1500, 0); }
 
 /* ---------------------------------------------------------------- dotk */
 
@@ -369,3 +374,75 @@ static void check_dotk(nmo_fmt cf, int trials)
 
 Test(dotk, orders_fma_associations_bf16, .timeout = 600) { check_dotk(NMO_BF16, 240); }
 Test(dotk, orders_fma_associations_fp16, .timeout = 600) { check_dotk(NMO_FP16, 240); }
+
+/* ---------------------------------------------------------------- scale_shift */
+
+/* y = x*a + (b - m*a) with the same a: every FMA choice of both products, at sampled
+ * points of the enclosures, fp32 compute. */
+static void check_scale_shift(int trials, int ftz)
+{
+    nmo_plan p;
+    nmo_plan_default(&p, NMO_FP32);
+    p.ftz = ftz;
+    g_cf = NMO_FP32;
+    g_ftz = ftz;
+    nmo_fctx fc;
+    nmo_cctx cc;
+    nmo_fctx_init(&fc, &p, NULL);
+    nmo_cctx_init(&cc, &p, NULL);
+    g_bad = g_mismatch = g_checked = 0;
+    for (int t = 0; t < trials; t++) {
+        uint64_t s = (uint64_t)t * 6007 + 5;
+        double lo[4], hi[4];
+        nmo_fenc fv[4], fr, er;
+        nmo_cenc cv[4], cr;
+        for (int i = 0; i < 4; i++) {
+            rand_iv(s, (uint64_t)i, &lo[i], &hi[i], t % 5 == 0);
+            if (i == 2 && t % 3 == 0) { /* a mean near x: the cancelling case */
+                lo[2] = rn(lo[0] * (1 + 1e-3 * nmo_gen_normal(s, 14, 0)));
+                hi[2] = lo[2];
+                for (int k = 0; k < (int)(nmo_gen_u64(s, 15, 0) % 40); k++) hi[2] = nmo_fmt_next_up(NMO_FP32, hi[2]);
+            }
+            nmo_cenc_init(&cc, &cv[i]);
+            set_iv(&fv[i], &cv[i], lo[i], hi[i]);
+        }
+        nmo_cenc_init(&cc, &cr);
+        nmo_fenc_scale_shift(&fc, &fr, &fv[0], &fv[1], &fv[2], &fv[3]);
+        nmo_cenc_scale_shift(&cc, &cr, &cv[0], &cv[1], &cv[2], &cv[3]);
+        nmo_cenc_export(&cc, &er, &cr);
+        if (!(fr.flags & NMO_EF_UNC) && !(fr.lo == er.lo && fr.hi == er.hi)) {
+            g_mismatch++;
+            if (g_mismatch < 8)
+                cr_log_error("scale_shift: fast [%a, %a] != certified [%a, %a]", fr.lo, fr.hi, er.lo, er.hi);
+        }
+        g_lo = er.lo;
+        g_hi = er.hi;
+        g_nan_ok = (er.flags & NMO_EF_NAN) != 0;
+        for (int q = 0; q < 6; q++) {
+            double v[4];
+            for (int i = 0; i < 4; i++) v[i] = sample(s, (uint64_t)(50 + 8 * q + i), lo[i], hi[i]);
+            if (ftz) /* DAZ: a subnormal input may read as zero */
+                for (int i = 0; i < 4; i++)
+                    if (fabs(v[i]) < 0x1p-126 && nmo_gen_u64(s, 16, (uint64_t)(q * 4 + i)) & 1) v[i] = 0;
+            double x = v[0], a = v[1], m = v[2], b = v[3];
+            double sh1 = rn(b - rn(m * a)), sh2 = rn_add(b, -(m * a)); /* rounded / fma */
+            double shs[2] = {sh1, sh2};
+            for (int k = 0; k < 2; k++) {
+                expect_in("scale_shift (x*a rounded)", rn(rn(x * a) + shs[k]));
+                expect_in("scale_shift (fma)", rn_add(x * a, shs[k]));
+            }
+        }
+        for (int i = 0; i < 4; i++) nmo_cenc_clear(&cc, &cv[i]);
+        nmo_cenc_clear(&cc, &cr);
+    }
+    printf("scale_shift%s: %ld implementation results checked, %ld outside, %ld fast!=cert\n",
+           ftz ? " (ftz)" : "", g_checked, g_bad, g_mismatch);
+    cr_expect_eq(g_bad, 0);
+    cr_expect_eq(g_mismatch, 0);
+    nmo_fctx_clear(&fc);
+    nmo_cctx_clear(&cc);
+    g_ftz = 0;
+}
+
+Test(scale_shift, fma_choices_fp32, .timeout = 600) { check_scale_shift(20000, 0); }
+Test(scale_shift, fma_choices_fp32_ftz, .timeout = 600) { check_scale_shift(5000, 1); }

@@ -667,16 +667,26 @@ static inline void nmo_fenc_prodk(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *cons
     if (nmo_fe_partial_ovf(c, R * (1 + g) + eta, &fl)) { nmo_fenc_set_all(r, fl); return; }
     double vlo = lo - fabs(lo) * g - eta, vhi = hi + fabs(hi) * g + eta;
     if (!isfinite(vlo) || !isfinite(vhi)) { nmo_fenc_set_all(r, fl); return; }
+    /* the unrounded (fused) value is not flushed under ftz: its bounds are directed
+     * roundings without flushing (a following RN(T + c) flushes) */
+    nmo_fctx nf;
+    const nmo_fctx *cs = c;
+    if (fused && c->ftz) {
+        nf = *c;
+        nf.ftz = 0;
+        nf.fp32rn = 1;
+        cs = &nf;
+    }
     if (exact && nr == 0) { /* the exact product: round it, no radius */
-        r->lo = nmo_fe_round(c, c->cf, vlo, fused ? NMO_RD : NMO_RNE);
-        r->hi = nmo_fe_round(c, c->cf, vhi, fused ? NMO_RU : NMO_RNE);
+        r->lo = nmo_fe_round(cs, c->cf, vlo, fused ? NMO_RD : NMO_RNE);
+        r->hi = nmo_fe_round(cs, c->cf, vhi, fused ? NMO_RU : NMO_RNE);
         r->flags = fl | c->force_unc;
         nmo_fe_fix(r);
         return;
     }
     double el = (fabs(vlo) + eta) * (k + 3) * 0x1p-52, eh = (fabs(vhi) + eta) * (k + 3) * 0x1p-52;
-    r->lo = nmo_fe_snap(c, c->cf, fused ? NMO_RD : NMO_RNE, vlo, el, &fl);
-    r->hi = nmo_fe_snap(c, c->cf, fused ? NMO_RU : NMO_RNE, vhi, eh, &fl);
+    r->lo = nmo_fe_snap(cs, c->cf, fused ? NMO_RD : NMO_RNE, vlo, el, &fl);
+    r->hi = nmo_fe_snap(cs, c->cf, fused ? NMO_RU : NMO_RNE, vhi, eh, &fl);
     r->flags = fl;
     nmo_fe_fix(r);
 }
