@@ -648,13 +648,13 @@ static void ce_absmax1(mpfr_ptr m, const nmo_cenc *a)
     if (mpfr_cmp_ui(m, 1) < 0) mpfr_set_ui(m, 1, MPFR_RNDN);
 }
 
-/* Exact interval product of f[0][j] .. f[k-1][j] into lo/hi (precision >= (k+1) WP: the
+/* Exact interval product of f[0][j] .. f[k-1][j] into lo/hi (precision >= 64 (k+1): the
  * endpoints are doubles, so every product is exact), and R = prod max(1, |f|). Returns 0
  * on NaN (0 * inf). */
 static int ce_prod_iv(nmo_cctx *c, mpfr_ptr lo, mpfr_ptr hi, mpfr_ptr R, const nmo_cenc *const *f,
                       int k, int64_t j)
 {
-    mpfr_prec_t pr = (mpfr_prec_t)(k + 1) * WP;
+    mpfr_prec_t pr = (mpfr_prec_t)(k + 1) * 64; /* endpoints are doubles: k of them multiply exactly */
     mpfr_t l2, h2, m;
     mpfr_inits2(pr, l2, h2, m, (mpfr_ptr)0);
     mpfr_set(lo, f[0][j].lo, MPFR_RNDN);
@@ -698,7 +698,7 @@ void nmo_cenc_prodk(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *const *f, int k, i
         r->flags = fl;
         return;
     }
-    mpfr_prec_t pr = (mpfr_prec_t)(k + 1) * WP;
+    mpfr_prec_t pr = (mpfr_prec_t)(k + 1) * 64; /* endpoints are doubles: k of them multiply exactly */
     mpfr_t lo, hi, R, t, e;
     mpfr_inits2(pr + WP, lo, hi, R, t, e, (mpfr_ptr)0);
     if (!ce_prod_iv(c, lo, hi, R, f, k, 0)) {
@@ -743,7 +743,7 @@ void nmo_cenc_dotk(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *const *f, int k, in
     if (mustnan) { ce_set_nan(r, fl); return; }
     if (nonfin) { ce_set_all(r, fl); return; }
     int64_t nn = n > 0 ? n : 1;
-    mpfr_prec_t pr = (mpfr_prec_t)(k + 1) * WP;
+    mpfr_prec_t pr = (mpfr_prec_t)(k + 1) * 64; /* endpoints are doubles: k of them multiply exactly */
     mpfr_t *v = malloc((size_t)nn * 4 * sizeof(mpfr_t));
     mpfr_t Rmax;
     mpfr_init2(Rmax, pr + WP);
