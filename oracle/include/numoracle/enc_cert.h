@@ -73,6 +73,12 @@ void nmo_cenc_gemm_elem(nmo_cctx *c, nmo_cenc *r, const nmo_tensor *A, const nmo
 /* Endpoints are lattice values: exactly doubles. */
 void nmo_cenc_export(nmo_cctx *c, nmo_fenc *dst, const nmo_cenc *src);
 
+/* norms group: see nmo_fenc_prodk / nmo_fenc_dotk in enc_fast.h */
+void nmo_cenc_prodk(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *const *f, int k, int fused);
+void nmo_cenc_dotk(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *const *f, int k, int64_t n, int rounds);
+void nmo_cenc_scale_shift(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, const nmo_cenc *a,
+                          const nmo_cenc *m, const nmo_cenc *b);
+
 #ifdef __cplusplus
 }
 #endif

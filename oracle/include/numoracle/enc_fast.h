@@ -649,6 +649,197 @@ static inline void nmo_fenc_export(nmo_fctx *c, nmo_fenc *dst, const nmo_fenc *s
     *dst = *src;
 }
 
+
+/* ---- norms group: products of k factors, dot products of k-factor terms ------------ */
+
+#define NMO_PRODK_MAX 8
+
+/* gamma for r inner roundings: r u (1 + 2 r u) >= (1 + u)^r - 1 whenever r u <= 1/4
+ * (Higham, ASNA 2nd ed., Lemma 3.1: (1+u)^r - 1 <= r u / (1 - r u)). Both engines use
+ * this same binary64 value. */
+static inline double nmo_fe_gamma(double u, int r) { return r * u * (1 + 2 * r * u); }
+
+/* Product of k <= 8 enclosures f[0..k-1] in any association and order, every
+ * multiplication correctly rounded in compute. The k-2 inner roundings give
+ * T = P (1 +- g) +- eta with P the exact product interval, g = nmo_fe_gamma(u, k-2)
+ * (Higham, ASNA 2nd ed., §3.1) and eta = 2 (k-2) eta_c R, R = prod max(1, |f_i|) (each
+ * underflowing rounding loses at most eta_c, later multiplied by at most R; Higham §2.1);
+ * the last multiplication is the snap RN(T). fused = 1: the last multiplication may also
+ * be left unrounded (contracted into a following add, FMA): [RD(T_lo), RU(T_hi)] holds
+ * both T and RN(T), and RN(T + c) is monotone in T. A factor exactly [0, 0]: exact 0.
+ * binary64 error: k-1 products and 3 more ops, radius (k+3) 2^-52 |v| (0 when every
+ * product is exact: k = 2, fma residual 0). */
+/* Every partial product of the factors is at most R (1 + g) + eta in magnitude: at or
+ * beyond compute's largest finite value some association may overflow (inf, or NaN
+ * later), so the result is not bounded. Near the edge the fast engine cannot tell. */
+static inline int nmo_fe_partial_ovf(nmo_fctx *c, double top, uint32_t *fl)
+{
+    double mf = nmo_fmt_get(c->cf)->max_finite;
+    if (fabs(top - mf) <= mf * 0x1p-30) *fl |= NMO_EF_UNC;
+    return !(top < mf);
+}
+
+static inline void nmo_fenc_prodk(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *const *f, int k,
+                                  int fused)
+{
+    uint32_t fl = 0;
+    int zero = 0, nonfin = 0;
+    for (int i = 0; i < k; i++) {
+        fl |= f[i]->flags;
+        if (nmo_fenc_is_nan(f[i])) { nmo_fenc_set_nan(r, fl); return; }
+        zero |= f[i]->lo == 0 && f[i]->hi == 0;
+        nonfin |= !isfinite(f[i]->lo) || !isfinite(f[i]->hi);
+    }
+    if (zero) { r->lo = r->hi = 0; r->flags = fl | c->force_unc; return; }
+    if (nonfin) { nmo_fenc_set_all(r, fl); return; }
+    if (k == 1) { /* the factor itself */
+        *r = *f[0];
+        r->flags = fl | c->force_unc;
+        return;
+    }
+    double lo = f[0]->lo, hi = f[0]->hi, R = fmax(1, fmax(fabs(lo), fabs(hi)));
+    int exact = 1;
+    for (int i = 1; i < k; i++) {
+        double bl = f[i]->lo, bh = f[i]->hi;
+        double p1 = lo * bl, p2 = lo * bh, p3 = hi * bl, p4 = hi * bh;
+        if (exact)
+            exact = fma(lo, bl, -p1) == 0 && fma(lo, bh, -p2) == 0 && fma(hi, bl, -p3) == 0 &&
+                    fma(hi, bh, -p4) == 0;
+        lo = fmin(fmin(p1, p2), fmin(p3, p4));
+        hi = fmax(fmax(p1, p2), fmax(p3, p4));
+        R *= fmax(1, fmax(fabs(bl), fabs(bh)));
+    }
+    int nr = k > 2 ? k - 2 : 0;
+    double g = nmo_fe_gamma(c->uc, nr), eta = 2.0 * nr * c->etac * R;
+    if (nmo_fe_partial_ovf(c, R * (1 + g) + eta, &fl)) { nmo_fenc_set_all(r, fl); return; }
+    double vlo = lo - fabs(lo) * g - eta, vhi = hi + fabs(hi) * g + eta;
+    if (!isfinite(vlo) || !isfinite(vhi)) { nmo_fenc_set_all(r, fl); return; }
+    /* the unrounded (fused) value is not flushed under ftz: its bounds are directed
+     * roundings without flushing (a following RN(T + c) flushes) */
+    nmo_fctx nf;
+    const nmo_fctx *cs = c;
+    if (fused && c->ftz) {
+        nf = *c;
+        nf.ftz = 0;
+        nf.fp32rn = 1;
+        cs = &nf;
+    }
+    if (exact && nr == 0) { /* the exact product: round it, no radius */
+        r->lo = nmo_fe_round(cs, c->cf, vlo, fused ? NMO_RD : NMO_RNE);
+        r->hi = nmo_fe_round(cs, c->cf, vhi, fused ? NMO_RU : NMO_RNE);
+        r->flags = fl | c->force_unc;
+        nmo_fe_fix(r);
+        return;
+    }
+    double el = (fabs(vlo) + eta) * (k + 3) * 0x1p-52, eh = (fabs(vhi) + eta) * (k + 3) * 0x1p-52;
+    r->lo = nmo_fe_snap(cs, c->cf, fused ? NMO_RD : NMO_RNE, vlo, el, &fl);
+    r->hi = nmo_fe_snap(cs, c->cf, fused ? NMO_RU : NMO_RNE, vhi, eh, &fl);
+    r->flags = fl;
+    nmo_fe_fix(r);
+}
+
+/* Sum over j < n of the product of k <= 8 factors f[0][j] .. f[k-1][j] (enclosures):
+ * each term computed in compute with `rounds` inner roundings in any association, the
+ * terms accumulated in acc in any order and tree, the last multiplication of each term
+ * fused (FMA) or rounded. Term: T_j = P_j (1 +- g) +- eta_j (as nmo_fenc_prodk, g =
+ * nmo_fe_gamma(u_c, rounds), eta_j = 2 rounds eta_c R_j); accumulation: the dot-product
+ * bound n u_a sum|T_j| + n eta_a (2n min_normal under ftz) (Jeannerod & Rump 2013,
+ * Thm 4.2, the last multiplication's operands being floating-point numbers); k = 1 (a
+ * plain sum, rounds = 0): (n-1) u_a sum|x_j| (Thm 4.1), + (n-1) min_normal under ftz.
+ * Inner products that may overflow (nmo_fe_partial_ovf): "anything".
+ * Total: [sum P_lo - E, sum P_hi + E], E = K u_a A' + g A + sum eta_j + keta_a with
+ * A = sum max|P_j|, A' = A (1 + g) + sum eta_j >= sum |T_j|, K = n or n - 1.
+ * binary64 error of sum P and A: (n + k) 2^-53 A, taken as (n + k + 4) 2^-52 A. */
+static inline void nmo_fenc_dotk(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *const *f, int k,
+                                 int64_t n, int rounds)
+{
+    uint32_t fl = 0;
+    int mustnan = 0, nonfin = 0;
+    double slo = 0, shi = 0, A = 0, SR = 0, Rmax = 0;
+    for (int64_t j = 0; j < n; j++) {
+        double lo = f[0][j].lo, hi = f[0][j].hi, R = fmax(1, fmax(fabs(lo), fabs(hi)));
+        fl |= f[0][j].flags;
+        mustnan |= lo != lo;
+        nonfin |= !isfinite(lo) || !isfinite(hi);
+        for (int i = 1; i < k; i++) {
+            double bl = f[i][j].lo, bh = f[i][j].hi;
+            fl |= f[i][j].flags;
+            mustnan |= bl != bl;
+            nonfin |= !isfinite(bl) || !isfinite(bh);
+            double p1 = lo * bl, p2 = lo * bh, p3 = hi * bl, p4 = hi * bh;
+            lo = fmin(fmin(p1, p2), fmin(p3, p4));
+            hi = fmax(fmax(p1, p2), fmax(p3, p4));
+            R *= fmax(1, fmax(fabs(bl), fabs(bh)));
+        }
+        slo += lo;
+        shi += hi;
+        A += fmax(fabs(lo), fabs(hi));
+        SR += R;
+        Rmax = fmax(Rmax, R);
+    }
+    if (mustnan) { nmo_fenc_set_nan(r, fl); return; }
+    if (nonfin || slo != slo || shi != shi) { nmo_fenc_set_all(r, fl); return; }
+    double g = nmo_fe_gamma(c->uc, rounds), eta_in = 2.0 * rounds * c->etac * SR;
+    if (rounds > 0 && nmo_fe_partial_ovf(c, Rmax * (1 + g) + 2.0 * rounds * c->etac * Rmax, &fl)) {
+        nmo_fenc_set_all(r, fl);
+        return;
+    }
+    double K, keta_a;
+    if (k == 1) {
+        K = n > 1 ? (double)(n - 1) : 0;
+        keta_a = c->ftz ? K * c->etaa : 0;
+    } else {
+        K = (double)n;
+        keta_a = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
+    }
+    double a2 = A * (1 + g) + eta_in;
+    double keta = g * A + eta_in + keta_a;
+    double err = (double)(n + k + 4) * 0x1p-52 * A * (1 + g) + (keta + eta_in) * 0x1p-48;
+    nmo_fe_red_finish(c, r, slo, shi, a2, K, keta, err, fl);
+}
+
+
+/* The fused scale/shift form of an affine normalization, y = x*a + (b - m*a), with the
+ * SAME scale a in both products (cuDNN, PyTorch's group_norm / batch_norm fused params):
+ * sh = RN(b - RN(m a)) or fma(-m, a, b); y = RN(RN(x a) + sh) or fma(x, a, sh). With
+ * |delta| <= u per rounding (Higham, ASNA 2nd ed., §2.2):
+ *   t1 + sh = a (x - m) + b + e,  |e| <= u (1 + 2u) (|x a| + |b| + 2 |m a|) + 4 eta_c
+ * (four roundings that may underflow, or flush under ftz), and y = RN(t1 + sh): the
+ * snap of [C_lo - E0, C_hi + E0], C = a (x - m) + b evaluated exactly over the
+ * enclosures (x - m exact, not rounded): the correlation of the two products is kept,
+ * which evaluating the steps as independent intervals would lose (a rows-long mean
+ * times a wide scale cancels in the exact expression, not in interval arithmetic).
+ * binary64 error: x - m, the corner products and + b, radius (3 |D| A + |b|) 2^-52 +
+ * E0 2^-50. */
+static inline void nmo_fenc_scale_shift(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *x,
+                                        const nmo_fenc *a, const nmo_fenc *m, const nmo_fenc *b)
+{
+    uint32_t fl = x->flags | a->flags | m->flags | b->flags;
+    if (nmo_fenc_is_nan(x) || nmo_fenc_is_nan(a) || nmo_fenc_is_nan(m) || nmo_fenc_is_nan(b)) {
+        nmo_fenc_set_nan(r, fl);
+        return;
+    }
+    if (!isfinite(x->lo) || !isfinite(x->hi) || !isfinite(a->lo) || !isfinite(a->hi) ||
+        !isfinite(m->lo) || !isfinite(m->hi) || !isfinite(b->lo) || !isfinite(b->hi)) {
+        nmo_fenc_set_all(r, fl);
+        return;
+    }
+    double dl = x->lo - m->hi, dh = x->hi - m->lo;
+    double p1 = dl * a->lo, p2 = dl * a->hi, p3 = dh * a->lo, p4 = dh * a->hi;
+    double clo = fmin(fmin(p1, p2), fmin(p3, p4)) + b->lo;
+    double chi = fmax(fmax(p1, p2), fmax(p3, p4)) + b->hi;
+    double A = fmax(fabs(a->lo), fabs(a->hi)), X = fmax(fabs(x->lo), fabs(x->hi));
+    double Mv = fmax(fabs(m->lo), fabs(m->hi)), B = fmax(fabs(b->lo), fabs(b->hi));
+    double e0 = c->uc * (1 + 2 * c->uc) * (X * A + B + 2 * Mv * A) + 4 * c->etac;
+    double vlo = clo - e0, vhi = chi + e0;
+    if (!isfinite(vlo) || !isfinite(vhi)) { nmo_fenc_set_all(r, fl); return; }
+    double e = (3 * fmax(fabs(dl), fabs(dh)) * A + B) * 0x1p-52 + e0 * 0x1p-50;
+    r->lo = nmo_fe_snap(c, c->cf, NMO_RNE, vlo, e, &fl);
+    r->hi = nmo_fe_snap(c, c->cf, NMO_RNE, vhi, e, &fl);
+    r->flags = fl;
+    nmo_fe_fix(r);
+}
+
 #ifdef __cplusplus
 }
 #endif

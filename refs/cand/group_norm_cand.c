@@ -1,0 +1,109 @@
+/* numoracle: CPU candidates for group_norm — emulations of two-pass GroupNorm forward
+ * kernels on NCHW input.
+ *
+ *   in  x[N, C, H, W], w[C], b[C]   dtype plan->in
+ *   out y[N, C, H, W]               dtype plan->out
+ *   param[0] groups G (default 4), param[1] eps (default 1e-5, as a float).
+ *
+ * Each (sample, group) block of L = (C/G)*H*W contiguous elements is one segment of
+ * norm_cand_util.h (statistics in the kernel's tree, the affine step in the kernel's
+ * form with w[c], b[c] of the element's channel). The first correct variant is the
+ * default; mutants are the default kernel with one realistic bug each. */
+#include "norm_cand_util.h"
+
+typedef struct {
+    nmo_nc_cfg nc;
+    int w_by_group;  /* MUTANT: w/b indexed by the group g instead of the channel c */
+    int per_channel; /* MUTANT: statistics over one channel's H*W instead of the group */
+} gn_cfg;
+
+static nmo_status gn_run(const nmo_cand_args *a, nmo_err *err, const gn_cfg *c) {
+    static const char op[] = "group_norm";
+    NMO_RETURN_IF_ERR(nmo_cu_check_args(a, op, 3, 1, err));
+    const nmo_tensor *x = &a->in[0];
+    if (x->ndims != 4) return nmo_err_set(err, NMO_ERR_USAGE, "group_norm candidate: x has %d dims", x->ndims);
+    int64_t N = x->dims[0], C = x->dims[1], HW = x->dims[2] * x->dims[3];
+    double gd = nmo_nc_param(a, 0, 4);
+    if (!(gd >= 1) || gd != floor(gd) || C % (int64_t)gd != 0)
+        return nmo_err_set(err, NMO_ERR_USAGE, "group_norm candidate: groups=%g does not divide C", gd);
+    int64_t G = (int64_t)gd, cg = C / G, L = cg * HW;
+    NMO_RETURN_IF_ERR(nmo_cu_check_tensor(x, op, "x", a->plan->in, 4, x->dims, err));
+    NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->in[1], op, "w", a->plan->in, 1, &C, err));
+    NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->in[2], op, "b", a->plan->in, 1, &C, err));
+    NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->out[0], op, "y", a->plan->out, 4, x->dims, err));
+    if (L < 2) return nmo_err_set(err, NMO_ERR_USAGE, "group_norm candidate: group of %lld elements", (long long)L);
+    const float eps = (float)nmo_nc_param(a, 1, 1e-5);
+    float *xv = nmo_cu_load(x), *wv = nmo_cu_load(&a->in[1]), *bv = nmo_cu_load(&a->in[2]);
+    float *yv = (float *)malloc((size_t)(N * C * HW) * sizeof(float));
+    float *d = (float *)malloc((size_t)L * sizeof(float));
+    float *ws = (float *)malloc((size_t)L * sizeof(float));
+    float *bs = (float *)malloc((size_t)L * sizeof(float));
+    if (!xv || !wv || !bv || !yv || !d || !ws || !bs) {
+        free(xv), free(wv), free(bv), free(yv), free(d), free(ws), free(bs);
+        return nmo_err_set(err, NMO_ERR_NOMEM, "group_norm candidate: out of memory");
+    }
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t g = 0; g < G; g++) {
+            int64_t off = (n * G + g) * L;
+            for (int64_t j = 0; j < L; j++) {
+                int64_t ch = c->w_by_group ? g : g * cg + j / HW;
+                ws[j] = wv[ch];
+                bs[j] = bv[ch];
+            }
+            if (c->per_channel) /* each channel of the group normalized on its own */
+                for (int64_t q = 0; q < cg; q++)
+                    nmo_nc_segment(xv + off + q * HW, ws + q * HW, bs + q * HW, yv + off + q * HW, d,
+                                   HW, eps, &c->nc);
+            else
+                nmo_nc_segment(xv + off, ws, bs, yv + off, d, L, eps, &c->nc);
+        }
+    nmo_cu_store(&a->out[0], yv, nmo_cu_plan_store(a->plan));
+    free(xv), free(wv), free(bv), free(yv), free(d), free(ws), free(bs);
+    return NMO_OK;
+}
+
+#define GN_DEFAULT .nc = {.red = NMO_CU_RED_PAIRWISE, .fma = 0, .mean_recip = 0, .rsqrt_emul = 1, \
+                          .form = NMO_NC_DIRECT_FMA}
+
+#define GN_CAND(fname, ...)                                                          \
+    static nmo_status fname(const nmo_cand_args *a, nmo_err *err) {                  \
+        static const gn_cfg c = {__VA_ARGS__};                                       \
+        return gn_run(a, err, &c);                                                   \
+    }
+
+GN_CAND(gn_triton, GN_DEFAULT)
+GN_CAND(gn_fused_block256, .nc = {.red = NMO_CU_RED_BLOCK256, .fma = 1, .mean_recip = 0, .rsqrt_emul = 1,
+                                  .form = NMO_NC_FUSED})
+GN_CAND(gn_warp32_div, .nc = {.red = NMO_CU_RED_WARP32, .fma = 1, .mean_recip = 1, .rsqrt_emul = 0,
+                              .form = NMO_NC_DIVISION})
+GN_CAND(gn_ktile_dw, .nc = {.red = NMO_CU_RED_KTILE32, .fma = 0, .mean_recip = 1, .rsqrt_emul = 0,
+                            .form = NMO_NC_DIRECT_DW})
+
+GN_CAND(gn_mut_naive_var, .nc = {.red = NMO_CU_RED_PAIRWISE, .rsqrt_emul = 1, .form = NMO_NC_DIRECT_FMA,
+                                 .naive_var = 1})
+GN_CAND(gn_mut_w_by_group, GN_DEFAULT, .w_by_group = 1)
+GN_CAND(gn_mut_per_channel, GN_DEFAULT, .per_channel = 1)
+GN_CAND(gn_mut_var_n1, .nc = {.red = NMO_CU_RED_PAIRWISE, .rsqrt_emul = 1, .form = NMO_NC_DIRECT_FMA,
+                              .var_n1 = 1})
+GN_CAND(gn_mut_acc_bf16, .nc = {.red = NMO_CU_RED_PAIRWISE, .rsqrt_emul = 1, .form = NMO_NC_DIRECT_FMA,
+                                .acc16 = NMO_BF16})
+
+const nmo_cand nmo_cand_group_norm[] = {
+    {"group_norm", "triton", 1,
+     "one program per (n, g): tree sums, mean=s/L, var=sum(d*d)/L, rsqrtf, fmaf(d*rstd, w[c], b[c])", gn_triton},
+    {"group_norm", "fused_block256", 1,
+     "256-thread block two-pass stats, fused per-channel a=w*rstd, sh=fmaf(-mean,a,b), y=fmaf(x,a,sh)",
+     gn_fused_block256},
+    {"group_norm", "warp32_div", 1,
+     "one warp per group: fmaf partials + xor butterfly, *(1/L), y = (d / sqrtf(var+eps)) * w + b", gn_warp32_div},
+    {"group_norm", "ktile_dw", 1, "tiles of 32 summed in order, *(1/L), 1/sqrtf, (d*w)*rstd + b", gn_ktile_dw},
+    {"group_norm", "mut_naive_var", 0,
+     "MUTANT: one-pass variance E[x^2] - mean^2 (as Liger-Kernel's group_norm)", gn_mut_naive_var},
+    {"group_norm", "mut_w_by_group", 0, "MUTANT: w/b indexed by the group instead of the channel",
+     gn_mut_w_by_group},
+    {"group_norm", "mut_per_channel", 0, "MUTANT: statistics over each channel's H*W, not the group",
+     gn_mut_per_channel},
+    {"group_norm", "mut_var_n1", 0, "MUTANT: unbiased variance, / (L-1)", gn_mut_var_n1},
+    {"group_norm", "mut_acc_bf16", 0, "MUTANT: both sums in bf16 accumulators", gn_mut_acc_bf16},
+};
+const int nmo_cand_group_norm_n = (int)(sizeof nmo_cand_group_norm / sizeof nmo_cand_group_norm[0]);

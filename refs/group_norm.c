@@ -1,0 +1,123 @@
+/* group_norm (forward): x[N, C, H, W] (NCHW, packed), w[C], b[C]; G = groups divides C.
+ * For sample n and group g the statistics are taken over the L = (C/G)*H*W contiguous
+ * elements of channels g*C/G .. (g+1)*C/G - 1:
+ *   y = (x - mean_ng) * rstd_ng * w[c] + b[c],  rstd_ng = 1/sqrt(var_ng + eps).
+ *
+ * Rounding points (compute, RNE, unless said otherwise), as layer_norm over each group
+ * (refs/norm_common.h):
+ *   sum  = sum x over the group      any order and tree, in `acc`
+ *   mean = sum / L                   or sum * RN(1/L)
+ *   d    = x - mean
+ *   ss   = sum d^2                   any order and tree, FMA or not, in `acc`
+ *   var  = ss / L                    or ss * RN(1/L)
+ *   rstd = rsqrt(var + eps)          plan accuracy, or RN(1/RN(sqrt))
+ *   y    = d * rstd * w[c] + b[c]    any association, FMA or not; or
+ *          (d / sqrt(var+eps)) * w[c] + b[c]; or the fused per-(n, c) scale/shift
+ *          a = w[c]*rstd, y = x*a + (b[c] - mean*a) (PyTorch, cuDNN; FMA or not)
+ *   store y into `out`               (checker: plan round)
+ * Covered: two-pass statistics. Not covered: Welford statistics (PyTorch's native
+ * RowwiseMoments), E[x^2] - mean^2 (Liger-Kernel's group_norm: not a correct
+ * implementation, a mutant here), channels-last layouts. */
+#include "numoracle/ref.h"
+#include "refs/norm_common.h"
+
+void NMO_REF(nmo_ref_group_norm_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
+{
+    int64_t C = c->shape[1], HW = c->shape[2] * c->shape[3];
+    int64_t G = (int64_t)c->param[0], cg = C / G, L = cg * HW, g = u % G;
+    double *x = enc_dvec(ctx, 0, L);
+    double *w = enc_dvec(ctx, 1, C);
+    double *b = enc_dvec(ctx, 2, C);
+    nmo_tensor_load_f64(x, &c->in[0], u * L, L, 1);
+    nmo_tensor_load_f64(w, &c->in[1], 0, C, 1);
+    nmo_tensor_load_f64(b, &c->in[2], 0, C, 1);
+    E *xe = enc_evec(ctx, 0, L);
+    E *d = enc_evec(ctx, 1, L);
+    E mean, rstd, s, we, be, y;
+    enc_init(ctx, &mean), enc_init(ctx, &rstd), enc_init(ctx, &s), enc_init(ctx, &we);
+    enc_init(ctx, &be), enc_init(ctx, &y);
+    norm_tmp t;
+    norm_tmp_init(ctx, &t);
+
+    norm_two_pass(ctx, x, xe, d, L, c->param[1], &mean, &rstd, &s);
+    for (int64_t j = 0; j < L; j++) {
+        int64_t ch = g * cg + j / HW;
+        enc_set_d(ctx, &we, w[ch]);
+        enc_set_d(ctx, &be, b[ch]);
+        norm_affine(ctx, &t, &y, &xe[j], &d[j], &mean, &rstd, &s, &we, &be);
+        enc_export(ctx, &out[0][j], &y);
+    }
+
+    norm_tmp_clear(ctx, &t);
+    enc_clear(ctx, &mean), enc_clear(ctx, &rstd), enc_clear(ctx, &s), enc_clear(ctx, &we);
+    enc_clear(ctx, &be), enc_clear(ctx, &y);
+}
+
+#ifdef NMO_ENGINE_FAST
+#include "refs/ref_common.h"
+
+void NMO_REF_CERT(nmo_ref_group_norm_eval)(nmo_cctx *ctx, const nmo_case *c, int64_t u, nmo_fenc **out);
+
+static nmo_status group_norm_setup(nmo_case *c, nmo_err *err)
+{
+    if (c->nshape != 4)
+        return nmo_err_set(err, NMO_ERR_SHAPE, "group_norm: shape must be NxCxHxW, got %d dims",
+                           c->nshape);
+    double g = c->param[0];
+    if (!(g >= 1) || g != floor(g) || g > (double)c->shape[1] || c->shape[1] % (int64_t)g != 0)
+        return nmo_err_set(err, NMO_ERR_SHAPE,
+                           "group_norm: groups=%g must be a positive integer dividing C=%lld", g,
+                           (long long)c->shape[1]);
+    int64_t C = c->shape[1];
+    NMO_RETURN_IF_ERR(nmo_ref_tensor(&c->in[0], c->plan.in, 4, c->shape, err));
+    NMO_RETURN_IF_ERR(nmo_ref_tensor(&c->in[1], c->plan.in, 1, &C, err));
+    NMO_RETURN_IF_ERR(nmo_ref_tensor(&c->in[2], c->plan.in, 1, &C, err));
+    NMO_RETURN_IF_ERR(nmo_ref_tensor(&c->out[0], c->plan.out, 4, c->shape, err));
+    return NMO_OK;
+}
+
+/* The statistics' extent: one (sample, group) block of (C/G)*H*W elements. */
+static int64_t group_norm_row_len(const nmo_case *c)
+{
+    return c->shape[1] / (int64_t)c->param[0] * c->shape[2] * c->shape[3];
+}
+
+static int64_t group_norm_units(const nmo_case *c) { return c->shape[0] * (int64_t)c->param[0]; }
+
+static void group_norm_span(const nmo_case *c, int64_t u, int k, int64_t *begin, int64_t *count,
+                            int64_t *stride)
+{
+    (void)k;
+    int64_t L = group_norm_row_len(c);
+    *begin = u * L;
+    *count = L;
+    *stride = 1;
+}
+
+const nmo_op nmo_op_group_norm = {
+    .name = "group_norm",
+    .summary = "group normalization of NCHW input over (C/G)*H*W per group, times w[c] plus b[c]",
+    .shape_doc = "NxCxHxW (NCHW); groups must divide C",
+    .rounding_doc = "per group: mean=sum x/L (any order, acc); d=x-mean; var=sum d^2/L (any "
+                    "order, acc); rstd=rsqrt(var+eps)|1/sqrt; y=d*rstd*w+b any association, FMA "
+                    "or not | d/sqrt*w+b | x*a+(b-mean*a), a=w*rstd; two-pass only",
+    .n_in = 3,
+    .in = {{"x", NMO_ROLE_DATA, "input [N, C, H, W]"},
+           {"w", NMO_ROLE_WEIGHT, "per-channel weight [C]"},
+           {"b", NMO_ROLE_BIAS, "per-channel bias [C]"}},
+    .n_out = 1,
+    .out = {{"y", NMO_ROLE_DATA, "output [N, C, H, W]"}},
+    .n_param = 2,
+    .param = {{"groups", 4, "number of groups G (divides C)"},
+              {"eps", 1e-5, "added to the variance inside the root"}},
+    .dtypes = "fp32 bf16 fp16",
+    .test_shapes = "2x12x5x21;4x8x4x4",
+    .test_shapes_large = "2x12x33x41;4x8x4x4",
+    .setup = group_norm_setup,
+    .row_len = group_norm_row_len,
+    .units = group_norm_units,
+    .unit_span = group_norm_span,
+    .eval_fast = NMO_REF_FAST(nmo_ref_group_norm_eval),
+    .eval_cert = NMO_REF_CERT(nmo_ref_group_norm_eval),
+};
+#endif

@@ -1,0 +1,115 @@
+/* numoracle: pieces shared by the normalization references (layer_norm, group_norm,
+ * batchnorm_inference, rms_norm_bwd, layer_norm_bwd). Included by refs/<op>.c after
+ * numoracle/ref.h, so it is compiled once per engine with each operator; everything goes
+ * through enc_* primitives, as in the reference kernels themselves.
+ *
+ * Two-pass statistics (norm_two_pass): the only way of computing mean and variance that
+ * the norm references cover. Welford's online update (PyTorch's native kernels, Apex)
+ * has a different error structure (its M2 depends to first order on the intermediate
+ * means' errors) and is not covered; neither is E[x^2] - mean^2, which is not a correct
+ * implementation (catastrophic cancellation on rows with a large mean). */
+#ifndef NMO_REFS_NORM_COMMON_H
+#define NMO_REFS_NORM_COMMON_H
+
+#include "numoracle/ref.h"
+
+/* 1/N as a factor of an enc_prodk product: a division by N is a multiplication by the
+ * exact 1/N with one rounding, a multiplication by the constant RN(1/N) is another:
+ * the factor is the hull of RN_compute(1/N) and the binary64 interval [pred(q), succ(q)],
+ * q = RN64(1/N), which holds the exact 1/N. Its endpoints are not compute values: use
+ * it only in enc_prodk / enc_dotk (they bound their own binary64 error). */
+static inline void norm_inv_n(E_CTX *ctx, E *r, int64_t n)
+{
+    double q = 1.0 / (double)n;
+    E a, b;
+    enc_init(ctx, &a), enc_init(ctx, &b);
+    enc_const(ctx, r, q);
+    enc_set_d(ctx, &a, nextafter(q, 0.0));
+    enc_set_d(ctx, &b, nextafter(q, 2.0));
+    enc_hull(ctx, &a, &a, &b);
+    enc_hull(ctx, r, r, &a);
+    enc_clear(ctx, &a), enc_clear(ctx, &b);
+}
+
+/* Two-pass statistics of the points x[0..n-1]:
+ *   sum  = sum_j x_j          any order and tree, in acc (summation model)
+ *   mean = sum / N            or sum * RN(1/N)                   (enc_div_si)
+ *   d_j  = x_j - mean         correctly rounded (the same computed mean for every j)
+ *   ss   = sum_j d_j^2        any order and tree, FMA or not, in acc (dot model)
+ *   var  = ss / N             or ss * RN(1/N)
+ *   v    = var + eps          eps held as RN(eps)
+ *   rstd = rsqrt(v)           plan accuracy, or RN(1/RN(sqrt v))  (enc_rsqrt)
+ *   s    = sqrt(v)            for kernels that divide by the standard deviation
+ * Fills xe[j] (x_j as enclosures) and d[j]. */
+static inline void norm_two_pass(E_CTX *ctx, const double *x, E *xe, E *d, int64_t n, double eps,
+                                 E *mean, E *rstd, E *s)
+{
+    E sum, ss, var, ep, v;
+    enc_init(ctx, &sum), enc_init(ctx, &ss), enc_init(ctx, &var), enc_init(ctx, &ep);
+    enc_init(ctx, &v);
+    for (int64_t j = 0; j < n; j++) enc_set_d(ctx, &xe[j], x[j]);
+    enc_sum(ctx, &sum, xe, n);
+    enc_div_si(ctx, mean, &sum, n);
+    for (int64_t j = 0; j < n; j++) enc_sub(ctx, &d[j], &xe[j], mean);
+    const E *f[2] = {d, d};
+    enc_dotk(ctx, &ss, f, 2, n, 0);
+    enc_div_si(ctx, &var, &ss, n);
+    enc_const(ctx, &ep, eps);
+    enc_add(ctx, &v, &var, &ep);
+    enc_rsqrt(ctx, rstd, &v);
+    enc_sqrt(ctx, s, &v);
+    enc_clear(ctx, &sum), enc_clear(ctx, &ss), enc_clear(ctx, &var), enc_clear(ctx, &ep);
+    enc_clear(ctx, &v);
+}
+
+/* Temporaries of norm_affine (MPFR variables in the certified engine: init once). */
+typedef struct {
+    E p, q, y1, y2, a, a2;
+} norm_tmp;
+
+static inline void norm_tmp_init(E_CTX *ctx, norm_tmp *t)
+{
+    enc_init(ctx, &t->p), enc_init(ctx, &t->q), enc_init(ctx, &t->y1), enc_init(ctx, &t->y2);
+    enc_init(ctx, &t->a), enc_init(ctx, &t->a2);
+}
+
+static inline void norm_tmp_clear(E_CTX *ctx, norm_tmp *t)
+{
+    enc_clear(ctx, &t->p), enc_clear(ctx, &t->q), enc_clear(ctx, &t->y1), enc_clear(ctx, &t->y2);
+    enc_clear(ctx, &t->a), enc_clear(ctx, &t->a2);
+}
+
+/* The affine normalization y = (x - mean) * rstd * w + b, in every form kernels use
+ * (the hull of):
+ *   direct:   y = d * rstd * w + b      d = x - mean; the three factors in any
+ *                                        association, the last product FMA'd into + b
+ *                                        or rounded (enc_prodk fused)
+ *   division: y = (d / s) * w + b       s = sqrt(v); last product FMA or not
+ *   fused:    a  = w * rstd  |  w / s    (the scale)
+ *             y  = x * a + (b - mean * a)   both products FMA or not, the same a in
+ *                                           both (enc_scale_shift)
+ * x is the input point, d its deviation enclosure, s = sqrt(var + eps).
+ * Not covered: a shift computed from a differently rounded scale (b - (mean*rstd)*w
+ * next to x*RN(w*rstd)). */
+static inline void norm_affine(E_CTX *ctx, norm_tmp *t, E *y, const E *x, const E *d,
+                               const E *mean, const E *rstd, const E *s, const E *w, const E *b)
+{
+    /* direct */
+    const E *f3[3] = {d, rstd, w};
+    enc_prodk(ctx, &t->p, f3, 3, 1);
+    enc_add(ctx, &t->y1, &t->p, b);
+    /* division */
+    enc_div(ctx, &t->q, d, s);
+    const E *f2[2] = {&t->q, w};
+    enc_prodk(ctx, &t->p, f2, 2, 1);
+    enc_add(ctx, &t->y2, &t->p, b);
+    enc_hull(ctx, &t->y1, &t->y1, &t->y2);
+    /* fused scale and shift */
+    enc_mul(ctx, &t->a, w, rstd);
+    enc_div(ctx, &t->a2, w, s);
+    enc_hull(ctx, &t->a, &t->a, &t->a2);
+    enc_scale_shift(ctx, &t->y2, x, &t->a, mean, b);
+    enc_hull(ctx, y, &t->y1, &t->y2);
+}
+
+#endif
