@@ -238,6 +238,14 @@ static inline void nmo_fenc_div_si(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, 
     nmo_fe_fix(r);
 }
 
+/* s = RN64(a + b) is exactly a + b: Knuth's TwoSum error term is zero (finite values). */
+static inline int nmo_fe_sum_exact(double a, double b, double s)
+{
+    if (!isfinite(s)) return 0;
+    double bb = s - a;
+    return (a - (s - bb)) + (b - bb) == 0;
+}
+
 /* a*b + c with or without FMA contraction: hull of RN(ab + c) (one rounding, inexact in
  * binary64: radius) and RN(RN(ab) + c) (two correctly rounded steps). */
 static inline void nmo_fenc_fma(nmo_fctx *ctx, nmo_fenc *r, const nmo_fenc *a, const nmo_fenc *b,
@@ -252,8 +260,14 @@ static inline void nmo_fenc_fma(nmo_fctx *ctx, nmo_fenc *r, const nmo_fenc *a, c
     nmo_fe_mul_exact(&plo, &phi, a, b);
     if (plo != plo) { nmo_fenc_set_all(r, fl); return; }
     double v1 = plo + c->lo, v2 = phi + c->hi;
-    double f_lo = nmo_fe_snap(ctx, ctx->cf, NMO_RNE, v1, fabs(v1) * 0x1p-53, &fl);
-    double f_hi = nmo_fe_snap(ctx, ctx->cf, NMO_RNE, v2, fabs(v2) * 0x1p-53, &fl);
+    /* The products of lattice values are exact; when the binary64 sum is exact too (its
+     * TwoSum error is 0) the fused value is RN(v) itself, ties included: no radius. */
+    double f_lo = nmo_fe_sum_exact(plo, c->lo, v1)
+                      ? nmo_fe_round(ctx, ctx->cf, v1, NMO_RNE)
+                      : nmo_fe_snap(ctx, ctx->cf, NMO_RNE, v1, fabs(v1) * 0x1p-53, &fl);
+    double f_hi = nmo_fe_sum_exact(phi, c->hi, v2)
+                      ? nmo_fe_round(ctx, ctx->cf, v2, NMO_RNE)
+                      : nmo_fe_snap(ctx, ctx->cf, NMO_RNE, v2, fabs(v2) * 0x1p-53, &fl);
     double m_lo = nmo_fe_round(ctx, ctx->cf, nmo_fe_round(ctx, ctx->cf, plo, NMO_RNE) + c->lo, NMO_RNE);
     double m_hi = nmo_fe_round(ctx, ctx->cf, nmo_fe_round(ctx, ctx->cf, phi, NMO_RNE) + c->hi, NMO_RNE);
     r->lo = fmin(f_lo, m_lo);
