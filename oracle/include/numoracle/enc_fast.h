@@ -238,12 +238,24 @@ static inline void nmo_fenc_div_si(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, 
     nmo_fe_fix(r);
 }
 
-/* s = RN64(a + b) is exactly a + b: Knuth's TwoSum error term is zero (finite values). */
-static inline int nmo_fe_sum_exact(double a, double b, double s)
+/* Knuth's TwoSum: for s = RN64(a + b) (finite), a + b = s + err exactly. */
+static inline double nmo_fe_two_sum_err(double a, double b, double s)
 {
-    if (!isfinite(s)) return 0;
     double bb = s - a;
-    return (a - (s - bb)) + (b - bb) == 0;
+    return (a - (s - bb)) + (b - bb);
+}
+
+/* RN into fp32 (fp32rn plans) of the exact value v + err, |err| <= ulp64(v)/2: RN(v)
+ * unless v is an fp32 midpoint, where the sign of err decides (err = 0: the tie rule).
+ * Overflow (a non-finite RN) is left to the snap. */
+static inline double nmo_fe_rn_pair(nmo_fctx *c, double v, double err, uint32_t *fl)
+{
+    double a = nmo_fe_round(c, NMO_FP32, v, NMO_RNE);
+    if (!isfinite(a)) return nmo_fe_snap(c, NMO_FP32, NMO_RNE, v, fabs(v) * 0x1p-53, fl);
+    if (err == 0 || a == v) return a;
+    double o = nmo_fe_round(c, NMO_FP32, v, a > v ? NMO_RD : NMO_RU);
+    if (!isfinite(o) || a - v != v - o) return a; /* not a midpoint */
+    return err > 0 ? fmax(a, o) : fmin(a, o);
 }
 
 /* a*b + c with or without FMA contraction: hull of RN(ab + c) (one rounding, inexact in
@@ -260,12 +272,17 @@ static inline void nmo_fenc_fma(nmo_fctx *ctx, nmo_fenc *r, const nmo_fenc *a, c
     nmo_fe_mul_exact(&plo, &phi, a, b);
     if (plo != plo) { nmo_fenc_set_all(r, fl); return; }
     double v1 = plo + c->lo, v2 = phi + c->hi;
-    /* The products of lattice values are exact; when the binary64 sum is exact too (its
-     * TwoSum error is 0) the fused value is RN(v) itself, ties included: no radius. */
-    double f_lo = nmo_fe_sum_exact(plo, c->lo, v1)
+    /* The products of lattice values are exact, so v + TwoSum error is the exact fused
+     * value and (fp32 plans) its RN is decided exactly, ties included: no radius. An
+     * infinite operand gives +-inf or NaN, exactly as the certified engine does. */
+    double f_lo = !isfinite(v1) ? v1
+                  : ctx->fp32rn && ctx->cf == NMO_FP32 ? nmo_fe_rn_pair(ctx, v1, nmo_fe_two_sum_err(plo, c->lo, v1), &fl)
+                  : nmo_fe_two_sum_err(plo, c->lo, v1) == 0
                       ? nmo_fe_round(ctx, ctx->cf, v1, NMO_RNE)
                       : nmo_fe_snap(ctx, ctx->cf, NMO_RNE, v1, fabs(v1) * 0x1p-53, &fl);
-    double f_hi = nmo_fe_sum_exact(phi, c->hi, v2)
+    double f_hi = !isfinite(v2) ? v2
+                  : ctx->fp32rn && ctx->cf == NMO_FP32 ? nmo_fe_rn_pair(ctx, v2, nmo_fe_two_sum_err(phi, c->hi, v2), &fl)
+                  : nmo_fe_two_sum_err(phi, c->hi, v2) == 0
                       ? nmo_fe_round(ctx, ctx->cf, v2, NMO_RNE)
                       : nmo_fe_snap(ctx, ctx->cf, NMO_RNE, v2, fabs(v2) * 0x1p-53, &fl);
     double m_lo = nmo_fe_round(ctx, ctx->cf, nmo_fe_round(ctx, ctx->cf, plo, NMO_RNE) + c->lo, NMO_RNE);
