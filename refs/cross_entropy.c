@@ -78,12 +78,12 @@ static int64_t NMO_REF(ce_row)(E_CTX *ctx, const nmo_case *c, int64_t i, E *loss
         /* Liger: S = sum RN(-eps x_j); loss = nll*(1-ls) + (ls*lse + S) */
         enc_neg(ctx, &a, &eps);
         for (int64_t j = 0; j < V; j++) enc_mul(ctx, &t[j], &a, &xe[j]);
-        enc_sum(ctx, &s, t, V);
+        enc_sum_sharp(ctx, &s, t, V);
         enc_fma(ctx, &smooth, &lsc, &lse, &s);
         enc_fma(ctx, &f1, nll, &omls, &smooth);
         /* PyTorch: sm = -sum lp_j; loss = (1-ls)*nll + sm*(ls/V) */
         for (int64_t j = 0; j < V; j++) NMO_REF(nmo_sf_logprob)(ctx, &t[j], &xe[j], &m, &l, &lse);
-        enc_sum(ctx, &s, t, V);
+        enc_sum_sharp(ctx, &s, t, V);
         enc_neg(ctx, sm, &s);
         enc_mul(ctx, &q, sm, &eps);
         enc_fma(ctx, &a, &omls, nll, &q);
@@ -134,7 +134,7 @@ void NMO_REF(nmo_ref_cross_entropy_eval)(E_CTX *ctx, const nmo_case *c, int64_t 
             if (inter) enc_round(ctx, &a, &a, c->plan.inter, NMO_RNE, 0);
             enc_set(ctx, &rl[i], &a); /* rl[i] now holds loss_i / n; keep loss_i in b below */
         }
-        enc_sum(ctx, &tot, rl, k);
+        enc_sum_sharp(ctx, &tot, rl, k);
         /* sum of the rows, then / n: recompute the undivided per-row losses */
         k = 0;
         for (int64_t i = 0; i < rows; i++) {
@@ -146,7 +146,7 @@ void NMO_REF(nmo_ref_cross_entropy_eval)(E_CTX *ctx, const nmo_case *c, int64_t 
             }
             k++;
         }
-        enc_sum(ctx, &t2, rl, k);
+        enc_sum_sharp(ctx, &t2, rl, k);
         enc_div_si(ctx, &t2, &t2, n);
         enc_hull(ctx, &tot, &tot, &t2);
         if (ls != 0) { /* PyTorch: (1-ls)*reduce(nll) + reduce(sm)*(ls/V) */
@@ -158,9 +158,9 @@ void NMO_REF(nmo_ref_cross_entropy_eval)(E_CTX *ctx, const nmo_case *c, int64_t 
             enc_sub(ctx, &omls, &one, &lsc);
             enc_const(ctx, &a, 1.0 - ls);
             enc_hull(ctx, &omls, &omls, &a);
-            enc_sum(ctx, &a, rn, k);
+            enc_sum_sharp(ctx, &a, rn, k);
             enc_div_si(ctx, &a, &a, n);
-            enc_sum(ctx, &b, rs, k);
+            enc_sum_sharp(ctx, &b, rs, k);
             enc_div_si(ctx, &b, &b, n);
             enc_mul(ctx, &q, &b, &eps);
             enc_fma(ctx, &t2, &omls, &a, &q);

@@ -129,8 +129,8 @@ void NMO_REF(nmo_ref_jsd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fen
             enc_mul(ctx, &scaled[i * n + j], lj, &rn);
         }
     }
-    enc_sum(ctx, &s, scaled, total);
-    enc_sum(ctx, &s2, terms, total);
+    enc_sum_sharp(ctx, &s, scaled, total);
+    enc_sum_sharp(ctx, &s2, terms, total);
     enc_div_si(ctx, &s2, &s2, rows);
     enc_hull(ctx, &s, &s, &s2);
     enc_export(ctx, &out[0][0], &s);

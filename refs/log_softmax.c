@@ -33,7 +33,7 @@ void NMO_REF(nmo_ref_log_softmax_eval)(E_CTX *ctx, const nmo_case *c, int64_t u,
         enc_sub(ctx, &d, &xe[j], &m);
         enc_exp(ctx, &ee[j], &d);
     }
-    enc_sum(ctx, &s, ee, n);
+    enc_sum_sharp(ctx, &s, ee, n);
     enc_log(ctx, &l, &s);
     enc_add(ctx, &t, &m, &l); /* lse */
     for (int64_t j = 0; j < n; j++) {

@@ -52,7 +52,7 @@ static inline void NMO_REF(nmo_sf_row_stats)(E_CTX *ctx, const double *x, int64_
         enc_sub(ctx, &d, &xe[j], m);
         enc_exp(ctx, &ee[j], &d);
     }
-    enc_sum(ctx, s, ee, n);
+    enc_sum_sharp(ctx, s, ee, n);
     enc_log(ctx, l, s);
     enc_add(ctx, lse, m, l);
     enc_clear(ctx, &d);

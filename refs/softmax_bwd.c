@@ -28,7 +28,7 @@ void NMO_REF(nmo_ref_softmax_bwd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u,
     enc_init(ctx, &r1), enc_init(ctx, &r2), enc_init(ctx, &p), enc_init(ctx, &q);
     enc_init(ctx, &nq), enc_init(ctx, &ny);
 
-    enc_dot_d(ctx, &s, y, dy, n);
+    enc_dot_sharp_d(ctx, &s, y, dy, n);
     for (int64_t j = 0; j < n; j++) {
         enc_set_d(ctx, &ye, y[j]);
         enc_set_d(ctx, &dye, dy[j]);

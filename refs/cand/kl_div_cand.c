@@ -12,6 +12,7 @@
  * torch: xlogy(t, t) - t*x elementwise, sum over all elements pairwise, then / divisor.
  * warp32: fmaf(t, logf(t), -(t*x)), per-row warp butterfly sums, rows added in order,
  *   then * (1/divisor).
+ * With log_target every variant computes exp(t)*(t - x) (its exp and reduction differ).
  * Mutants: the liger kernel with one realistic bug each. */
 #include "smx_util.h"
 
@@ -71,7 +72,7 @@ static nmo_status kl_run(const nmo_cand_args *a, nmo_err *err, const kl_cfg *c) 
         } else {
             float e = nmo_sf_expf(c->exp, t);
             if (c->no_log) e = t;
-            l[i] = c->form == 1 ? e * t - e * x : c->form == 2 ? fmaf(e, t, -(e * x)) : e * (t - x);
+            l[i] = e * (t - x);
         }
     }
     float out1 = 0.0f;

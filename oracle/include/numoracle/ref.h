@@ -72,6 +72,8 @@ typedef nmo_cctx E_CTX;
 #define enc_export NMO_ENC(export)
 #define enc_hull NMO_ENC(hull)
 #define enc_gemm_elem NMO_ENC(gemm_elem)
+#define enc_sum_sharp NMO_ENC(sum_sharp)
+#define enc_dot_sharp_d NMO_ENC(dot_sharp_d)
 #endif
 
 /* The store of an output: the kernel's value passes the `inter` rounding point only if
