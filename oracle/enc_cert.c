@@ -844,3 +844,132 @@ void nmo_cenc_scale_shift(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, const nmo
     ce_setd2(r, l, h, fl);
     mpfr_clears(dl, dh, lo, hi, e0, t, u, (mpfr_ptr)0);
 }
+
+/* ---- sharpened reductions (softmax family): mirror nmo_fenc_sum_sharp / dot_sharp_d --- */
+
+/* em = min(emj, emr) + keta (emr < 0: none); the overflow test and the snap as in
+ * ce_red_finish with k = kt. */
+static void ce_red_finish_em(nmo_cctx *c, nmo_cenc *r, mpfr_ptr slo, mpfr_ptr shi, mpfr_ptr A,
+                             double kt, mpfr_ptr emj, mpfr_ptr emr, int use_r, double keta,
+                             uint32_t fl)
+{
+    mpfr_t top;
+    mpfr_init2(top, 4 * WP);
+    mpfr_mul_d(top, A, 1 + kt * c->ua, MPFR_RNDU);
+    mpfr_add_d(top, top, keta, MPFR_RNDU);
+    if (!mpfr_number_p(slo) || !mpfr_number_p(shi) || !mpfr_number_p(top) ||
+        mpfr_cmp_d(top, c->maxfin_a) >= 0) {
+        ce_set_all(r, fl);
+    } else {
+        if (use_r && mpfr_cmp(emr, emj) < 0) mpfr_set(emj, emr, MPFR_RNDU);
+        mpfr_add_d(emj, emj, keta, MPFR_RNDU);
+        mpfr_sub(slo, slo, emj, MPFR_RNDD);
+        mpfr_add(shi, shi, emj, MPFR_RNDU);
+        double lo = ce_round(c, c->af, slo, NMO_RU);
+        double hi = ce_round(c, c->af, shi, NMO_RD);
+        ce_setd2(r, lo, hi, fl);
+    }
+    mpfr_clear(top);
+}
+
+void nmo_cenc_sum_sharp(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, int64_t n)
+{
+    uint32_t fl = 0;
+    for (int64_t i = 0; i < n; i++) fl |= x[i].flags;
+    for (int64_t i = 0; i < n; i++)
+        if (ce_is_nan(&x[i])) { ce_set_nan(r, fl); return; }
+    mpfr_ptr *p = ce_ptrs(c, n > 0 ? n : 1);
+    mpfr_t slo, shi, A, R, emj, emr;
+    mpfr_inits2(4 * WP, slo, shi, A, R, emj, emr, (mpfr_ptr)0);
+    for (int64_t i = 0; i < n; i++) p[i] = (mpfr_ptr)x[i].lo;
+    mpfr_sum(slo, p, (unsigned long)n, MPFR_RNDD);
+    for (int64_t i = 0; i < n; i++) p[i] = (mpfr_ptr)x[i].hi;
+    mpfr_sum(shi, p, (unsigned long)n, MPFR_RNDU);
+    /* endpoints are lattice values: |bounds| as doubles pick the same t* as the fast engine */
+    mpfr_t *ab = malloc((size_t)(n > 0 ? n : 1) * sizeof(mpfr_t));
+    double big = -1;
+    int64_t ib = -1, k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        mpfr_init2(ab[i], WP);
+        ce_absmax(ab[i], &x[i]);
+        double m = mpfr_get_d(ab[i], MPFR_RNDN);
+        if (m > big) big = m, ib = i;
+        k += !mpfr_zero_p(x[i].lo) || !mpfr_zero_p(x[i].hi);
+        p[i] = ab[i];
+    }
+    mpfr_sum(A, p, (unsigned long)n, MPFR_RNDU);
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (i != ib) p[m++] = ab[i];
+    mpfr_sum(R, p, (unsigned long)m, MPFR_RNDU);
+    for (int64_t i = 0; i < n; i++) mpfr_clear(ab[i]);
+    free(ab);
+    double kj = k > 1 ? (double)(k - 1) : 0;
+    mpfr_mul_d(emj, A, kj, MPFR_RNDU);
+    mpfr_mul_d(emj, emj, c->ua, MPFR_RNDU);
+    int use_r = c->ua <= c->uc && (double)k * c->ua <= 0.25;
+    mpfr_mul_d(emr, R, 1 + 4 * (double)k * c->ua, MPFR_RNDU);
+    double keta = c->ftz && n > 1 ? (double)(n - 1) * c->etaa : 0;
+    ce_red_finish_em(c, r, slo, shi, A, kj, emj, emr, use_r, keta, fl);
+    mpfr_clears(slo, shi, A, R, emj, emr, (mpfr_ptr)0);
+}
+
+void nmo_cenc_dot_sharp_d(nmo_cctx *c, nmo_cenc *r, const double *x, const double *y, int64_t n)
+{
+    int nan_in = 0, inf_in = 0;
+    for (int64_t i = 0; i < n; i++) {
+        nan_in |= (x[i] != x[i]) | (y[i] != y[i]);
+        inf_in |= isinf(x[i]) | isinf(y[i]);
+    }
+    if (nan_in) { ce_set_nan(r, 0); return; }
+    if (inf_in) { ce_set_all(r, 0); return; }
+    mpfr_t *pr = malloc((size_t)(n > 0 ? n : 1) * 2 * sizeof(mpfr_t));
+    mpfr_ptr *p = ce_ptrs(c, n > 0 ? n : 1);
+    double big = -1;
+    int64_t ib = -1, k = 0;
+    int exact = 1;
+    for (int64_t i = 0; i < n; i++) {
+        double pd = x[i] * y[i]; /* exact: inputs have at most 26 significant bits */
+        mpfr_init2(pr[i], 2 * WP);
+        mpfr_set_d(pr[i], x[i], MPFR_RNDN);
+        mpfr_mul_d(pr[i], pr[i], y[i], MPFR_RNDN); /* exact */
+        mpfr_init2(pr[n + i], 2 * WP);
+        mpfr_abs(pr[n + i], pr[i], MPFR_RNDN);
+        if (fabs(pd) > big) big = fabs(pd), ib = i;
+        k += pd != 0;
+        if (exact && pd != 0 && nmo_fmt_round(c->af, pd, NMO_RNE, c->ftz) != pd) exact = 0;
+    }
+    mpfr_t slo, shi, A, R, emj, emr;
+    mpfr_inits2(4 * WP, slo, shi, A, R, emj, emr, (mpfr_ptr)0);
+    for (int64_t i = 0; i < n; i++) p[i] = pr[i];
+    mpfr_sum(slo, p, (unsigned long)n, MPFR_RNDD);
+    mpfr_sum(shi, p, (unsigned long)n, MPFR_RNDU);
+    for (int64_t i = 0; i < n; i++) p[i] = pr[n + i];
+    mpfr_sum(A, p, (unsigned long)n, MPFR_RNDU);
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (i != ib) p[m++] = pr[n + i];
+    mpfr_sum(R, p, (unsigned long)m, MPFR_RNDU);
+    double kd = (double)k, kt, keta;
+    int use_r;
+    if (exact) {
+        kt = k > 1 ? kd - 1 : 0;
+        use_r = kd * c->ua <= 0.25;
+        mpfr_mul_d(emr, R, 1 + 4 * kd * c->ua, MPFR_RNDU);
+        keta = c->ftz ? 2.0 * (double)n * c->etaa : 0;
+    } else {
+        kt = kd;
+        use_r = kd * c->ua <= 0.125;
+        mpfr_mul_d(emr, R, 1 + 8 * kd * c->ua, MPFR_RNDU);
+        mpfr_set_d(emj, big, MPFR_RNDN);
+        mpfr_mul_d(emj, emj, c->ua, MPFR_RNDU);
+        mpfr_add(emr, emr, emj, MPFR_RNDU);
+        keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
+    }
+    mpfr_mul_d(emj, A, kt, MPFR_RNDU);
+    mpfr_mul_d(emj, emj, c->ua, MPFR_RNDU);
+    ce_red_finish_em(c, r, slo, shi, A, kt, emj, emr, use_r, keta, 0);
+    for (int64_t i = 0; i < 2 * n; i++) mpfr_clear(pr[i]);
+    free(pr);
+    mpfr_clears(slo, shi, A, R, emj, emr, (mpfr_ptr)0);
+}

@@ -248,10 +248,7 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
     }
 
     /* the case: shape -> tensors, params, generated inputs, then the given files */
-    /* parameters before setup: some shape the tensors (a layout, a group count) */
-    double par[NMO_MAX_PARAMS];
-    for (int k = 0; k < op->n_param; k++) par[k] = pset[k] ? pval[k] : op->param[k].def;
-    if (nmo_case_init_params(&pb->c, op, &pb->plan, nshape, shape, par, &err) != NMO_OK)
+    if (nmo_case_init_params(&pb->c, op, &pb->plan, nshape, shape, pval, pset, &err) != NMO_OK)
         return cli_error("%s", err.msg);
     pb->have_case = 1;
     nmo_case_fill(&pb->c, (int)pb->family, pb->seed);

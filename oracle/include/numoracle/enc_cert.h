@@ -72,6 +72,9 @@ void nmo_cenc_gemm_elem(nmo_cctx *c, nmo_cenc *r, const nmo_tensor *A, const nmo
                         int64_t i, int64_t j);
 /* Endpoints are lattice values: exactly doubles. */
 void nmo_cenc_export(nmo_cctx *c, nmo_fenc *dst, const nmo_cenc *src);
+/* Sharpened any-order sum / dot product (enc_fast.h: nonzero-term count, dominant term). */
+void nmo_cenc_sum_sharp(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, int64_t n);
+void nmo_cenc_dot_sharp_d(nmo_cctx *c, nmo_cenc *r, const double *x, const double *y, int64_t n);
 
 /* norms group: see nmo_fenc_prodk / nmo_fenc_dotk in enc_fast.h */
 void nmo_cenc_prodk(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *const *f, int k, int fused);

@@ -269,6 +269,26 @@ static inline void nmo_fenc_div_si(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, 
     nmo_fe_fix(r);
 }
 
+/* Knuth's TwoSum: for s = RN64(a + b) (finite), a + b = s + err exactly. */
+static inline double nmo_fe_two_sum_err(double a, double b, double s)
+{
+    double bb = s - a;
+    return (a - (s - bb)) + (b - bb);
+}
+
+/* RN into fp32 (fp32rn plans) of the exact value v + err, |err| <= ulp64(v)/2: RN(v)
+ * unless v is an fp32 midpoint, where the sign of err decides (err = 0: the tie rule).
+ * Overflow (a non-finite RN) is left to the snap. */
+static inline double nmo_fe_rn_pair(nmo_fctx *c, double v, double err, uint32_t *fl)
+{
+    double a = nmo_fe_round(c, NMO_FP32, v, NMO_RNE);
+    if (!isfinite(a)) return nmo_fe_snap(c, NMO_FP32, NMO_RNE, v, fabs(v) * 0x1p-53, fl);
+    if (err == 0 || a == v) return a;
+    double o = nmo_fe_round(c, NMO_FP32, v, a > v ? NMO_RD : NMO_RU);
+    if (!isfinite(o) || a - v != v - o) return a; /* not a midpoint */
+    return err > 0 ? fmax(a, o) : fmin(a, o);
+}
+
 /* a*b + c with or without FMA contraction: hull of RN(ab + c) (one rounding, inexact in
  * binary64: radius) and RN(RN(ab) + c) (two correctly rounded steps). */
 static inline void nmo_fenc_fma(nmo_fctx *ctx, nmo_fenc *r, const nmo_fenc *a, const nmo_fenc *b,
@@ -283,8 +303,19 @@ static inline void nmo_fenc_fma(nmo_fctx *ctx, nmo_fenc *r, const nmo_fenc *a, c
     nmo_fe_mul_exact(&plo, &phi, a, b);
     if (plo != plo) { nmo_fenc_set_all(r, fl); return; }
     double v1 = plo + c->lo, v2 = phi + c->hi;
-    double f_lo = nmo_fe_snap(ctx, ctx->cf, NMO_RNE, v1, fabs(v1) * 0x1p-53, &fl);
-    double f_hi = nmo_fe_snap(ctx, ctx->cf, NMO_RNE, v2, fabs(v2) * 0x1p-53, &fl);
+    /* The products of lattice values are exact, so v + TwoSum error is the exact fused
+     * value and (fp32 plans) its RN is decided exactly, ties included: no radius. An
+     * infinite operand gives +-inf or NaN, exactly as the certified engine does. */
+    double f_lo = !isfinite(v1) ? v1
+                  : ctx->fp32rn && ctx->cf == NMO_FP32 ? nmo_fe_rn_pair(ctx, v1, nmo_fe_two_sum_err(plo, c->lo, v1), &fl)
+                  : nmo_fe_two_sum_err(plo, c->lo, v1) == 0
+                      ? nmo_fe_round(ctx, ctx->cf, v1, NMO_RNE)
+                      : nmo_fe_snap(ctx, ctx->cf, NMO_RNE, v1, fabs(v1) * 0x1p-53, &fl);
+    double f_hi = !isfinite(v2) ? v2
+                  : ctx->fp32rn && ctx->cf == NMO_FP32 ? nmo_fe_rn_pair(ctx, v2, nmo_fe_two_sum_err(phi, c->hi, v2), &fl)
+                  : nmo_fe_two_sum_err(phi, c->hi, v2) == 0
+                      ? nmo_fe_round(ctx, ctx->cf, v2, NMO_RNE)
+                      : nmo_fe_snap(ctx, ctx->cf, NMO_RNE, v2, fabs(v2) * 0x1p-53, &fl);
     double m_lo = nmo_fe_round(ctx, ctx->cf, nmo_fe_round(ctx, ctx->cf, plo, NMO_RNE) + c->lo, NMO_RNE);
     double m_hi = nmo_fe_round(ctx, ctx->cf, nmo_fe_round(ctx, ctx->cf, phi, NMO_RNE) + c->hi, NMO_RNE);
     r->lo = fmin(f_lo, m_lo);
@@ -838,6 +869,142 @@ static inline void nmo_fenc_scale_shift(nmo_fctx *c, nmo_fenc *r, const nmo_fenc
     r->hi = nmo_fe_snap(c, c->cf, NMO_RNE, vhi, e, &fl);
     r->flags = fl;
     nmo_fe_fix(r);
+}
+
+/* ---- sharpened reductions (softmax family) ---------------------------------------------
+ * Two refinements of the any-order bounds above, both rigorous for RN in acc:
+ *  - an addition with an operand that is exactly 0 is exact, so only the k terms whose
+ *    enclosure is not [0, 0] count: (k-1) u A (Jeannerod & Rump 2013 on those k terms);
+ *  - dominant term: let t* be the term with the largest |bound| and R the sum of the other
+ *    |bounds|. An addition on the path from t* to the root adds a float b to a float a
+ *    and errs by at most |b| (a itself is a candidate), and the b's are disjoint partial
+ *    sums of the other terms; every other addition errs by at most u times a partial sum
+ *    of the other terms. Hence |error| <= R (1+u)^(k-2) (1 + (k-2) u) <= R (1 + 4 k u)
+ *    for k u <= 1/4 (needs the terms to be acc floats: acc at least as precise as
+ *    compute). A sum dominated by one term (a peaked softmax: 1 + tiny terms) is then
+ *    nearly exact instead of (k-1) u wide.
+ * For dot products whose products are all acc floats the same sum bounds apply; otherwise
+ * (products rounded or fused) k u A, or u |p*| + R (1 + 8 k u) for k u <= 1/8 (the first
+ * operation on p* errs by u |p*| plus u times a partial sum of the others).
+ * The model error em = min(...) + the underflow term; the binary64 value of em has
+ * relative error <= (n + 8) 2^-52 (sums of n non-negative terms, a few products). */
+/* dom: the R bound was taken and [dlo, dhi] is the dominant term (acc floats), R the
+ * others' |bounds|: then slo - em <= dlo <= dhi <= shi + em exactly (em >= R), and
+ * slo - em >= dlo - (R + em): when R + em is below the gap to the neighbour the snap is
+ * the dominant endpoint itself, decided without a radius (a peaked softmax sums to
+ * 1 + tiny: binary64 cannot resolve 1 + tiny, this argument can). */
+static inline void nmo_fe_red_finish_em(nmo_fctx *c, nmo_fenc *r, double slo, double shi,
+                                        double a_d, double kt, double em, double keta, double err,
+                                        int64_t n, uint32_t fl, int dom, double dlo, double dhi,
+                                        double R)
+{
+    if (!(fabs(slo) <= 0x1p1000 && fabs(shi) <= 0x1p1000 && a_d <= 0x1p1000)) {
+        nmo_fenc_set_all(r, fl);
+        return;
+    }
+    double e = err + em * (double)(n + 8) * 0x1p-52 + keta * 0x1p-51;
+    em += keta;
+    double vlo = slo - em, vhi = shi + em;
+    double w = (R + em) * (1 + (double)(n + 16) * 0x1p-52);
+    if (dom && !c->ftz && w < dlo - nmo_fmt_next_down(c->af, dlo)) {
+        r->lo = dlo;
+        fl |= c->force_unc;
+    } else {
+        r->lo = nmo_fe_snap(c, c->af, NMO_RU, vlo, e, &fl);
+    }
+    if (dom && !c->ftz && w < nmo_fmt_next_up(c->af, dhi) - dhi) {
+        r->hi = dhi;
+        fl |= c->force_unc;
+    } else {
+        r->hi = nmo_fe_snap(c, c->af, NMO_RD, vhi, e, &fl);
+    }
+    r->flags = fl;
+    nmo_fe_fix(r);
+    double top = a_d * (1 + kt * c->ua) + keta;
+    if (fabs(top - c->maxfin_a) <= c->maxfin_a * 0x1p-30) r->flags |= NMO_EF_UNC;
+    if (top >= c->maxfin_a) nmo_fenc_set_all(r, r->flags);
+}
+
+/* Sum of n enclosures in any order and tree shape, in acc, with the sharpened bound:
+ * min((k-1) u A, R (1 + 4 k u)) (+ (n-1) min_normal under ftz). */
+static inline void nmo_fenc_sum_sharp(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *x, int64_t n)
+{
+    double slo = 0, shi = 0, a = 0, big = -1, R = 0;
+    int64_t ib = -1, k = 0;
+    uint32_t fl = 0;
+    int mustnan = 0;
+    for (int64_t i = 0; i < n; i++) {
+        slo += x[i].lo;
+        shi += x[i].hi;
+        double m = fmax(fabs(x[i].lo), fabs(x[i].hi));
+        a += m;
+        if (m > big) big = m, ib = i;
+        k += x[i].lo != 0 || x[i].hi != 0;
+        fl |= x[i].flags;
+        mustnan |= x[i].lo != x[i].lo;
+    }
+    if (mustnan) { nmo_fenc_set_nan(r, fl); return; }
+    for (int64_t i = 0; i < n; i++)
+        if (i != ib) R += fmax(fabs(x[i].lo), fabs(x[i].hi));
+    double kj = k > 1 ? (double)(k - 1) : 0;
+    double em = kj * c->ua * a;
+    int dom = 0;
+    if (c->ua <= c->uc && (double)k * c->ua <= 0.25) {
+        double er = R * (1 + 4 * (double)k * c->ua);
+        if (er < em) em = er, dom = ib >= 0;
+    }
+    double keta = c->ftz && n > 1 ? (double)(n - 1) * c->etaa : 0;
+    nmo_fe_red_finish_em(c, r, slo, shi, a, kj, em, keta, (double)n * 0x1p-53 * a, n, fl, dom,
+                         dom ? x[ib].lo : 0, dom ? x[ib].hi : 0, R);
+}
+
+/* Dot product of two point vectors (input values) in any order, FMA or not, in acc, with
+ * the sharpened bounds (exact products: as nmo_fenc_sum_sharp; else min(k u A,
+ * u |p*| + R (1 + 8 k u))) plus the underflow term. */
+static inline void nmo_fenc_dot_sharp_d(nmo_fctx *c, nmo_fenc *r, const double *x, const double *y,
+                                        int64_t n)
+{
+    double s = 0, a = 0, big = -1, R = 0;
+    int64_t ib = -1, k = 0;
+    int exact = 1;
+    for (int64_t i = 0; i < n; i++) {
+        double p = x[i] * y[i], ap = fabs(p);
+        s += p;
+        a += ap;
+        if (ap > big) big = ap, ib = i;
+        k += p != 0;
+        if (exact && p != 0 && nmo_fmt_round(c->af, p, NMO_RNE, c->ftz) != p) exact = 0;
+    }
+    if (s != s || !(a <= INFINITY)) {
+        int nan_in = 0;
+        for (int64_t i = 0; i < n; i++) nan_in |= (x[i] != x[i]) | (y[i] != y[i]);
+        if (nan_in) { nmo_fenc_set_nan(r, 0); return; }
+        nmo_fenc_set_all(r, 0);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++)
+        if (i != ib) R += fabs(x[i] * y[i]);
+    double kd = (double)k, em, kt, keta;
+    int dom = 0;
+    if (exact) {
+        kt = k > 1 ? kd - 1 : 0;
+        em = kt * c->ua * a;
+        if (kd * c->ua <= 0.25) {
+            double er = R * (1 + 4 * kd * c->ua);
+            if (er < em) em = er, dom = ib >= 0;
+        }
+        keta = c->ftz ? 2.0 * (double)n * c->etaa : 0;
+    } else {
+        kt = kd;
+        em = kd * c->ua * a;
+        if (kd * c->ua <= 0.125) {
+            double er = c->ua * big + R * (1 + 8 * kd * c->ua);
+            if (er < em) em = er;
+        }
+        keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
+    }
+    double pd = dom ? x[ib] * y[ib] : 0;
+    nmo_fe_red_finish_em(c, r, s, s, a, kt, em, keta, (double)n * 0x1p-53 * a, n, 0, dom, pd, pd, R);
 }
 
 #ifdef __cplusplus

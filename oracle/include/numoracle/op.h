@@ -115,11 +115,12 @@ const nmo_op *nmo_op_find(const char *name);
  * override. Inputs get allocated (zeroed) storage; outputs descriptions only. */
 nmo_status nmo_case_init(nmo_case *c, const nmo_op *op, const nmo_plan *plan, int nshape,
                          const int64_t *shape, nmo_err *err);
-/* The same with the parameters given (param[k], k < op->n_param; NULL: the defaults):
- * setup sees them, so parameters that shape the tensors (a layout, a number of groups)
- * take effect. */
+/* As nmo_case_init, with parameters: param[k] replaces the default where set[k] != 0
+ * (param or set NULL: defaults). setup sees the final parameters, so an output's shape
+ * may depend on one (a loss reduction: [M] for none, [1] for mean/sum). */
 nmo_status nmo_case_init_params(nmo_case *c, const nmo_op *op, const nmo_plan *plan, int nshape,
-                                const int64_t *shape, const double *param, nmo_err *err);
+                                const int64_t *shape, const double *param, const int *set,
+                                nmo_err *err);
 void nmo_case_free(nmo_case *c);
 /* Fill the inputs from a family (stream k for input k). */
 void nmo_case_fill(nmo_case *c, int family, uint64_t seed);

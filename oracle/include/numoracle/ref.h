@@ -75,6 +75,8 @@ typedef nmo_cctx E_CTX;
 #define enc_prodk NMO_ENC(prodk)
 #define enc_dotk NMO_ENC(dotk)
 #define enc_scale_shift NMO_ENC(scale_shift)
+#define enc_sum_sharp NMO_ENC(sum_sharp)
+#define enc_dot_sharp_d NMO_ENC(dot_sharp_d)
 #endif
 
 /* The store of an output: the kernel's value passes the `inter` rounding point only if

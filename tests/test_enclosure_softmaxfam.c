@@ -1,0 +1,397 @@
+/* Enclosure soundness of the primitives the softmax family added or changed:
+ *
+ *  - enc_sum_sharp: every evaluation order and tree shape (sampled: random trees, the
+ *    sequential orders largest-first and smallest-first) of every choice of points in the
+ *    term enclosures, rounded RN in acc, lies in the fast and the certified enclosure;
+ *    fast == certified unless the fast one flags UNC. Term sets include a dominant term
+ *    with many tiny ones just below half an ulp of it (the worst case of the dominant-term
+ *    bound: every addition rounds the tiny term away), exact zeros, mixed signs, and
+ *    terms that align their errors. The largest observed |error| / model bound is printed
+ *    and must come near 1 (a test whose data never approaches the bound could not fail).
+ *  - enc_dot_sharp_d: the same for dot products with a random FMA-or-not choice at every
+ *    multiply-add, for products exact in acc (bf16 inputs, fp32 acc) and not (fp32
+ *    inputs; bf16 inputs with a bf16 accumulator).
+ *  - enc_fma (fast engine: exact RN(v + err) on fp32 plans): fused and unfused results at
+ *    exact fp32 midpoints, at midpoints perturbed by a term binary64 cannot hold, and on
+ *    random operands, lie in both enclosures; fast == certified and never UNC there. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "numoracle/enc_cert.h"
+#include "numoracle/enc_fast.h"
+#include "numoracle/numoracle.h"
+
+/* RN into f of the exact value s + e (s = RN64(s + e) of a TwoSum; |e| <= ulp64(s)/2). */
+static double rn_pair(nmo_fmt f, double s, double e)
+{
+    double a = nmo_fmt_round(f, s, NMO_RNE, 0);
+    if (e == 0 || a == s) return a;
+    double d = nmo_fmt_round(f, s, NMO_RD, 0), u = nmo_fmt_round(f, s, NMO_RU, 0);
+    if (d != u && s - d == u - s) return e > 0 ? u : d;
+    return a;
+}
+
+static double two_sum(double a, double b, double *e)
+{
+    double s = a + b, bb = s - a;
+    *e = (a - (s - bb)) + (b - bb);
+    return s;
+}
+
+/* RN_f(p + c), p exact in binary64 (a product of <= 26-bit values), c an f value. */
+static double rn_add(nmo_fmt f, double p, double c)
+{
+    double e, s = two_sum(p, c, &e);
+    return rn_pair(f, s, e);
+}
+
+static uint64_t g_rng;
+static uint64_t rnd(void)
+{
+    g_rng += 0x9e3779b97f4a7c15ULL;
+    uint64_t z = g_rng;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+static double unif(void) { return ((double)(rnd() >> 11) + 0.5) * 0x1p-53; }
+static double gauss(void) { return sqrt(-2 * log(unif())) * cos(6.283185307179586 * unif()); }
+
+/* ------------------------------------------------------------------ shared checking */
+
+typedef struct {
+    nmo_fmt acc;
+    nmo_plan plan;
+    nmo_fctx fc;
+    nmo_cctx cc;
+    double lo, hi, exact, bound, worst;
+    long evals, outside, mismatch, unc;
+} ctx_t;
+
+static void ctx_init(ctx_t *t, nmo_fmt in, nmo_fmt compute, nmo_fmt acc)
+{
+    memset(t, 0, sizeof *t);
+    nmo_plan_default(&t->plan, in);
+    t->plan.compute = t->plan.inter = compute;
+    t->plan.acc = acc;
+    t->acc = acc;
+    cr_assert_eq(nmo_fctx_init(&t->fc, &t->plan, NULL), NMO_OK);
+    cr_assert_eq(nmo_cctx_init(&t->cc, &t->plan, NULL), NMO_OK);
+}
+
+static void ctx_done(ctx_t *t)
+{
+    nmo_fctx_clear(&t->fc);
+    nmo_cctx_clear(&t->cc);
+}
+
+/* Compare the engines and set the enclosure the results are checked against (the
+ * certified one, the definition; the fast one must equal it or flag UNC). */
+static void engines(ctx_t *t, const nmo_fenc *ef, nmo_cenc *ec, const char *what)
+{
+    nmo_fenc e;
+    nmo_cenc_export(&t->cc, &e, ec);
+    if (ef->flags & NMO_EF_UNC) t->unc++;
+    else if (!(ef->lo == e.lo && ef->hi == e.hi)) {
+        t->mismatch++;
+        if (t->mismatch < 6)
+            cr_log_error("%s: fast [%a, %a] != certified [%a, %a]", what, ef->lo, ef->hi, e.lo, e.hi);
+    }
+    t->lo = e.lo;
+    t->hi = e.hi;
+}
+
+static void result(ctx_t *t, double r, const char *what)
+{
+    t->evals++;
+    if (!(r >= t->lo && r <= t->hi)) {
+        t->outside++;
+        if (t->outside < 6)
+            cr_log_error("%s: result %a outside [%a, %a] (exact %a)", what, r, t->lo, t->hi, t->exact);
+    }
+    if (t->bound > 0 && isfinite(r)) {
+        double q = fabs(r - t->exact) / t->bound;
+        if (q > t->worst) t->worst = q;
+    }
+}
+
+/* ------------------------------------------------------------------ term sets */
+
+#define NMAX 96
+
+/* Term set of kind k (values of format f). */
+static int make_terms(nmo_fmt f, int kind, double *v)
+{
+    int n = 2 + (int)(rnd() % (NMAX - 2));
+    double ulp1 = nmo_fmt_ulp(f, 1.0);
+    for (int i = 0; i < n; i++) {
+        double x;
+        switch (kind) {
+        case 0: /* dominant 1 and tiny same-sign terms just below half an ulp of it */
+            x = i == 0 ? 1.0 : ulp1 * (0.40 + 0.09 * unif());
+            break;
+        case 1: /* dominant and tiny mixed-sign terms of random size */
+            x = i == 0 ? 1 + unif() : ldexp(gauss(), -10 - (int)(rnd() % 30));
+            break;
+        case 2: /* exact zeros among a few terms */
+            x = (rnd() % 4) ? 0.0 : gauss();
+            break;
+        case 3: /* same sign, nearly equal: errors align */
+            x = 1 + unif() / 16;
+            break;
+        case 4: /* mixed signs, wide exponents */
+            x = ldexp(gauss(), (int)(rnd() % 16) - 8);
+            break;
+        default: /* dominant with medium terms */
+            x = i == 0 ? 64 * (1 + unif()) : gauss();
+            break;
+        }
+        v[i] = nmo_fmt_round(f, x, NMO_RNE, 0);
+    }
+    /* shuffle: the dominant term anywhere */
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)(rnd() % (uint64_t)(i + 1));
+        double s = v[i];
+        v[i] = v[j];
+        v[j] = s;
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------------ sums */
+
+/* one evaluation: random tree (mode 0), sequential largest-|x|-first (1), smallest-first (2) */
+static double eval_sum(nmo_fmt f, const double *x, int n, int mode)
+{
+    double w[NMAX];
+    memcpy(w, x, (size_t)n * sizeof(double));
+    if (mode) {
+        for (int i = 1; i < n; i++) /* insertion sort by |x| */
+            for (int j = i; j > 0 && (mode == 1 ? fabs(w[j]) > fabs(w[j - 1]) : fabs(w[j]) < fabs(w[j - 1])); j--) {
+                double s = w[j];
+                w[j] = w[j - 1];
+                w[j - 1] = s;
+            }
+        double a = w[0];
+        for (int i = 1; i < n; i++) a = rn_add(f, a, w[i]);
+        return a;
+    }
+    int m = n;
+    while (m > 1) {
+        int i = (int)(rnd() % (uint64_t)m), j = (int)(rnd() % (uint64_t)(m - 1));
+        if (j >= i) j++;
+        double s = rn_add(f, w[i], w[j]);
+        int lo = i < j ? i : j, hi = i < j ? j : i;
+        w[lo] = s;
+        w[hi] = w[m - 1];
+        m--;
+    }
+    return w[0];
+}
+
+static void sum_case(ctx_t *t, int kind, int intervals)
+{
+    double v[NMAX], lo[NMAX], hi[NMAX];
+    int n = make_terms(t->acc, kind, v);
+    nmo_fenc xf[NMAX];
+    nmo_cenc xc[NMAX];
+    double sabs = 0, big = 0, exact = 0;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        lo[i] = hi[i] = v[i];
+        if (intervals && v[i] != 0 && rnd() % 2)
+            for (int s = (int)(rnd() % 3); s >= 0; s--) hi[i] = nmo_fmt_next_up(t->acc, hi[i]);
+        xf[i].lo = lo[i], xf[i].hi = hi[i], xf[i].flags = 0;
+        nmo_cenc_init(&t->cc, &xc[i]);
+        mpfr_set_d(xc[i].lo, lo[i], MPFR_RNDN);
+        mpfr_set_d(xc[i].hi, hi[i], MPFR_RNDN);
+        xc[i].flags = 0;
+        double m = fmax(fabs(lo[i]), fabs(hi[i]));
+        sabs += m, big = fmax(big, m);
+        k += lo[i] != 0 || hi[i] != 0;
+    }
+    nmo_fenc ef;
+    nmo_cenc ec;
+    nmo_cenc_init(&t->cc, &ec);
+    nmo_fenc_sum_sharp(&t->fc, &ef, xf, n);
+    nmo_cenc_sum_sharp(&t->cc, &ec, xc, n);
+    engines(t, &ef, &ec, "sum_sharp");
+    double R = sabs - big, ua = t->fc.ua;
+    double bj = (k > 1 ? k - 1 : 0) * ua * sabs, br = R * (1 + 4 * k * ua);
+    t->bound = fmin(bj, br);
+    for (int rep = 0; rep < 40; rep++) {
+        double pt[NMAX];
+        exact = 0;
+        for (int i = 0; i < n; i++) {
+            pt[i] = lo[i];
+            if (hi[i] != lo[i] && rnd() % 2) pt[i] = hi[i];
+            exact += pt[i]; /* for the ratio report only */
+        }
+        t->exact = exact;
+        result(t, eval_sum(t->acc, pt, n, rep < 3 ? rep : 0), "sum_sharp");
+    }
+    for (int i = 0; i < n; i++) nmo_cenc_clear(&t->cc, &xc[i]);
+    nmo_cenc_clear(&t->cc, &ec);
+}
+
+static void sum_suite(nmo_fmt acc, int trials)
+{
+    ctx_t t;
+    ctx_init(&t, acc, acc, acc);
+    g_rng = 12345 + (uint64_t)acc;
+    for (int tr = 0; tr < trials; tr++) sum_case(&t, tr % 6, tr % 3 == 2);
+    printf("sum_sharp %s: %ld results, %ld outside, %ld fast!=cert, %ld UNC, worst |error|/bound = %.3f\n",
+           nmo_fmt_name(acc), t.evals, t.outside, t.mismatch, t.unc, t.worst);
+    cr_expect_eq(t.outside, 0);
+    cr_expect_eq(t.mismatch, 0);
+    cr_expect_gt(t.worst, 0.5, "the data never approaches the bound (worst ratio %.3f)", t.worst);
+    ctx_done(&t);
+}
+
+Test(sum_sharp, bf16) { sum_suite(NMO_BF16, 600); }
+Test(sum_sharp, fp16) { sum_suite(NMO_FP16, 600); }
+Test(sum_sharp, fp32) { sum_suite(NMO_FP32, 600); }
+
+/* ------------------------------------------------------------------ dot products */
+
+static double eval_dot(nmo_fmt f, const double *x, const double *y, int n, int mode)
+{
+    /* items: pending product (not yet rounded) or a value */
+    double a[NMAX], b[NMAX], v[NMAX];
+    int prod[NMAX];
+    int idx[NMAX];
+    for (int i = 0; i < n; i++) a[i] = x[i], b[i] = y[i], prod[i] = 1, idx[i] = i;
+    if (mode) { /* sequential in index order (mode 1) or reversed (2), FMA at random */
+        double acc = 0;
+        for (int s = 0; s < n; s++) {
+            int i = mode == 1 ? s : n - 1 - s;
+            double p = x[i] * y[i];
+            acc = rnd() % 2 ? rn_add(f, p, acc) : rn_add(f, nmo_fmt_round(f, p, NMO_RNE, 0), acc);
+        }
+        return acc;
+    }
+    int m = n;
+    (void)idx;
+    while (m > 1) {
+        int i = (int)(rnd() % (uint64_t)m), j = (int)(rnd() % (uint64_t)(m - 1));
+        if (j >= i) j++;
+        double r;
+        double vi = prod[i] ? nmo_fmt_round(f, a[i] * b[i], NMO_RNE, 0) : v[i];
+        double vj = prod[j] ? nmo_fmt_round(f, a[j] * b[j], NMO_RNE, 0) : v[j];
+        if (prod[i] && rnd() % 2) r = rn_add(f, a[i] * b[i], vj);       /* fma(a_i, b_i, vj) */
+        else if (prod[j] && rnd() % 2) r = rn_add(f, a[j] * b[j], vi);  /* fma(a_j, b_j, vi) */
+        else r = rn_add(f, vi, vj);
+        int lo = i < j ? i : j, hi = i < j ? j : i;
+        prod[lo] = 0, v[lo] = r;
+        a[hi] = a[m - 1], b[hi] = b[m - 1], v[hi] = v[m - 1], prod[hi] = prod[m - 1];
+        m--;
+    }
+    return prod[0] ? nmo_fmt_round(f, a[0] * b[0], NMO_RNE, 0) : v[0];
+}
+
+static void dot_suite(nmo_fmt in, nmo_fmt acc, int trials, double want)
+{
+    ctx_t t;
+    ctx_init(&t, in, acc, acc);
+    g_rng = 777 + 31 * (uint64_t)in + (uint64_t)acc;
+    long n_exact = 0;
+    for (int tr = 0; tr < trials; tr++) {
+        double x[NMAX], y[NMAX];
+        int kind = tr % 6;
+        int n = make_terms(in, kind, x);
+        for (int i = 0; i < n; i++) {
+            double g = kind == 2 || kind == 0 ? 1.0 : 1 + gauss() / 8;
+            if (kind == 2 && rnd() % 3 == 0) g = 0;
+            y[i] = nmo_fmt_round(in, g, NMO_RNE, 0);
+        }
+        double sabs = 0, big = 0, exact = 0;
+        int k = 0, ex = 1;
+        for (int i = 0; i < n; i++) {
+            double p = x[i] * y[i];
+            sabs += fabs(p), big = fmax(big, fabs(p)), exact += p;
+            k += p != 0;
+            if (p != 0 && nmo_fmt_round(acc, p, NMO_RNE, 0) != p) ex = 0;
+        }
+        n_exact += ex;
+        nmo_fenc ef;
+        nmo_cenc ec;
+        nmo_cenc_init(&t.cc, &ec);
+        nmo_fenc_dot_sharp_d(&t.fc, &ef, x, y, n);
+        nmo_cenc_dot_sharp_d(&t.cc, &ec, x, y, n);
+        engines(&t, &ef, &ec, "dot_sharp_d");
+        nmo_cenc_clear(&t.cc, &ec);
+        double R = sabs - big, ua = t.fc.ua;
+        t.bound = ex ? fmin((k > 1 ? k - 1 : 0) * ua * sabs, R * (1 + 4 * k * ua))
+                     : fmin(k * ua * sabs, ua * big + R * (1 + 8 * k * ua));
+        t.exact = exact;
+        for (int rep = 0; rep < 40; rep++) result(&t, eval_dot(acc, x, y, n, rep < 3 ? rep : 0), "dot_sharp_d");
+    }
+    printf("dot_sharp_d in=%s acc=%s: %ld results (%ld of %d sets with exact products), %ld outside, "
+           "%ld fast!=cert, %ld UNC, worst |error|/bound = %.3f\n",
+           nmo_fmt_name(in), nmo_fmt_name(acc), t.evals, n_exact, trials, t.outside, t.mismatch, t.unc,
+           t.worst);
+    cr_expect_eq(t.outside, 0);
+    cr_expect_eq(t.mismatch, 0);
+    cr_expect_gt(t.worst, want, "the data never approaches the bound (worst ratio %.3f)", t.worst);
+    ctx_done(&t);
+}
+
+Test(dot_sharp, bf16_in_fp32_acc_exact_products) { dot_suite(NMO_BF16, NMO_FP32, 600, 0.3); }
+Test(dot_sharp, bf16_in_bf16_acc) { dot_suite(NMO_BF16, NMO_BF16, 600, 0.3); }
+Test(dot_sharp, fp32_in_fp32_acc) { dot_suite(NMO_FP32, NMO_FP32, 600, 0.1); }
+
+/* ------------------------------------------------------------------ fma at ties */
+
+static void fma_one(ctx_t *t, double a, double b, double c, long *ties)
+{
+    nmo_fenc fa = {a, a, 0}, fb = {b, b, 0}, fcv = {c, c, 0}, fr;
+    nmo_cenc ca, cb, cc, cr;
+    nmo_cenc_init(&t->cc, &ca), nmo_cenc_init(&t->cc, &cb), nmo_cenc_init(&t->cc, &cc), nmo_cenc_init(&t->cc, &cr);
+    nmo_cenc_set_d(&t->cc, &ca, a), nmo_cenc_set_d(&t->cc, &cb, b), nmo_cenc_set_d(&t->cc, &cc, c);
+    nmo_fenc_fma(&t->fc, &fr, &fa, &fb, &fcv);
+    nmo_cenc_fma(&t->cc, &cr, &ca, &cb, &cc);
+    engines(t, &fr, &cr, "fma");
+    double p = a * b, e, s = two_sum(p, c, &e);
+    double d = nmo_fmt_round(NMO_FP32, s, NMO_RD, 0), u = nmo_fmt_round(NMO_FP32, s, NMO_RU, 0);
+    if (d != u && s - d == u - s) (*ties)++;
+    t->exact = s;
+    result(t, rn_add(NMO_FP32, p, c), "fma fused");
+    result(t, rn_add(NMO_FP32, nmo_fmt_round(NMO_FP32, p, NMO_RNE, 0), c), "fma unfused");
+    nmo_cenc_clear(&t->cc, &ca), nmo_cenc_clear(&t->cc, &cb), nmo_cenc_clear(&t->cc, &cc), nmo_cenc_clear(&t->cc, &cr);
+}
+
+Test(fma_exact, ties_and_random)
+{
+    ctx_t t;
+    ctx_init(&t, NMO_BF16, NMO_FP32, NMO_FP32);
+    g_rng = 99;
+    long ties = 0;
+    for (int tr = 0; tr < 20000; tr++) {
+        double a, b, c;
+        if (tr % 3 == 0) { /* (1 + i 2^-12)(1 + j 2^-12), ij odd: an fp32 midpoint; c tiny or 0 */
+            int i = 2 * (int)(rnd() % 512) + 1, j = 2 * (int)(rnd() % 512) + 1;
+            a = 1 + i * 0x1p-12, b = 1 + j * 0x1p-12;
+            int ec = (int)(rnd() % 40);
+            c = ec == 0 ? 0.0 : (rnd() % 2 ? 1 : -1) * ldexp(1 + (double)(rnd() % 8) / 8, -40 - ec);
+        } else if (tr % 3 == 1) { /* bf16 a, b and an fp32 c one binade below a*b */
+            a = nmo_fmt_round(NMO_BF16, gauss(), NMO_RNE, 0);
+            b = nmo_fmt_round(NMO_BF16, gauss(), NMO_RNE, 0);
+            c = nmo_fmt_round(NMO_FP32, -a * b * (0.5 + unif() / 2), NMO_RNE, 0);
+            if (rnd() % 2) c = -c;
+        } else { /* random fp32 */
+            a = nmo_fmt_round(NMO_FP32, gauss(), NMO_RNE, 0);
+            b = nmo_fmt_round(NMO_FP32, ldexp(gauss(), (int)(rnd() % 20) - 10), NMO_RNE, 0);
+            c = nmo_fmt_round(NMO_FP32, ldexp(gauss(), (int)(rnd() % 20) - 10), NMO_RNE, 0);
+        }
+        fma_one(&t, a, b, c, &ties);
+    }
+    printf("fma fp32 plan: %ld results, %ld at exact fp32 midpoints, %ld outside, %ld fast!=cert, %ld UNC\n",
+           t.evals, ties, t.outside, t.mismatch, t.unc);
+    cr_expect_eq(t.outside, 0);
+    cr_expect_eq(t.mismatch, 0);
+    cr_expect_eq(t.unc, 0, "the fp32 fused value is decided exactly: no UNC");
+    cr_expect_gt(ties, 1000, "midpoints must be exercised");
+    ctx_done(&t);
+}
