@@ -12,26 +12,40 @@
 
 #include "numoracle/ref.h"
 
+/* One output element per unit: u is the logical index into a / y. */
 static inline void pw_bcast_eval(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out,
                                  int mul)
 {
     int64_t n = c->shape[c->nshape - 1];
-    double *a = enc_dvec(ctx, 0, n);
-    double *b = enc_dvec(ctx, 1, n);
-    nmo_tensor_load_f64(a, &c->in[0], u * n, n, 1);
-    nmo_tensor_load_f64(b, &c->in[1], 0, n, 1);
+    double *d = enc_dvec(ctx, 0, 2);
+    nmo_tensor_load_f64(&d[0], &c->in[0], u, 1, 1);
+    nmo_tensor_load_f64(&d[1], &c->in[1], u % n, 1, 1);
     E *v = enc_evec(ctx, 0, 3);
-    for (int64_t j = 0; j < n; j++) {
-        enc_set_d(ctx, &v[0], a[j]);
-        enc_set_d(ctx, &v[1], b[j]);
-        if (mul) enc_mul(ctx, &v[2], &v[0], &v[1]);
-        else enc_add(ctx, &v[2], &v[0], &v[1]);
-        enc_export(ctx, &out[0][j], &v[2]);
-    }
+    enc_set_d(ctx, &v[0], d[0]);
+    enc_set_d(ctx, &v[1], d[1]);
+    if (mul) enc_mul(ctx, &v[2], &v[0], &v[1]);
+    else enc_add(ctx, &v[2], &v[0], &v[1]);
+    enc_export(ctx, &out[0][0], &v[2]);
 }
 
 #ifdef NMO_ENGINE_FAST
 #include "refs/ref_common.h"
+
+static inline int64_t pw_bcast_units(const nmo_case *c)
+{
+    int64_t n = 1;
+    for (int i = 0; i < c->nshape; i++) n *= c->shape[i];
+    return n;
+}
+
+static inline void pw_bcast_span(const nmo_case *c, int64_t u, int k, int64_t *begin,
+                                 int64_t *count, int64_t *stride)
+{
+    (void)c, (void)k;
+    *begin = u;
+    *count = 1;
+    *stride = 1;
+}
 
 /* a and y of the problem shape, b [N] (the last dim). */
 static inline nmo_status pw_bcast_setup(nmo_case *c, nmo_err *err)

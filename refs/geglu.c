@@ -14,7 +14,7 @@
 
 void NMO_REF(nmo_ref_geglu_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
 {
-    int64_t n = c->shape[c->nshape - 1];
+    int64_t n = 1; /* one element per unit */
     double *a = enc_dvec(ctx, 0, n);
     double *b = enc_dvec(ctx, 1, n);
     nmo_tensor_load_f64(a, &c->in[0], u * n, n, 1);
@@ -57,8 +57,8 @@ const nmo_op nmo_op_geglu = {
     .test_shapes_large = "3x4097;8x64",
     .setup = pw_setup_same,
     .row_len = nmo_ref_row_len_last,
-    .units = nmo_ref_units_rows,
-    .unit_span = nmo_ref_unit_span_rows,
+    .units = pw_units_elems,
+    .unit_span = pw_span_elem,
     .eval_fast = NMO_REF_FAST(nmo_ref_geglu_eval),
     .eval_cert = NMO_REF_CERT(nmo_ref_geglu_eval),
 };

@@ -26,8 +26,8 @@ const nmo_op nmo_op_mul = {
     .test_shapes_large = "3x4097;8x64",
     .setup = pw_bcast_setup,
     .row_len = nmo_ref_row_len_last,
-    .units = nmo_ref_units_rows,
-    .unit_span = nmo_ref_unit_span_rows,
+    .units = pw_bcast_units,
+    .unit_span = pw_bcast_span,
     .eval_fast = NMO_REF_FAST(nmo_ref_mul_eval),
     .eval_cert = NMO_REF_CERT(nmo_ref_mul_eval),
 };

@@ -29,43 +29,39 @@
 
 #include "refs/pw_common.h"
 
+/* One output element per unit: u is the logical index into x / y. */
 static inline void pw_rope_eval(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out,
                                 int bwd)
 {
-    int64_t S = c->shape[2], D = c->shape[3], h = D / 2, s = u % S;
-    int gptj = c->param[0] != 0;
-    double *x = enc_dvec(ctx, 0, D);
-    double *cs = enc_dvec(ctx, 1, D);
-    double *sn = enc_dvec(ctx, 2, D);
-    nmo_tensor_load_f64(x, &c->in[0], u * D, D, 1);
-    nmo_tensor_load_f64(cs, &c->in[1], s * D, D, 1);
-    nmo_tensor_load_f64(sn, &c->in[2], s * D, D, 1);
+    int64_t S = c->shape[2], D = c->shape[3], h = D / 2, j = u % D, s = (u / D) % S, p;
+    double sg;
+    if (c->param[0] != 0) p = j ^ 1, sg = (j & 1) ? 1.0 : -1.0; /* GPT-J */
+    else p = j < h ? j + h : j - h, sg = j < h ? -1.0 : 1.0;   /* NeoX */
+    if (bwd) sg = -sg;
+    double *d = enc_dvec(ctx, 0, 4);
+    nmo_tensor_load_f64(&d[0], &c->in[0], u, 1, 1);             /* x[j] */
+    nmo_tensor_load_f64(&d[1], &c->in[0], u - j + p, 1, 1);     /* x[p] */
+    nmo_tensor_load_f64(&d[2], &c->in[1], s * D + j, 1, 1);     /* cos[s, j] */
+    nmo_tensor_load_f64(&d[3], &c->in[2], s * D + (bwd ? p : j), 1, 1); /* sin */
     E *v = enc_evec(ctx, 0, 8);
     E *ue = &v[0], *ce = &v[1], *ve = &v[2], *se = &v[3], *A = &v[4], *B = &v[5], *y = &v[6],
       *t = &v[7];
-    for (int64_t j = 0; j < D; j++) {
-        int64_t p;
-        double sg;
-        if (gptj) p = j ^ 1, sg = (j & 1) ? 1.0 : -1.0;
-        else p = j < h ? j + h : j - h, sg = j < h ? -1.0 : 1.0;
-        if (bwd) sg = -sg;
-        enc_set_d(ctx, ue, x[j]);
-        enc_set_d(ctx, ce, cs[j]);
-        enc_set_d(ctx, ve, sg * x[p]);
-        enc_set_d(ctx, se, bwd ? sn[p] : sn[j]);
-        enc_mul(ctx, A, ue, ce);
-        enc_mul(ctx, B, ve, se);
-        if (pw_unfused(c)) {
-            pw_inter(ctx, c, A);
-            pw_inter(ctx, c, B);
-            enc_add(ctx, y, A, B);
-        } else {
-            enc_fma(ctx, y, ue, ce, B);
-            enc_fma(ctx, t, ve, se, A);
-            enc_hull(ctx, y, y, t);
-        }
-        enc_export(ctx, &out[0][j], y);
+    enc_set_d(ctx, ue, d[0]);
+    enc_set_d(ctx, ce, d[2]);
+    enc_set_d(ctx, ve, sg * d[1]);
+    enc_set_d(ctx, se, d[3]);
+    enc_mul(ctx, A, ue, ce);
+    enc_mul(ctx, B, ve, se);
+    if (pw_unfused(c)) {
+        pw_inter(ctx, c, A);
+        pw_inter(ctx, c, B);
+        enc_add(ctx, y, A, B);
+    } else {
+        enc_fma(ctx, y, ue, ce, B);
+        enc_fma(ctx, t, ve, se, A);
+        enc_hull(ctx, y, y, t);
     }
+    enc_export(ctx, &out[0][0], y);
 }
 
 #ifdef NMO_ENGINE_FAST
