@@ -2,6 +2,7 @@
  * the fast primitive of the same name in enc_fast.h (the comments with the sources of
  * the bounds are there); here every formula is evaluated at NMO_CERT_PREC bits with
  * outward rounding, so its snap is the definition of the enclosure. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -378,6 +379,11 @@ void nmo_cenc_exp(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
     double tiny = c->minsub_c / 2;
     mpfr_exp(c->t[0], a->lo, MPFR_RNDU);
     double lo = mpfr_cmp_d(c->t[0], tiny) < 0 ? 0 : ce_fn_side(c, mpfr_exp, a->lo, n, 0);
+    /* exp beyond binary64's range (x > 709.78): the ulp of the estimate is not a double
+     * and the side above would fall to 0; every implementation overflows to inf (the
+     * fast engine's libm exp is inf there too) */
+    mpfr_exp(c->t[0], a->lo, MPFR_RNDD);
+    if (mpfr_cmp_d(c->t[0], DBL_MAX) > 0) lo = INFINITY;
     mpfr_exp(c->t[0], a->hi, MPFR_RNDU);
     double hi;
     if (mpfr_cmp_d(c->t[0], tiny) < 0) {
@@ -386,6 +392,9 @@ void nmo_cenc_exp(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
     } else {
         hi = ce_fn_side(c, mpfr_exp, a->hi, n, 1);
     }
+    /* overflow: inf is possible once the upper bound reaches max finite (as in
+     * nmo_fenc_exp) */
+    if (hi >= nmo_fmt_get(c->cf)->max_finite) hi = INFINITY;
     ce_setd2(r, lo < 0 ? 0 : lo, hi, fl);
 }
 

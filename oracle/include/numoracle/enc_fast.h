@@ -407,6 +407,10 @@ static inline void nmo_fenc_exp(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a)
     double lo = vlo * (1 + 0x1p-50) < tiny ? 0 : nmo_fe_fn_lo(c, vlo, a->lo == 0, n, &fl);
     double hi = vhi * (1 + 0x1p-50) < tiny ? nmo_fe_round(c, c->cf, n * c->minsub_c, NMO_RD)
                                            : nmo_fe_fn_hi(c, vhi, a->hi == 0, n, &fl);
+    /* Overflow: beyond the largest finite compute value the upper snap stops at max
+     * finite, but an implementation overflows to inf (expf(500) = inf): the upper bound
+     * is inf once it reaches max finite (else lo = inf > hi = max for huge x). */
+    if (hi >= nmo_fmt_get(c->cf)->max_finite) hi = INFINITY;
     r->lo = lo < 0 ? 0 : lo;
     r->hi = hi;
     r->flags = fl | c->force_unc;
@@ -456,6 +460,33 @@ static inline double nmo_fe_incr_side(nmo_fctx *c, double v, int exact, int n, i
     return nmo_fe_snap(c, c->cf, upper ? NMO_RD : NMO_RU, w, e + fabs(w) * 0x1p-52, fl);
 }
 
+/* Saturated and deep-underflow arguments, decided without a radius. Beyond the
+ * thresholds below 1 - |f(x)| < 2^-56 (tanh x >= 20, erf x >= 6.5, sigmoid x >= 40) or
+ * sigmoid(x) < min_subnormal/4 (checked on the libm value with margin), and the
+ * certified engine's sides are known exactly: +1 side [RU(1 - n ulp(1)), 1] (its ulp is
+ * that of the upper estimate, 1), -1 side [-1, RD(-1 + n ulp(0.75))], underflow side
+ * [0, RD(n min_subnormal)]; n = 0 (RN) gives +-1 and 0. Returns 1 when it applies (this
+ * only saves escalations: the results equal the certified engine's). */
+static inline int nmo_fe_incr_sat(nmo_fctx *c, double x, double v, nmo_fn fn, int n, int upper,
+                                  double *res)
+{
+    double t = fn == NMO_FN_TANH ? 20 : fn == NMO_FN_ERF ? 6.5 : 40;
+    if (x >= t) {
+        *res = upper || n == 0 ? 1.0 : nmo_fe_round(c, c->cf, 1.0 - n * nmo_fmt_ulp(c->cf, 1.0), NMO_RU);
+        return 1;
+    }
+    if (fn != NMO_FN_SIGMOID && x <= -t) {
+        *res = !upper || n == 0 ? -1.0
+                                : nmo_fe_round(c, c->cf, -1.0 + n * nmo_fmt_ulp(c->cf, 0.75), NMO_RD);
+        return 1;
+    }
+    if (fn == NMO_FN_SIGMOID && v * (1 + 0x1p-40) < c->minsub_c / 4) {
+        *res = !upper || n == 0 ? 0.0 : nmo_fe_round(c, c->cf, n * c->minsub_c, NMO_RD);
+        return 1;
+    }
+    return 0;
+}
+
 static inline void nmo_fe_incr(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, nmo_fn fn)
 {
     uint32_t fl = a->flags;
@@ -468,8 +499,9 @@ static inline void nmo_fe_incr(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, nmo_
     case NMO_FN_ERF: vl = erf(a->lo), vh = erf(a->hi), el = a->lo == 0, eh = a->hi == 0; break;
     default: vl = nmo_fe_sigmoid_d(a->lo), vh = nmo_fe_sigmoid_d(a->hi), el = a->lo == 0, eh = a->hi == 0;
     }
-    double lo = nmo_fe_incr_side(c, vl, el, n, 0, &fl);
-    double hi = nmo_fe_incr_side(c, vh, eh, n, 1, &fl);
+    double lo, hi;
+    if (!nmo_fe_incr_sat(c, a->lo, vl, fn, n, 0, &lo)) lo = nmo_fe_incr_side(c, vl, el, n, 0, &fl);
+    if (!nmo_fe_incr_sat(c, a->hi, vh, fn, n, 1, &hi)) hi = nmo_fe_incr_side(c, vh, eh, n, 1, &fl);
     /* the ranges: tanh, erf in [-1, 1], sigmoid in [0, 1] */
     double bot = fn == NMO_FN_SIGMOID ? 0 : -1;
     r->lo = lo < bot ? bot : lo > 1 ? 1 : lo;

@@ -1,0 +1,258 @@
+/* numoracle: helpers of the pointwise CPU candidates (silu, gelu, swiglu, geglu, their
+ * backward passes, rope, broadcasting add/mul).
+ *
+ * Emulations of library functions that are not correctly rounded on the GPU: the
+ * correctly rounded value (long double libm, then one rounding to float) moved by 0 or 1
+ * fp32 ulp in a deterministic, input-dependent direction, never across an exact or
+ * saturated result (0, +-1, the subnormal range). Error <= 1.5 ulp, inside CUDA's
+ * documented tanhf 2, erff 2 and the plan's sigmoid 3 ulp.
+ *
+ * pw_cand_same runs an elementwise kernel over operators whose inputs and outputs all
+ * have one shape: every element's outputs come from an element function of the inputs
+ * at that index. */
+#ifndef NMO_PW_CAND_UTIL_H
+#define NMO_PW_CAND_UTIL_H
+
+#include <stdio.h>
+
+#include "cand_util.h"
+
+static inline float pw_nudge_fn(float r, float x, uint32_t salt) {
+    if (!isfinite(r) || r == 0.0f || fabsf(r) == 1.0f || fabsf(r) < FLT_MIN) return r;
+    float q = nmo_cu_nudge(r, nmo_cu_dir(x, salt));
+    if (fabsf(q) > 1.0f) return r; /* never leave [-1, 1] */
+    return q;
+}
+
+static inline float pw_tanhf_cr(float x) { return isnan(x) ? x : (float)tanhl((long double)x); }
+static inline float pw_erff_cr(float x) { return isnan(x) ? x : (float)erfl((long double)x); }
+static inline float pw_sigmoidf_cr(float x) {
+    if (isnan(x)) return x;
+    return (float)(1.0L / (1.0L + expl(-(long double)x)));
+}
+/* CUDA tanhf / erff emulations (<= 1.5 ulp) and a library sigmoid (<= 1.5 ulp). */
+static inline float pw_tanhf(float x) { return pw_nudge_fn(pw_tanhf_cr(x), x, 0x54414e48U); }
+static inline float pw_erff(float x) { return pw_nudge_fn(pw_erff_cr(x), x, 0x45524646U); }
+static inline float pw_sigmoidf(float x) { return pw_nudge_fn(pw_sigmoidf_cr(x), x, 0x5349474dU); }
+
+/* Elementwise kernel body: outputs out[0..n_out) of one element from its inputs. kind
+ * selects the variant, param are the operator parameters, dt is the storage dtype
+ * (plan->in: what an eager kernel rounds its intermediates to). */
+typedef void (*pw_elem_fn)(int kind, const double *param, const float *in, float *out,
+                           nmo_fmt dt);
+
+#define PW_MAX_IO 4
+
+static inline nmo_status pw_cand_same(const nmo_cand_args *a, nmo_err *err, const char *op,
+                                      int n_in, int n_out, pw_elem_fn fn, int kind,
+                                      int store_rz) {
+    NMO_RETURN_IF_ERR(nmo_cu_check_args(a, op, n_in, n_out, err));
+    if (n_in > PW_MAX_IO || n_out > PW_MAX_IO)
+        return nmo_err_set(err, NMO_ERR_USAGE, "%s candidate: too many tensors", op);
+    const nmo_tensor *x0 = &a->in[0];
+    if (x0->ndims < 1 || x0->ndims > NMO_MAX_DIMS)
+        return nmo_err_set(err, NMO_ERR_USAGE, "%s candidate: input has %d dims", op, x0->ndims);
+    char what[32];
+    for (int k = 0; k < n_in; k++) {
+        snprintf(what, sizeof what, "input %d", k);
+        NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->in[k], op, what, a->plan->in, x0->ndims,
+                                              x0->dims, err));
+    }
+    for (int k = 0; k < n_out; k++) {
+        snprintf(what, sizeof what, "output %d", k);
+        NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->out[k], op, what, a->plan->out, x0->ndims,
+                                              x0->dims, err));
+    }
+    if (a->n_param < 0 || (a->n_param > 0 && !a->param))
+        return nmo_err_set(err, NMO_ERR_USAGE, "%s candidate: bad parameter block", op);
+    static const double no_param[8] = {0};
+    const double *param = a->n_param > 0 ? a->param : no_param;
+    int64_t n = nmo_cu_numel(x0);
+    float *iv[PW_MAX_IO] = {0}, *ov[PW_MAX_IO] = {0};
+    int ok = 1;
+    for (int k = 0; k < n_in; k++) ok &= (iv[k] = nmo_cu_load(&a->in[k])) != NULL;
+    for (int k = 0; k < n_out; k++)
+        ok &= (ov[k] = (float *)malloc((size_t)(n > 0 ? n : 1) * sizeof(float))) != NULL;
+    if (ok) {
+        for (int64_t i = 0; i < n; i++) {
+            float in[PW_MAX_IO], o[PW_MAX_IO];
+            for (int k = 0; k < n_in; k++) in[k] = iv[k][i];
+            fn(kind, param, in, o, a->plan->in);
+            for (int k = 0; k < n_out; k++) ov[k][i] = o[k];
+        }
+        for (int k = 0; k < n_out; k++)
+            nmo_cu_store(&a->out[k], ov[k], store_rz ? NMO_CU_ST_RZ : nmo_cu_plan_store(a->plan));
+    }
+    for (int k = 0; k < PW_MAX_IO; k++) free(iv[k]), free(ov[k]);
+    return ok ? NMO_OK : nmo_err_set(err, NMO_ERR_NOMEM, "%s candidate: out of memory", op);
+}
+
+/* One candidate function per variant of an elementwise operator. */
+#define PW_CAND(fname, op, nin, nout, fn, kind, rz)                                       \
+    static nmo_status fname(const nmo_cand_args *a, nmo_err *err) {                       \
+        return pw_cand_same(a, err, op, nin, nout, fn, kind, rz);                         \
+    }
+
+/* ---------------------------------------------------------------- rope */
+
+/* Rotary embedding kernels (forward and backward), refs/rope_common.h's layout:
+ * x[B,H,S,D], cos/sin[S,D], param layout (0 NeoX rotate_half, 1 GPT-J interleaved). */
+enum {
+    PW_ROPE_LIGER = 0, /* both products rounded, then the add/sub; cos/sin of the first
+                          element of the pair (Liger loads the first half of the row) */
+    PW_ROPE_FMA_A,     /* fmaf(x, cos, x_p*sin): nvcc contracting the first product */
+    PW_ROPE_FMA_B,     /* fmaf(x_p, sin, x*cos): the second product contracted */
+    PW_ROPE_EAGER,     /* HF eager in the storage dtype: each product rounded to dt */
+    PW_ROPE_M_LAYOUT,  /* MUTANT: the other pairing (GPT-J for NeoX and vice versa) */
+    PW_ROPE_M_SIGN,    /* MUTANT: rotation sign flipped (forward: by -theta; backward:
+                          the forward rotation instead of its transpose) */
+    PW_ROPE_M_COS_HEAD,/* MUTANT: cos/sin row indexed by the head, not the position */
+    PW_ROPE_M_OFF1     /* MUTANT: partner index off by one */
+};
+
+static inline nmo_status pw_rope_run(const nmo_cand_args *a, nmo_err *err, const char *op,
+                                     int bwd, int kind, int store_rz) {
+    NMO_RETURN_IF_ERR(nmo_cu_check_args(a, op, 3, 1, err));
+    const nmo_tensor *x = &a->in[0];
+    if (x->ndims != 4 || x->dims[3] < 2 || x->dims[3] % 2)
+        return nmo_err_set(err, NMO_ERR_USAGE, "%s candidate: x must be [B,H,S,D], D even", op);
+    int64_t H = x->dims[1], S = x->dims[2], D = x->dims[3], h = D / 2, sd[2] = {S, D};
+    NMO_RETURN_IF_ERR(nmo_cu_check_tensor(x, op, "x", a->plan->in, 4, x->dims, err));
+    NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->in[1], op, "cos", a->plan->in, 2, sd, err));
+    NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->in[2], op, "sin", a->plan->in, 2, sd, err));
+    NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->out[0], op, "y", a->plan->out, 4, x->dims, err));
+    if (a->n_param < 0 || (a->n_param > 0 && !a->param))
+        return nmo_err_set(err, NMO_ERR_USAGE, "%s candidate: bad parameter block", op);
+    int gptj = a->n_param > 0 && a->param[0] != 0;
+    if (kind == PW_ROPE_M_LAYOUT) gptj = !gptj;
+    nmo_fmt dt = a->plan->in;
+    int64_t n = nmo_cu_numel(x), rows = n / D;
+    float *xv = nmo_cu_load(x), *cv = nmo_cu_load(&a->in[1]), *sv = nmo_cu_load(&a->in[2]);
+    float *yv = (float *)malloc((size_t)n * sizeof(float));
+    if (!xv || !cv || !sv || !yv) {
+        free(xv), free(cv), free(sv), free(yv);
+        return nmo_err_set(err, NMO_ERR_NOMEM, "%s candidate: out of memory", op);
+    }
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t s = r % S, head = (r / S) % H;
+        const float *xr = xv + r * D;
+        const float *cr = cv + (kind == PW_ROPE_M_COS_HEAD ? head % S : s) * D;
+        const float *sr = sv + (kind == PW_ROPE_M_COS_HEAD ? head % S : s) * D;
+        for (int64_t j = 0; j < D; j++) {
+            int64_t p, q;
+            float sg;
+            if (gptj) p = j ^ 1, q = j & ~(int64_t)1, sg = (j & 1) ? 1.0f : -1.0f;
+            else p = j < h ? j + h : j - h, q = j % h, sg = j < h ? -1.0f : 1.0f;
+            if (kind == PW_ROPE_M_OFF1) p = gptj ? (p + 2) % D : (j + h + 1) % D;
+            if (bwd) sg = -sg;
+            if (kind == PW_ROPE_M_SIGN) sg = -sg;
+            float c = cr[j], sn = bwd ? sr[p] : sr[j];
+            if (kind == PW_ROPE_LIGER) c = cr[q], sn = sr[q];
+            float u = xr[j], v = sg * xr[p], y;
+            switch (kind) {
+            case PW_ROPE_FMA_A: y = fmaf(u, c, v * sn); break;
+            case PW_ROPE_FMA_B: y = fmaf(v, sn, u * c); break;
+            case PW_ROPE_EAGER: y = nmo_cu_round_to(dt, u * c) + nmo_cu_round_to(dt, v * sn); break;
+            default: y = u * c + v * sn; break;
+            }
+            yv[r * D + j] = y;
+        }
+    }
+    nmo_cu_store(&a->out[0], yv, store_rz ? NMO_CU_ST_RZ : nmo_cu_plan_store(a->plan));
+    free(xv), free(cv), free(sv), free(yv);
+    return NMO_OK;
+}
+
+#define PW_ROPE_CAND(fname, op, bwd, kind, rz)                                            \
+    static nmo_status fname(const nmo_cand_args *a, nmo_err *err) {                       \
+        return pw_rope_run(a, err, op, bwd, kind, rz);                                    \
+    }
+
+/* ---------------------------------------------------------------- broadcasting add/mul */
+
+/* v rounded RNE into bf16 or fp16 in one step (no intermediate float rounding):
+ * significand of p bits, smallest normal 2^emin, overflow to inf as IEEE RNE does. */
+static inline double pw_round16(double v, nmo_fmt f) {
+    int p = f == NMO_BF16 ? 8 : 11, emin = f == NMO_BF16 ? -126 : -14;
+    double maxf = f == NMO_BF16 ? 0x1.fep127 : 65504.0;
+    if (v == 0 || !isfinite(v)) return v;
+    int ex;
+    (void)frexp(v, &ex); /* |v| in [2^(ex-1), 2^ex) */
+    int q = (ex - 1 < emin ? emin : ex - 1) - (p - 1); /* exponent of the ulp */
+    double r = ldexp(nearbyint(ldexp(v, -q)), q);     /* nearbyint: RNE (default mode) */
+    if (fabs(r) > maxf) return copysign(INFINITY, v);
+    return r;
+}
+
+/* y[r, j] = a[r, j] op b[j], a of any shape, b [N] (its last dim). */
+enum {
+    PW_BC_SCALAR = 0, /* one thread per element, fp32 op, store rounding */
+    PW_BC_VEC4,       /* float4 loads of a and b, 4-wide body plus a scalar tail */
+    PW_BC_NATIVE16,   /* native 16-bit arithmetic: the exact result rounded once into
+                         the storage dtype (binary64 holds it exactly or rounds
+                         innocuously) */
+    PW_BC_FMA,        /* mul as fmaf(a, b, +0) (sign of a zero product may differ),
+                         add as fmaf(b, 1, a) */
+    PW_BC_M_ROW,      /* MUTANT: wrong broadcast stride: b[r mod N] (the row index) */
+    PW_BC_M_ZERO,     /* MUTANT: wrong broadcast stride: stride 0 on the last dim, b[0] */
+    PW_BC_M_OFF1,     /* MUTANT: b[(j+1) mod N] */
+    PW_BC_M_TAIL      /* MUTANT: vec4 kernel that never writes the N mod 4 tail */
+};
+
+static inline nmo_status pw_bcast_run(const nmo_cand_args *a, nmo_err *err, const char *op,
+                                      int mul, int kind, int store_rz) {
+    NMO_RETURN_IF_ERR(nmo_cu_check_args(a, op, 2, 1, err));
+    const nmo_tensor *x = &a->in[0];
+    if (x->ndims < 1 || x->ndims > NMO_MAX_DIMS)
+        return nmo_err_set(err, NMO_ERR_USAGE, "%s candidate: a has %d dims", op, x->ndims);
+    int64_t N = x->dims[x->ndims - 1];
+    NMO_RETURN_IF_ERR(nmo_cu_check_tensor(x, op, "a", a->plan->in, x->ndims, x->dims, err));
+    NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->in[1], op, "b", a->plan->in, 1, &N, err));
+    NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->out[0], op, "y", a->plan->out, x->ndims, x->dims, err));
+    int64_t n = nmo_cu_numel(x), rows = n / N;
+    float *av = nmo_cu_load(x), *bv = nmo_cu_load(&a->in[1]);
+    float *yv = (float *)calloc((size_t)(n > 0 ? n : 1), sizeof(float));
+    if (!av || !bv || !yv) {
+        free(av), free(bv), free(yv);
+        return nmo_err_set(err, NMO_ERR_NOMEM, "%s candidate: out of memory", op);
+    }
+    nmo_cu_store_mode mode = store_rz ? NMO_CU_ST_RZ : nmo_cu_plan_store(a->plan);
+    nmo_fmt out = a->plan->out;
+    if (kind == PW_BC_NATIVE16 && mode != NMO_CU_ST_RNE) kind = PW_BC_SCALAR; /* RNE only */
+    for (int64_t r = 0; r < rows; r++) {
+        const float *ar = av + r * N;
+        float *yr = yv + r * N;
+        if (kind == PW_BC_VEC4 || kind == PW_BC_M_TAIL) {
+            int64_t body = N / 4 * 4;
+            for (int64_t j = 0; j < body; j += 4)
+                for (int l = 0; l < 4; l++)
+                    yr[j + l] = mul ? ar[j + l] * bv[j + l] : ar[j + l] + bv[j + l];
+            if (kind == PW_BC_VEC4)
+                for (int64_t j = body; j < N; j++) yr[j] = mul ? ar[j] * bv[j] : ar[j] + bv[j];
+            continue;
+        }
+        for (int64_t j = 0; j < N; j++) {
+            int64_t jb = kind == PW_BC_M_ROW ? r % N : kind == PW_BC_M_ZERO ? 0 :
+                         kind == PW_BC_M_OFF1 ? (j + 1) % N : j;
+            float x0 = ar[j], b = bv[jb];
+            if (kind == PW_BC_NATIVE16 && out != NMO_FP32) {
+                double e = mul ? (double)x0 * (double)b : (double)x0 + (double)b;
+                yr[j] = (float)pw_round16(e, out); /* exact in float: the store keeps it */
+            } else if (kind == PW_BC_FMA) {
+                yr[j] = mul ? fmaf(x0, b, 0.0f) : fmaf(b, 1.0f, x0);
+            } else {
+                yr[j] = mul ? x0 * b : x0 + b;
+            }
+        }
+    }
+    nmo_cu_store(&a->out[0], yv, mode);
+    free(av), free(bv), free(yv);
+    return NMO_OK;
+}
+
+#define PW_BCAST_CAND(fname, op, mul, kind, rz)                                           \
+    static nmo_status fname(const nmo_cand_args *a, nmo_err *err) {                       \
+        return pw_bcast_run(a, err, op, mul, kind, rz);                                   \
+    }
+
+#endif

@@ -1,0 +1,43 @@
+/* numoracle: CPU candidates for rope_bwd — emulations of rotary-embedding backward kernels (dx = dy*cos - rot(dy*sin)).
+ *
+ *   in  x[B,H,S,D], cos[S,D], sin[S,D]   dtype plan->in;   out [B,H,S,D]   dtype plan->out
+ *
+ * Rounding points (fp32): the two products u*cos and (+-x_p)*sin (one of them fused into
+ * an fmaf, or both rounded), their sum; the store into plan->out. The kernels are in
+ * pw_cand_util.h (pw_rope_run); param layout selects NeoX or GPT-J pairs.
+ *   liger: products rounded, then x1*cos - x2*sin; cos/sin of the first element of the
+ *          pair (Liger loads the first half of the cache row)
+ *   fma_a: fmaf(x, cos, x_p*sin);  fma_b: fmaf(x_p, sin, x*cos)
+ *   eager: HF eager `q*cos + rotate_half(q)*sin` in the storage dtype (each product
+ *          rounded to it). Correct ONLY under an unfused plan (--plan inter=DT): a
+ *          negative control of the fused plan. */
+#include "pw_cand_util.h"
+
+PW_ROPE_CAND(rope_bwd_liger, "rope_bwd", 1, PW_ROPE_LIGER, 0)
+PW_ROPE_CAND(rope_bwd_fma_a, "rope_bwd", 1, PW_ROPE_FMA_A, 0)
+PW_ROPE_CAND(rope_bwd_fma_b, "rope_bwd", 1, PW_ROPE_FMA_B, 0)
+PW_ROPE_CAND(rope_bwd_eager, "rope_bwd", 1, PW_ROPE_EAGER, 0)
+PW_ROPE_CAND(rope_bwd_mut_layout, "rope_bwd", 1, PW_ROPE_M_LAYOUT, 0)
+PW_ROPE_CAND(rope_bwd_mut_sign, "rope_bwd", 1, PW_ROPE_M_SIGN, 0)
+PW_ROPE_CAND(rope_bwd_mut_cos_head, "rope_bwd", 1, PW_ROPE_M_COS_HEAD, 0)
+PW_ROPE_CAND(rope_bwd_mut_off1, "rope_bwd", 1, PW_ROPE_M_OFF1, 0)
+PW_ROPE_CAND(rope_bwd_mut_store_rz, "rope_bwd", 1, PW_ROPE_LIGER, 1)
+
+const nmo_cand nmo_cand_rope_bwd[] = {
+    {"rope_bwd", "liger", 1, "Liger: products rounded, x1*cos - x2*sin, cos/sin of the pair's first element",
+     rope_bwd_liger},
+    {"rope_bwd", "fma_a", 1, "fmaf(x, cos, x_p*sin) (nvcc contraction of the first product)", rope_bwd_fma_a},
+    {"rope_bwd", "fma_b", 1, "fmaf(x_p, sin, x*cos) (the second product contracted)", rope_bwd_fma_b},
+    {"rope_bwd", "eager", 0,
+     "NEGATIVE CONTROL of the fused plan: HF eager, each product rounded to the input dtype; "
+     "correct under --plan inter=<dtype>",
+     rope_bwd_eager},
+    {"rope_bwd", "mut_layout", 0, "MUTANT: the other pairing (GPT-J pairs for NeoX and vice versa)",
+     rope_bwd_mut_layout},
+    {"rope_bwd", "mut_sign", 0, "MUTANT: forward rotation instead of its transpose (dx = dy*cos + rot(dy)*sin)", rope_bwd_mut_sign},
+    {"rope_bwd", "mut_cos_head", 0, "MUTANT: wrong broadcast stride: cos/sin row indexed by head, not position",
+     rope_bwd_mut_cos_head},
+    {"rope_bwd", "mut_off1", 0, "MUTANT: partner index off by one", rope_bwd_mut_off1},
+    {"rope_bwd", "mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", rope_bwd_mut_store_rz},
+};
+const int nmo_cand_rope_bwd_n = (int)(sizeof nmo_cand_rope_bwd / sizeof nmo_cand_rope_bwd[0]);

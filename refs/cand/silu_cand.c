@@ -1,0 +1,55 @@
+/* numoracle: CPU candidates for silu — emulations of GPU SiLU kernels.
+ *
+ *   in  x[...]   dtype plan->in;   out y[...]   dtype plan->out
+ *
+ * Rounding points (fp32): exp(-x) (CUDA expf emulation <= 1.5 ulp, or correctly
+ * rounded), 1 + e, then x/(1+e) (PyTorch) or 1/(1+e) and x*s (Liger/Triton
+ * x*sigmoid(x)), or a library sigmoid (<= 1.5 ulp) times x; the store into plan->out.
+ * The first correct variant (torch) is the default; mutants are the default kernel with
+ * one bug each. */
+#include "pw_cand_util.h"
+
+enum { S_TORCH, S_LIGER, S_LIBSIG, S_TORCH_CR, S_M_SIGN, S_M_NO_X, S_M_TANH, S_M_SIG16 };
+
+static void silu_elem(int kind, const double *param, const float *in, float *out, nmo_fmt dt) {
+    (void)param, (void)dt;
+    float x = in[0], y;
+    switch (kind) {
+    case S_LIGER: y = x * (1.0f / (1.0f + nmo_cu_expf(-x))); break;
+    case S_LIBSIG: y = x * pw_sigmoidf(x); break;
+    case S_TORCH_CR: y = x / (1.0f + nmo_cu_expf_cr(-x)); break;
+    case S_M_SIGN: y = x / (1.0f + nmo_cu_expf(x)); break;
+    case S_M_NO_X: y = 1.0f / (1.0f + nmo_cu_expf(-x)); break;
+    case S_M_TANH: y = x * (0.5f * (1.0f + pw_tanhf(x))); break;
+    case S_M_SIG16: y = x * nmo_cu_round_bf16(1.0f / (1.0f + nmo_cu_expf(-x))); break;
+    case S_TORCH:
+    default: y = x / (1.0f + nmo_cu_expf(-x)); break;
+    }
+    out[0] = y;
+}
+
+#define SILU(fname, kind, rz) PW_CAND(fname, "silu", 1, 1, silu_elem, kind, rz)
+SILU(silu_torch, S_TORCH, 0)
+SILU(silu_liger, S_LIGER, 0)
+SILU(silu_libsig, S_LIBSIG, 0)
+SILU(silu_torch_cr, S_TORCH_CR, 0)
+SILU(silu_mut_sign, S_M_SIGN, 0)
+SILU(silu_mut_no_x, S_M_NO_X, 0)
+SILU(silu_mut_tanh, S_M_TANH, 0)
+SILU(silu_mut_sig_bf16, S_M_SIG16, 0)
+SILU(silu_mut_store_rz, S_TORCH, 1)
+
+const nmo_cand nmo_cand_silu[] = {
+    {"silu", "torch", 1, "PyTorch: x / (1 + expf(-x)), CUDA expf", silu_torch},
+    {"silu", "liger", 1, "Liger/Triton: x * sigmoid(x), sigmoid = 1/(1 + expf(-x))", silu_liger},
+    {"silu", "libsig", 1, "x * sigmoidf(x) with a library sigmoid within 1.5 ulp", silu_libsig},
+    {"silu", "torch_cr", 1, "x / (1 + exp(-x)) with a correctly rounded expf", silu_torch_cr},
+    {"silu", "mut_sign", 0, "MUTANT: sign error, x / (1 + expf(x))", silu_mut_sign},
+    {"silu", "mut_no_x", 0, "MUTANT: returns sigmoid(x) (the factor x dropped)", silu_mut_no_x},
+    {"silu", "mut_tanh", 0, "MUTANT: sigmoid as 0.5*(1 + tanh(x)) (should be tanh(x/2))",
+     silu_mut_tanh},
+    {"silu", "mut_sig_bf16", 0, "MUTANT: sigmoid held in bf16 before the multiply",
+     silu_mut_sig_bf16},
+    {"silu", "mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", silu_mut_store_rz},
+};
+const int nmo_cand_silu_n = (int)(sizeof nmo_cand_silu / sizeof nmo_cand_silu[0]);

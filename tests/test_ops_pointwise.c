@@ -1,0 +1,243 @@
+/* The pointwise operators beyond what the registry-driven tests cover (those run the
+ * default plan and default parameters only):
+ *
+ *  - unfused (eager) plans: the eager candidates (swiglu/geglu `eager`, swiglu_bwd
+ *    `unsloth`, geglu_bwd `liger_triton`, rope/rope_bwd `eager`) store intermediates in
+ *    the input dtype. They are registered as negative controls of the fused default
+ *    plan; here they must never FAIL under `inter=<input dtype>`, and must FAIL under
+ *    the fused plan for the 16-bit dtypes. What the fused correct candidates do under
+ *    the unfused plan is printed (they are not plan-following there; no assertion);
+ *  - gelu approximate=1 (tanh) and rope/rope_bwd layout=1 (GPT-J): every correct variant
+ *    never FAILs, every mutant FAILs somewhere;
+ *  - fast engine + escalation == certified engine for those plans and parameters. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#define SEEDS 2
+
+static nmo_status run_cand(nmo_tensor *out, const nmo_case *c, const nmo_cand *cand, nmo_err *err)
+{
+    for (int k = 0; k < c->n_out; k++) {
+        out[k] = c->out[k];
+        out[k].data = NULL;
+        out[k].own = 0;
+        nmo_status s = nmo_tensor_alloc(&out[k], err);
+        if (s != NMO_OK) return s;
+    }
+    nmo_cand_args a = {c->in, c->n_in, out, c->n_out, c->param, c->op->n_param, &c->plan};
+    return cand->run(&a, err);
+}
+
+/* One case with an explicit plan and an optional parameter override (pk < 0: none).
+ * mode_diff: instead of a report, the number of elements where fast+escalation and the
+ * certified engine differ (verdict, reachable set or enclosure). */
+static int64_t run_case(nmo_report *rep, const nmo_op *op, const nmo_cand *cd, const nmo_plan *plan,
+                        int pk, double pv, int family, uint64_t seed, const nmo_test_shape *sh,
+                        int mode_diff)
+{
+    nmo_case c;
+    nmo_err err = {{0}};
+    cr_assert_eq(nmo_case_init(&c, op, plan, sh->nshape, sh->shape, &err), NMO_OK, "%s", err.msg);
+    if (pk >= 0) c.param[pk] = pv;
+    nmo_case_fill(&c, family, seed);
+    nmo_tensor out[NMO_MAX_TENSORS];
+    memset(out, 0, sizeof out);
+    cr_assert_eq(run_cand(out, &c, cd, &err), NMO_OK, "%s/%s: %s", op->name, cd->name, err.msg);
+    int64_t diff = 0;
+    if (!mode_diff) {
+        cr_assert_eq(nmo_check(rep, &c, out, NULL, &err), NMO_OK, "%s", err.msg);
+    } else {
+        nmo_report a, b;
+        nmo_check_opts o = {.keep_verdicts = 1, .keep_bounds = 1, .keep_enc = 1};
+        o.mode = NMO_MODE_ESCALATE;
+        cr_assert_eq(nmo_check(&a, &c, out, &o, &err), NMO_OK, "%s", err.msg);
+        o.mode = NMO_MODE_CERT;
+        cr_assert_eq(nmo_check(&b, &c, out, &o, &err), NMO_OK, "%s", err.msg);
+        for (int k = 0; k < c.n_out; k++) {
+            int64_t n = nmo_tensor_numel(&c.out[k]);
+            for (int64_t i = 0; i < n; i++) {
+                const nmo_fenc *ea = &a.enc[k][i], *eb = &b.enc[k][i];
+                int same = a.verdicts[k][i] == b.verdicts[k][i] && a.bflags[k][i] == b.bflags[k][i];
+                same &= (a.rlo[k][i] == b.rlo[k][i] || (a.rlo[k][i] != a.rlo[k][i] && b.rlo[k][i] != b.rlo[k][i]));
+                same &= (a.rhi[k][i] == b.rhi[k][i] || (a.rhi[k][i] != a.rhi[k][i] && b.rhi[k][i] != b.rhi[k][i]));
+                same &= (ea->lo == eb->lo || (ea->lo != ea->lo && eb->lo != eb->lo));
+                same &= (ea->hi == eb->hi || (ea->hi != ea->hi && eb->hi != eb->hi));
+                diff += !same;
+            }
+        }
+        diff += a.verdict != b.verdict;
+        nmo_report_free(&a);
+        nmo_report_free(&b);
+    }
+    for (int k = 0; k < c.n_out; k++) nmo_tensor_free(&out[k]);
+    nmo_case_free(&c);
+    return diff;
+}
+
+static const nmo_cand *cand(const char *op, const char *name)
+{
+    const nmo_cand *c = nmo_cand_find(op, name);
+    cr_assert_not_null(c, "no candidate %s/%s", op, name);
+    return c;
+}
+
+static void plan_for(nmo_plan *p, nmo_fmt dt, int unfused)
+{
+    nmo_plan_default(p, dt);
+    if (unfused) p->inter = dt; /* fp32: the same as the fused plan */
+}
+
+typedef struct {
+    long runs, fail, inconc;
+} tally;
+
+/* Every family x seed x test shape (x layouts for rope) of one (op, candidate, dtype,
+ * plan): counts of FAIL and INCONCLUSIVE runs. */
+static tally sweep(const nmo_op *op, const nmo_cand *cd, nmo_fmt dt, int unfused, int pk, double pv)
+{
+    tally t = {0, 0, 0};
+    nmo_test_shape sh[4];
+    int nsh = nmo_test_shapes(op, sh, 0);
+    nmo_plan p;
+    plan_for(&p, dt, unfused);
+    for (int f = 0; f < NMO_FAM_COUNT; f++)
+        for (int s = 0; s < SEEDS; s++)
+            for (int h = 0; h < nsh; h++) {
+                nmo_report rep;
+                run_case(&rep, op, cd, &p, pk, pv, f, (uint64_t)s + 1, &sh[h], 0);
+                t.runs++;
+                if (rep.verdict == NMO_FAIL) {
+                    t.fail++;
+                    if (cd->correct || unfused)
+                        printf("  FAIL %s/%s %s%s family=%s seed=%d shape#%d: %lld fails, idx %lld "
+                               "cand %.9g R=[%.9g, %.9g]\n",
+                               op->name, cd->name, nmo_fmt_name(dt), unfused ? " inter" : "",
+                               nmo_family_name(f), s + 1, h, (long long)rep.n_fail,
+                               (long long)rep.worst.index, rep.worst.cand, rep.worst.rlo, rep.worst.rhi);
+                }
+                if (rep.verdict == NMO_INCONCLUSIVE) t.inconc++;
+                nmo_report_free(&rep);
+            }
+    return t;
+}
+
+static const struct {
+    const char *op, *eager;
+} eager_pairs[] = {
+    {"swiglu", "eager"}, {"swiglu_bwd", "unsloth"}, {"geglu", "eager"},
+    {"geglu_bwd", "liger_triton"}, {"rope", "eager"}, {"rope_bwd", "eager"},
+};
+#define N_EAGER ((int)(sizeof eager_pairs / sizeof eager_pairs[0]))
+
+static const nmo_fmt dts[3] = {NMO_FP32, NMO_BF16, NMO_FP16};
+
+Test(pointwise, eager_candidates_pass_under_unfused_plan, .timeout = 600)
+{
+    printf("\neager candidates: FAIL runs / runs under each plan\n");
+    printf("%-11s %-13s %-6s %-18s %-18s\n", "op", "candidate", "dtype", "fused (default)",
+           "unfused inter=dt");
+    for (int i = 0; i < N_EAGER; i++) {
+        const nmo_op *op = nmo_op_find(eager_pairs[i].op);
+        cr_assert_not_null(op);
+        const nmo_cand *cd = cand(op->name, eager_pairs[i].eager);
+        int nlay = strncmp(op->name, "rope", 4) == 0 ? 2 : 1;
+        int fused_fails_16 = 0;
+        for (int d = 0; d < 3; d++)
+            for (int lay = 0; lay < nlay; lay++) {
+                int pk = nlay == 2 ? nmo_op_param_index(op, "layout") : -1;
+                tally tu = sweep(op, cd, dts[d], 1, pk, lay);
+                tally tf = sweep(op, cd, dts[d], 0, pk, lay);
+                printf("%-11s %-13s %-6s %4ld/%-4ld (inc %3ld) %4ld/%-4ld (inc %3ld)%s\n", op->name,
+                       cd->name, nmo_fmt_name(dts[d]), tf.fail, tf.runs, tf.inconc, tu.fail, tu.runs,
+                       tu.inconc, nlay == 2 ? (lay ? " gptj" : " neox") : "");
+                cr_expect_eq(tu.fail, 0, "%s/%s %s: FAILs under inter=%s", op->name, cd->name,
+                             nmo_fmt_name(dts[d]), nmo_fmt_name(dts[d]));
+                if (dts[d] != NMO_FP32) fused_fails_16 += tf.fail > 0;
+            }
+        cr_expect_gt(fused_fails_16, 0, "%s/%s never FAILs under the fused plan", op->name, cd->name);
+    }
+}
+
+/* Informational: the fused correct variants under the unfused plan (not plan-following
+ * there: a FAIL is expected and is not an error). */
+Test(pointwise, fused_candidates_under_unfused_plan, .timeout = 600)
+{
+    printf("\nfused correct candidates under inter=dt (bf16): FAIL runs / runs\n");
+    for (int i = 0; i < N_EAGER; i++) {
+        const nmo_op *op = nmo_op_find(eager_pairs[i].op);
+        for (int ci = 0; ci < nmo_cand_count(); ci++) {
+            const nmo_cand *cd = nmo_cand_at(ci);
+            if (strcmp(cd->op, op->name) != 0 || !cd->correct) continue;
+            tally t = sweep(op, cd, NMO_BF16, 1, -1, 0);
+            printf("  %-11s %-13s %ld/%ld\n", op->name, cd->name, t.fail, t.runs);
+        }
+    }
+}
+
+/* Non-default parameters: correct variants never FAIL, mutants FAIL somewhere. */
+static void param_sweep(const char *opname, const char *param, double value)
+{
+    const nmo_op *op = nmo_op_find(opname);
+    cr_assert_not_null(op);
+    int pk = nmo_op_param_index(op, param);
+    cr_assert_geq(pk, 0);
+    printf("\n%s %s=%g\n", opname, param, value);
+    for (int ci = 0; ci < nmo_cand_count(); ci++) {
+        const nmo_cand *cd = nmo_cand_at(ci);
+        if (strcmp(cd->op, op->name) != 0) continue;
+        long fail = 0, runs = 0, inconc = 0;
+        for (int d = 0; d < 3; d++) {
+            tally t = sweep(op, cd, dts[d], 0, pk, value);
+            fail += t.fail, runs += t.runs, inconc += t.inconc;
+        }
+        printf("  %-14s %-8s FAIL %3ld / %3ld runs (INCONCLUSIVE %ld)\n", cd->name,
+               cd->correct ? "correct" : "mutant", fail, runs, inconc);
+        if (cd->correct) cr_expect_eq(fail, 0, "%s/%s FAILs with %s=%g", opname, cd->name, param, value);
+        else cr_expect_gt(fail, 0, "%s/%s never FAILs with %s=%g", opname, cd->name, param, value);
+    }
+}
+
+Test(pointwise, gelu_tanh_param, .timeout = 600) { param_sweep("gelu", "approximate", 1); }
+Test(pointwise, rope_gptj_layout, .timeout = 600) { param_sweep("rope", "layout", 1); }
+Test(pointwise, rope_bwd_gptj_layout, .timeout = 600) { param_sweep("rope_bwd", "layout", 1); }
+
+/* Fast engine + escalation == certified engine on the plans and parameters above
+ * (default candidates and the eager ones; small shapes). */
+Test(pointwise, engines_equal_on_unfused_plans_and_params, .timeout = 900)
+{
+    struct {
+        const char *op, *cand, *param;
+        double value;
+        int unfused;
+    } cases[] = {
+        {"gelu", NULL, "approximate", 1, 0},     {"rope", NULL, "layout", 1, 0},
+        {"rope_bwd", NULL, "layout", 1, 0},      {"swiglu", "eager", NULL, 0, 1},
+        {"swiglu_bwd", "unsloth", NULL, 0, 1},   {"geglu", "eager", NULL, 0, 1},
+        {"geglu_bwd", "liger_triton", NULL, 0, 1}, {"rope", "eager", "layout", 1, 1},
+        {"rope_bwd", "eager", NULL, 0, 1},
+    };
+    long compared = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const nmo_op *op = nmo_op_find(cases[i].op);
+        const nmo_cand *cd = cases[i].cand ? cand(op->name, cases[i].cand) : nmo_cand_find(op->name, NULL);
+        int pk = cases[i].param ? nmo_op_param_index(op, cases[i].param) : -1;
+        nmo_test_shape sh[4];
+        int nsh = nmo_test_shapes(op, sh, 0);
+        for (int h = 0; h < nsh; h++) /* keep the certified engine's work small */
+            if (sh[h].nshape == 2 && sh[h].shape[1] > 512) sh[h].shape[1] = 257, sh[h].shape[0] = 2;
+        for (int d = 1; d < 3; d++)
+            for (int f = 0; f < NMO_FAM_COUNT; f++) {
+                nmo_plan p;
+                plan_for(&p, dts[d], cases[i].unfused);
+                int64_t diff = run_case(NULL, op, cd, &p, pk, cases[i].value, f, 7, &sh[0], 1);
+                cr_expect_eq(diff, 0, "%s/%s %s family=%s: %lld elements differ", op->name, cd->name,
+                             nmo_fmt_name(dts[d]), nmo_family_name(f), (long long)diff);
+                compared++;
+            }
+    }
+    printf("\nengines (unfused plans, params): %ld cases compared\n", compared);
+}
