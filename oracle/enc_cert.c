@@ -961,6 +961,21 @@ void nmo_cenc_dot_sharp_d(nmo_cctx *c, nmo_cenc *r, const double *x, const doubl
     mpfr_sum(R, p, (unsigned long)m, MPFR_RNDU);
     double kd = (double)k, kt, keta;
     int use_r;
+    double q = INFINITY;
+    if (exact && !c->ftz)
+        for (int64_t i = 0; i < n; i++) {
+            double pd = x[i] * y[i];
+            if (pd != 0) q = fmin(q, nmo_fe_lowbit(pd));
+        }
+    if (exact && !c->ftz && k > 0 && mpfr_cmp_d(A, q / c->ua) < 0) { /* every order exact */
+        kt = k > 1 ? kd - 1 : 0;
+        mpfr_set_zero(emj, 1);
+        ce_red_finish_em(c, r, slo, shi, A, kt, emj, emr, 0, 0, 0);
+        for (int64_t i = 0; i < 2 * n; i++) mpfr_clear(pr[i]);
+        free(pr);
+        mpfr_clears(slo, shi, A, R, emj, emr, (mpfr_ptr)0);
+        return;
+    }
     if (exact) {
         kt = k > 1 ? kd - 1 : 0;
         use_r = kd * c->ua <= 0.25;

@@ -29,30 +29,25 @@
 
 #define JSD_P_BETA 0
 
-/* exp(v) | RN(exp(RN(v - mx)) * emx) */
-static void NMO_REF(jsd_prob)(E_CTX *ctx, E *r, const E *v, const E *mx, const E *emx)
+/* exp(v) | RN(exp(RN(v - mx)) * emx); tmp: scratch */
+static void NMO_REF(jsd_prob)(E_CTX *ctx, E *r, const E *v, const E *mx, const E *emx, E *tmp)
 {
-    E a;
-    enc_init(ctx, &a);
     enc_exp(ctx, r, v);
-    enc_sub(ctx, &a, v, mx);
-    enc_exp(ctx, &a, &a);
-    enc_mul(ctx, &a, &a, emx);
-    enc_hull(ctx, r, r, &a);
-    enc_clear(ctx, &a);
+    enc_sub(ctx, tmp, v, mx);
+    enc_exp(ctx, tmp, tmp);
+    enc_mul(ctx, tmp, tmp, emx);
+    enc_hull(ctx, r, r, tmp);
 }
 
-/* a*b + c*d: RN(RN(a b) + RN(c d)) or either product fused. */
-static void NMO_REF(jsd_dot2)(E_CTX *ctx, E *r, const E *a, const E *b, const E *c, const E *d)
+/* a*b + c*d: RN(RN(a b) + RN(c d)) or either product fused; p, q: scratch. */
+static void NMO_REF(jsd_dot2)(E_CTX *ctx, E *r, const E *a, const E *b, const E *c, const E *d, E *p,
+                              E *q)
 {
-    E p, q;
-    enc_init(ctx, &p), enc_init(ctx, &q);
-    enc_mul(ctx, &p, c, d);
-    enc_fma(ctx, r, a, b, &p);
-    enc_mul(ctx, &p, a, b);
-    enc_fma(ctx, &q, c, d, &p);
-    enc_hull(ctx, r, r, &q);
-    enc_clear(ctx, &p), enc_clear(ctx, &q);
+    enc_mul(ctx, p, c, d);
+    enc_fma(ctx, r, a, b, p);
+    enc_mul(ctx, p, a, b);
+    enc_fma(ctx, q, c, d, p);
+    enc_hull(ctx, r, r, q);
 }
 
 void NMO_REF(nmo_ref_jsd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
@@ -63,7 +58,8 @@ void NMO_REF(nmo_ref_jsd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fen
     double *X = enc_dvec(ctx, 0, n), *Y = enc_dvec(ctx, 1, n);
     E *terms = enc_evec(ctx, 0, total), *scaled = enc_evec(ctx, 1, total), *xe = enc_evec(ctx, 2, n),
       *ye = enc_evec(ctx, 3, n);
-    E mx, my, emx, P, Q, bP, oQ, Mm, lM, a, b, be, ob, one, rn, s, s2;
+    E mx, my, emx, P, Q, bP, oQ, Mm, lM, a, b, be, ob, one, rn, s, s2, t1, t2;
+    enc_init(ctx, &t1), enc_init(ctx, &t2);
     enc_init(ctx, &mx), enc_init(ctx, &my), enc_init(ctx, &emx), enc_init(ctx, &P);
     enc_init(ctx, &Q), enc_init(ctx, &bP), enc_init(ctx, &oQ), enc_init(ctx, &Mm);
     enc_init(ctx, &lM), enc_init(ctx, &a), enc_init(ctx, &b), enc_init(ctx, &be);
@@ -93,16 +89,16 @@ void NMO_REF(nmo_ref_jsd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fen
         for (int64_t j = 0; j < n; j++) {
             E *lj = &terms[i * n + j];
             if (beta == 0) { /* forward KL: P (Y - X) */
-                NMO_REF(jsd_prob)(ctx, &P, &ye[j], &mx, &emx);
+                NMO_REF(jsd_prob)(ctx, &P, &ye[j], &mx, &emx, &t1);
                 enc_sub(ctx, &a, &ye[j], &xe[j]);
                 enc_mul(ctx, lj, &P, &a);
             } else if (beta == 1) { /* reverse KL: Q (X - Y) */
-                NMO_REF(jsd_prob)(ctx, &Q, &xe[j], &mx, &emx);
+                NMO_REF(jsd_prob)(ctx, &Q, &xe[j], &mx, &emx, &t1);
                 enc_sub(ctx, &a, &xe[j], &ye[j]);
                 enc_mul(ctx, lj, &Q, &a);
             } else {
-                NMO_REF(jsd_prob)(ctx, &Q, &xe[j], &mx, &emx);
-                NMO_REF(jsd_prob)(ctx, &P, &ye[j], &mx, &emx);
+                NMO_REF(jsd_prob)(ctx, &Q, &xe[j], &mx, &emx, &t1);
+                NMO_REF(jsd_prob)(ctx, &P, &ye[j], &mx, &emx, &t1);
                 enc_mul(ctx, &bP, &be, &P);
                 enc_mul(ctx, &oQ, &ob, &Q);
                 enc_add(ctx, &Mm, &bP, &oQ);
@@ -115,7 +111,7 @@ void NMO_REF(nmo_ref_jsd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fen
                 enc_hull(ctx, &Mm, &Mm, &b);
                 enc_log(ctx, &lM, &Mm);
                 /* Liger: (bP Y + oQ X) - M log M */
-                NMO_REF(jsd_dot2)(ctx, &a, &bP, &ye[j], &oQ, &xe[j]);
+                NMO_REF(jsd_dot2)(ctx, &a, &bP, &ye[j], &oQ, &xe[j], &t1, &t2);
                 enc_neg(ctx, &b, &Mm);
                 enc_fma(ctx, lj, &b, &lM, &a);
                 /* two KLs: beta P (Y - lM) + (1-beta) Q (X - lM) */
@@ -123,7 +119,7 @@ void NMO_REF(nmo_ref_jsd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fen
                 enc_mul(ctx, &a, &P, &a);
                 enc_sub(ctx, &b, &xe[j], &lM);
                 enc_mul(ctx, &b, &Q, &b);
-                NMO_REF(jsd_dot2)(ctx, &s, &be, &a, &ob, &b);
+                NMO_REF(jsd_dot2)(ctx, &s, &be, &a, &ob, &b, &t1, &t2);
                 enc_hull(ctx, lj, lj, &s);
             }
             enc_mul(ctx, &scaled[i * n + j], lj, &rn);
@@ -139,7 +135,7 @@ void NMO_REF(nmo_ref_jsd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fen
     enc_clear(ctx, &Q), enc_clear(ctx, &bP), enc_clear(ctx, &oQ), enc_clear(ctx, &Mm);
     enc_clear(ctx, &lM), enc_clear(ctx, &a), enc_clear(ctx, &b), enc_clear(ctx, &be);
     enc_clear(ctx, &ob), enc_clear(ctx, &one), enc_clear(ctx, &rn), enc_clear(ctx, &s);
-    enc_clear(ctx, &s2);
+    enc_clear(ctx, &s2), enc_clear(ctx, &t1), enc_clear(ctx, &t2);
 }
 
 #ifdef NMO_ENGINE_FAST

@@ -938,13 +938,19 @@ static inline void nmo_fe_red_finish_em(nmo_fctx *c, nmo_fenc *r, double slo, do
     em += keta;
     double vlo = slo - em, vhi = shi + em;
     double w = (R + em) * (1 + (double)(n + 16) * 0x1p-52);
-    if (dom && !c->ftz && w < dlo - nmo_fmt_next_down(c->af, dlo)) {
+    if (e == 0 && em == 0) { /* exact sums (binary64 too): no radius */
+        r->lo = nmo_fe_round(c, c->af, vlo, NMO_RU);
+        r->hi = nmo_fe_round(c, c->af, vhi, NMO_RD);
+        fl |= c->force_unc;
+    } else if (dom && !c->ftz && w < dlo - nmo_fmt_next_down(c->af, dlo)) {
         r->lo = dlo;
         fl |= c->force_unc;
     } else {
         r->lo = nmo_fe_snap(c, c->af, NMO_RU, vlo, e, &fl);
     }
-    if (dom && !c->ftz && w < nmo_fmt_next_up(c->af, dhi) - dhi) {
+    if (e == 0 && em == 0) {
+        /* set above */
+    } else if (dom && !c->ftz && w < nmo_fmt_next_up(c->af, dhi) - dhi) {
         r->hi = dhi;
         fl |= c->force_unc;
     } else {
@@ -990,9 +996,22 @@ static inline void nmo_fenc_sum_sharp(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *
                          dom ? x[ib].lo : 0, dom ? x[ib].hi : 0, R);
 }
 
+/* Lowest set bit of a nonzero finite double (the quantum it is a multiple of). */
+static inline double nmo_fe_lowbit(double p)
+{
+    int e;
+    double m = frexp(fabs(p), &e);
+    uint64_t M = (uint64_t)ldexp(m, 53);
+    int tz = 0;
+    while (!(M & 1)) M >>= 1, tz++;
+    return ldexp(1.0, e - 53 + tz);
+}
+
 /* Dot product of two point vectors (input values) in any order, FMA or not, in acc, with
  * the sharpened bounds (exact products: as nmo_fenc_sum_sharp; else min(k u A,
- * u |p*| + R (1 + 8 k u))) plus the underflow term. */
+ * u |p*| + R (1 + 8 k u))) plus the underflow term. Exact products that are all
+ * multiples of a quantum q with A < q / u (gradual underflow): every partial sum is a
+ * multiple of q below q 2^p in magnitude, hence an acc float: every order is exact. */
 static inline void nmo_fenc_dot_sharp_d(nmo_fctx *c, nmo_fenc *r, const double *x, const double *y,
                                         int64_t n)
 {
@@ -1018,7 +1037,17 @@ static inline void nmo_fenc_dot_sharp_d(nmo_fctx *c, nmo_fenc *r, const double *
         if (i != ib) R += fabs(x[i] * y[i]);
     double kd = (double)k, em, kt, keta;
     int dom = 0;
-    if (exact) {
+    double q = INFINITY;
+    if (exact && !c->ftz)
+        for (int64_t i = 0; i < n; i++) {
+            double p = x[i] * y[i];
+            if (p != 0) q = fmin(q, nmo_fe_lowbit(p));
+        }
+    if (exact && !c->ftz && k > 0 && a < q / c->ua) {
+        kt = k > 1 ? kd - 1 : 0;
+        em = 0; /* a is exact here, and so is s */
+        keta = 0;
+    } else if (exact) {
         kt = k > 1 ? kd - 1 : 0;
         em = kt * c->ua * a;
         if (kd * c->ua <= 0.25) {
@@ -1036,7 +1065,8 @@ static inline void nmo_fenc_dot_sharp_d(nmo_fctx *c, nmo_fenc *r, const double *
         keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
     }
     double pd = dom ? x[ib] * y[ib] : 0;
-    nmo_fe_red_finish_em(c, r, s, s, a, kt, em, keta, (double)n * 0x1p-53 * a, n, 0, dom, pd, pd, R);
+    double err = em == 0 && keta == 0 && exact ? 0 : (double)n * 0x1p-53 * a;
+    nmo_fe_red_finish_em(c, r, s, s, a, kt, em, keta, err, n, 0, dom, pd, pd, R);
 }
 
 #ifdef __cplusplus
