@@ -23,9 +23,13 @@
  *                                   summed later: any tree), FMA or not, one inner
  *                                   rounding in any association
  *   store dx, dw into `out`         (checker: plan round)
+ * With a plan whose `inter` differs from compute (Liger's default "llama" casting mode,
+ * which multiplies in the input dtype: check it with inter=<input dtype>):
+ *   m = RN_inter(dy*w) in every form (S = sum m*x, any order; A = rstd*m), and
+ *   dw = sum_i RN_inter(dy * RN_inter(x*rstd))   (any order, in acc)
  * Units: rows write dx, then one unit per column writes dw[j].
- * Not covered: Liger's "llama" casting mode (x*rstd rounded to the input dtype inside
- * dw), dw partials accumulated in a narrower format, kernels that recompute rstd. */
+ * Not covered: dw partials accumulated in a narrower format (older Liger stored per-row
+ * dW in the input dtype), kernels that recompute rstd. */
 #include "numoracle/ref.h"
 #include "refs/norm_common.h"
 
@@ -41,10 +45,11 @@ static void NMO_REF(rms_bwd_row)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_f
     nmo_tensor_load_f64(w, &c->in[2], 0, n, 1);
     nmo_tensor_load_f64(&rstd, &c->in[3], u, 1, 1);
     E *dye = enc_evec(ctx, 0, n), *xe = enc_evec(ctx, 1, n), *we = enc_evec(ctx, 2, n);
-    E *xh = enc_evec(ctx, 3, n);
-    E r, invn, S, S2, cc, c2, m, A, B, q, t, d1, d2;
+    E *xh = enc_evec(ctx, 3, n), *me = enc_evec(ctx, 4, n);
+    int inter = c->plan.inter != c->plan.compute;
+    E r, invn, S, S2, cc, c2, A, B, q, t, d1, d2;
     enc_init(ctx, &r), enc_init(ctx, &invn), enc_init(ctx, &S), enc_init(ctx, &S2);
-    enc_init(ctx, &cc), enc_init(ctx, &c2), enc_init(ctx, &m), enc_init(ctx, &A);
+    enc_init(ctx, &cc), enc_init(ctx, &c2), enc_init(ctx, &A);
     enc_init(ctx, &B), enc_init(ctx, &q), enc_init(ctx, &t), enc_init(ctx, &d1), enc_init(ctx, &d2);
 
     enc_set_d(ctx, &r, rstd);
@@ -54,41 +59,54 @@ static void NMO_REF(rms_bwd_row)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_f
         enc_set_d(ctx, &xe[j], x[j]);
         enc_set_d(ctx, &we[j], w[j]);
         enc_mul(ctx, &xh[j], &xe[j], &r);
+        if (inter) { /* m = dy*w stored in `inter` (Liger's llama casting mode) */
+            enc_mul(ctx, &me[j], &dye[j], &we[j]);
+            enc_round(ctx, &me[j], &me[j], c->plan.inter, NMO_RNE, 0);
+        } else { /* m = dy*w, rounded or contracted into its use */
+            const E *fm[2] = {&dye[j], &we[j]};
+            enc_prodk(ctx, &me[j], fm, 2, 1);
+        }
     }
-    const E *fs[3] = {dye, we, xe};
-    enc_dotk(ctx, &S, fs, 3, n, 1);
-    const E *fs2[3] = {dye, we, xh};
-    enc_dotk(ctx, &S2, fs2, 3, n, 1);
+    if (inter) {
+        const E *fs[2] = {me, xe};
+        enc_dotk(ctx, &S, fs, 2, n, 0);
+        const E *fs2[2] = {me, xh};
+        enc_dotk(ctx, &S2, fs2, 2, n, 0);
+    } else {
+        const E *fs[3] = {dye, we, xe};
+        enc_dotk(ctx, &S, fs, 3, n, 1);
+        const E *fs2[3] = {dye, we, xh};
+        enc_dotk(ctx, &S2, fs2, 3, n, 1);
+    }
     const E *fc[4] = {&r, &r, &S, &invn};
     enc_prodk(ctx, &cc, fc, 4, 0);                 /* factored: c = rstd^2 S / N */
     const E *fc2[2] = {&S2, &invn};
     enc_prodk(ctx, &c2, fc2, 2, 0);                /* normalized: c' = S' / N */
     for (int64_t j = 0; j < n; j++) {
         /* distributed */
-        const E *fa[3] = {&dye[j], &we[j], &r};
-        enc_prodk(ctx, &A, fa, 3, 1);
+        const E *fa[3] = {&dye[j], &we[j], &r}, *fa2[2] = {&me[j], &r};
+        if (inter) enc_prodk(ctx, &A, fa2, 2, 1);
+        else enc_prodk(ctx, &A, fa, 3, 1);
         const E *fb[6] = {&xe[j], &r, &r, &r, &S, &invn};
         enc_prodk(ctx, &B, fb, 6, 1);
         enc_sub(ctx, &d1, &A, &B);
         /* factored */
-        const E *fm[2] = {&dye[j], &we[j]};
-        enc_prodk(ctx, &m, fm, 2, 1);
         const E *fx[2] = {&xe[j], &cc};
         enc_prodk(ctx, &t, fx, 2, 1);
-        enc_sub(ctx, &q, &m, &t);
+        enc_sub(ctx, &q, &me[j], &t);
         enc_mul(ctx, &d2, &r, &q);
         enc_hull(ctx, &d1, &d1, &d2);
         /* normalized */
         const E *fh[2] = {&xh[j], &c2};
         enc_prodk(ctx, &t, fh, 2, 1);
-        enc_sub(ctx, &q, &m, &t);
+        enc_sub(ctx, &q, &me[j], &t);
         enc_mul(ctx, &d2, &r, &q);
         enc_hull(ctx, &d1, &d1, &d2);
         enc_export(ctx, &out[0][j], &d1);
     }
 
     enc_clear(ctx, &r), enc_clear(ctx, &invn), enc_clear(ctx, &S), enc_clear(ctx, &S2);
-    enc_clear(ctx, &cc), enc_clear(ctx, &c2), enc_clear(ctx, &m), enc_clear(ctx, &A);
+    enc_clear(ctx, &cc), enc_clear(ctx, &c2), enc_clear(ctx, &A);
     enc_clear(ctx, &B), enc_clear(ctx, &q), enc_clear(ctx, &t), enc_clear(ctx, &d1), enc_clear(ctx, &d2);
 }
 
@@ -109,8 +127,20 @@ static void NMO_REF(rms_bwd_col)(E_CTX *ctx, const nmo_case *c, int64_t j, nmo_f
         enc_set_d(ctx, &xe[i], x[i]);
         enc_set_d(ctx, &re[i], rs[i]);
     }
-    const E *f[3] = {dye, xe, re};
-    enc_dotk(ctx, &dw, f, 3, rows, 1);
+    if (c->plan.inter != c->plan.compute) {
+        /* Liger's llama casting mode: dy * RN_inter(x*rstd), the product stored in inter,
+         * summed in acc (any order) */
+        for (int64_t i = 0; i < rows; i++) {
+            enc_mul(ctx, &xe[i], &xe[i], &re[i]);
+            enc_round(ctx, &xe[i], &xe[i], c->plan.inter, NMO_RNE, 0);
+            enc_mul(ctx, &xe[i], &xe[i], &dye[i]);
+            enc_round(ctx, &xe[i], &xe[i], c->plan.inter, NMO_RNE, 0);
+        }
+        enc_sum(ctx, &dw, xe, rows);
+    } else {
+        const E *f[3] = {dye, xe, re};
+        enc_dotk(ctx, &dw, f, 3, rows, 1);
+    }
     enc_export(ctx, &out[1][0], &dw);
     enc_clear(ctx, &dw);
 }

@@ -37,6 +37,9 @@ typedef struct {
     int dw_no_rstd;   /* dw = sum dy*x */
     int dw_skip_row;  /* dw skips the last row */
     int s_no_w;       /* S = sum dy*x (w left out of the correction sum) */
+    int llama;        /* Liger's llama casting mode: m = dy*w and dy*(x*rstd) in the input
+                         dtype (correct under a plan with inter=<input dtype>) */
+    nmo_fmt st;       /* (set at run time) the input dtype */
 } rb_cfg;
 
 static float rb_dw_col(const float *dy, const float *x, const float *rs, int64_t M, int64_t N, int64_t j,
@@ -59,14 +62,20 @@ static float rb_dw_col(const float *dy, const float *x, const float *rs, int64_t
     default: {
         int64_t per = (M + 1) / 2;
         float p[2] = {0.0f, 0.0f};
-        for (int64_t i = 0; i < Mr; i++) p[i / per] = fmaf(t0[i], t1[i], p[i / per]);
+        for (int64_t i = 0; i < Mr; i++)
+            p[i / per] = c->llama ? p[i / per] + nmo_cu_round_to(c->st, t0[i] * nmo_cu_round_to(c->st, t1[i]))
+                                  : fmaf(t0[i], t1[i], p[i / per]);
         return p[0] + p[1];
     }
     }
 }
 
-static nmo_status rb_run(const nmo_cand_args *a, nmo_err *err, const rb_cfg *c) {
+static nmo_status rb_run(const nmo_cand_args *a, nmo_err *err, const rb_cfg *cfg) {
     static const char op[] = "rms_norm_bwd";
+    rb_cfg cc = *cfg;
+    const rb_cfg *c = &cc;
+    if (!a || !a->plan) return nmo_err_set(err, NMO_ERR_USAGE, "rms_norm_bwd candidate: missing arguments");
+    cc.st = a->plan->in;
     NMO_RETURN_IF_ERR(nmo_cu_check_args(a, op, 4, 2, err));
     const nmo_tensor *x = &a->in[1];
     if (x->ndims < 1 || x->ndims > NMO_MAX_DIMS)
@@ -94,6 +103,8 @@ static nmo_status rb_run(const nmo_cand_args *a, nmo_err *err, const rb_cfg *c) 
         const float *dyr = dyv + i * N, *xr = xv + i * N;
         const float r = rs[i];
         for (int64_t j = 0; j < N; j++) m[j] = c->s_no_w ? dyr[j] : dyr[j] * wv[j];
+        if (c->llama)
+            for (int64_t j = 0; j < N; j++) m[j] = nmo_cu_round_to(c->st, m[j]);
         if (c->form == RB_XHAT)
             for (int64_t j = 0; j < N; j++) t[j] = xr[j] * r;
         const float *sx = c->form == RB_XHAT ? t : xr;
@@ -157,6 +168,7 @@ RB_CAND(rb_mut_sign, RB_DEFAULT, .sign = 1)
 RB_CAND(rb_mut_s_no_w, RB_DEFAULT, .s_no_w = 1)
 RB_CAND(rb_mut_dw_no_rstd, RB_DEFAULT, .dw_no_rstd = 1)
 RB_CAND(rb_mut_dw_skip_row, RB_DEFAULT, .dw_skip_row = 1)
+RB_CAND(rb_mut_liger_llama, RB_DEFAULT, .llama = 1)
 
 const nmo_cand nmo_cand_rms_norm_bwd[] = {
     {"rms_norm_bwd", "liger", 1,
@@ -176,5 +188,9 @@ const nmo_cand nmo_cand_rms_norm_bwd[] = {
     {"rms_norm_bwd", "mut_s_no_w", 0, "MUTANT: S = sum dy*x (w left out of the correction sum)", rb_mut_s_no_w},
     {"rms_norm_bwd", "mut_dw_no_rstd", 0, "MUTANT: dw = sum dy*x (rstd forgotten)", rb_mut_dw_no_rstd},
     {"rms_norm_bwd", "mut_dw_skip_row", 0, "MUTANT: dw loop skips the last row", rb_mut_dw_skip_row},
+    {"rms_norm_bwd", "mut_liger_llama", 0,
+     "MUTANT under the fused plan: Liger's llama casting mode, dy*w and dy*(x*rstd) in the input dtype "
+     "(correct under a plan with inter=<input dtype>)",
+     rb_mut_liger_llama},
 };
 const int nmo_cand_rms_norm_bwd_n = (int)(sizeof nmo_cand_rms_norm_bwd / sizeof nmo_cand_rms_norm_bwd[0]);
