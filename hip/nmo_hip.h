@@ -357,7 +357,7 @@ struct nmo_fp16 {
 template <class T> struct nmo_ty;
 template <> struct nmo_ty<float> {
     static constexpr int bytes = 4;
-    static constexpr const char *name = "fp32";
+    static constexpr bool is_bf16 = false;
     static NMO_HD float to_f(float v) { return v; }
     static NMO_HD float store(float v, bool rz) { (void)rz; return v; } /* fp32 out */
     static NMO_HD float round(float v) { return v; }
@@ -371,7 +371,7 @@ template <> struct nmo_ty<float> {
 };
 template <> struct nmo_ty<nmo_bf16> {
     static constexpr int bytes = 2;
-    static constexpr const char *name = "bf16";
+    static constexpr bool is_bf16 = true;
     static NMO_HD float to_f(nmo_bf16 v) { return nmo_bf16_to_f(v.bits); }
     static NMO_HD nmo_bf16 store(float v, bool rz)
     {
@@ -390,7 +390,7 @@ template <> struct nmo_ty<nmo_bf16> {
 };
 template <> struct nmo_ty<nmo_fp16> {
     static constexpr int bytes = 2;
-    static constexpr const char *name = "fp16";
+    static constexpr bool is_bf16 = false;
     static NMO_HD float to_f(nmo_fp16 v) { return nmo_fp16_to_f(v.bits); }
     static NMO_HD nmo_fp16 store(float v, bool rz)
     {

@@ -221,7 +221,7 @@ RMS_MUT(k_mut_round_xr, M_ROUND_XR)
 
 /* The table is host data: the device pass of a HIP compile must not see it (clang makes
  * namespace-scope const objects __constant__ and would emit host function pointers). */
-#ifndef NMO_DEVICE_PASS
+#if !defined(__HIP_DEVICE_COMPILE__)
 #define RMS_ENTRY(name, correct, desc, fn)                                               \
     {"rms_norm", name, "fp32 bf16 fp16", NMO_HIP_FN_PLAN, correct, desc, rms_supports, fn}
 
