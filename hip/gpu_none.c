@@ -21,6 +21,11 @@ nmo_status nmo_gpu_poison(void *p, size_t bytes, nmo_err *err)
     (void)p, (void)bytes;
     return NONE(err);
 }
+nmo_status nmo_gpu_fill_async(void *p, int byte, size_t bytes, nmo_err *err)
+{
+    (void)p, (void)byte, (void)bytes;
+    return NONE(err);
+}
 nmo_status nmo_gpu_h2d(void *dst, const void *src, size_t bytes, nmo_err *err)
 {
     (void)dst, (void)src, (void)bytes;

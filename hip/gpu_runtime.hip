@@ -171,6 +171,13 @@ nmo_status nmo_gpu_poison(void *p, size_t bytes, nmo_err *err)
     return NMO_OK;
 }
 
+nmo_status nmo_gpu_fill_async(void *p, int byte, size_t bytes, nmo_err *err)
+{
+    NMO_RETURN_IF_ERR(nmo_gpu_init(err));
+    TRY(hipMemsetAsync(p, byte, bytes, g.stream), "hipMemsetAsync");
+    return NMO_OK;
+}
+
 nmo_status nmo_gpu_h2d(void *dst, const void *src, size_t bytes, nmo_err *err)
 {
     NMO_RETURN_IF_ERR(nmo_gpu_init(err));

@@ -34,6 +34,8 @@ nmo_status nmo_gpu_alloc(void **p, size_t bytes, nmo_err *err);
 void nmo_gpu_free(void *p);
 /* Fill with 0xFF bytes (NaN in every float format we store; on the stream, synced). */
 nmo_status nmo_gpu_poison(void *p, size_t bytes, nmo_err *err);
+/* Fill with a byte on the stream, without waiting (the benchmark's L2 flush). */
+nmo_status nmo_gpu_fill_async(void *p, int byte, size_t bytes, nmo_err *err);
 nmo_status nmo_gpu_h2d(void *dst, const void *src, size_t bytes, nmo_err *err);
 nmo_status nmo_gpu_d2h(void *dst, const void *src, size_t bytes, nmo_err *err);
 /* Device-to-device copy on the stream (the benchmark's reference); not synced. */
