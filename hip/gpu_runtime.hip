@@ -70,6 +70,8 @@ const char *compiler_text(void)
 #else
     return "hip-clang " __clang_version__;
 #endif
+#elif defined(__GNUC__)
+    return "g++ " __VERSION__;
 #else
     return "unknown";
 #endif

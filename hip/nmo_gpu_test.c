@@ -18,7 +18,10 @@
  * Cases run in parallel on CPU threads (--jobs); the GPU part of a case (staging the
  * inputs once, then poison + launch + checks + copy back for each kernel) holds a lock.
  *
- * usage: nmo_gpu_test [--shapes odd|large|both] [--seeds N] [--ops a,b] [--kernels a,b]
+ * --shapes small uses each operator's own two test shapes (refs: "odd;other"), small
+ * enough for the CPU simulator (-Dgpu=sim).
+ *
+ * usage: nmo_gpu_test [--shapes odd|large|both|small] [--seeds N] [--ops a,b] [--kernels a,b]
  *                     [--dtypes fp32,bf16,fp16] [--families a,b] [--jobs N] [--direct]
  *                     [--log FILE] [--list] */
 #include <dlfcn.h>
@@ -37,7 +40,7 @@
 #define NSH 2
 
 static const nmo_fmt dts[NDT] = {NMO_FP32, NMO_BF16, NMO_FP16};
-static const char *const shape_names[NSH] = {"odd", "large"};
+static const char *shape_names[NSH] = {"odd", "large"};
 
 /* Shapes per operator: an odd reduction width (misaligned rows: vector head and tail),
  * and one of >= 16M output elements. Other operators fall back to their test shapes. */
@@ -97,9 +100,22 @@ static int in_list(const char *list, const char *name)
     return 0;
 }
 
+static int small_shapes; /* --shapes small: the operator's own test shapes (simulator) */
+
 static int op_shape(const nmo_op *op, int sh, int *nshape, int64_t *shape)
 {
     nmo_err err;
+    if (small_shapes) {
+        char buf[128];
+        snprintf(buf, sizeof buf, "%s", op->test_shapes ? op->test_shapes : "3x1025;8x64");
+        char *semi = strchr(buf, ';');
+        const char *pick = buf;
+        if (semi) {
+            *semi = '\0';
+            if (sh) pick = semi + 1;
+        }
+        return nmo_shape_parse(nshape, shape, pick, &err) == NMO_OK;
+    }
     for (size_t i = 0; i < sizeof shape_tab / sizeof shape_tab[0]; i++)
         if (strcmp(shape_tab[i].op, op->name) == 0)
             return nmo_shape_parse(nshape, shape, sh ? shape_tab[i].large : shape_tab[i].odd, &err) == NMO_OK;
@@ -335,7 +351,7 @@ static void *worker(void *arg)
 
 static void usage(void)
 {
-    printf("usage: nmo_gpu_test [--shapes odd|large|both] [--seeds N] [--ops a,b] [--kernels a,b]\n"
+    printf("usage: nmo_gpu_test [--shapes odd|large|both|small] [--seeds N] [--ops a,b] [--kernels a,b]\n"
            "                    [--dtypes fp32,bf16,fp16] [--families a,b] [--jobs N] [--direct]\n"
            "                    [--log FILE.csv] [--list]\n"
            "Runs every HIP kernel x dtype x family x seed x shape, judges it with numoracle,\n"
@@ -378,6 +394,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "nmo_gpu_test: --seeds and --jobs must be >= 1\n");
         return 2;
     }
+    if (strcmp(shapes, "odd") && strcmp(shapes, "large") && strcmp(shapes, "both") && strcmp(shapes, "small")) {
+        fprintf(stderr, "nmo_gpu_test: --shapes odd|large|both|small\n");
+        return 2;
+    }
+    small_shapes = strcmp(shapes, "small") == 0;
+    if (small_shapes) shape_names[1] = "other";
     G.use_sh[0] = strcmp(shapes, "large") != 0;
     G.use_sh[1] = strcmp(shapes, "odd") != 0;
     for (int d = 0; d < NDT; d++) G.use_dt[d] = in_list(dtl, nmo_fmt_name(dts[d]));

@@ -37,7 +37,11 @@
 
 /* ------------------------------------------------------------------ platform choice */
 
-#if defined(__CUDACC__) && !defined(__HIP__)
+#if defined(NMO_HIP_SIM) && NMO_HIP_SIM
+/* the CPU simulator (hip/sim/nmo_sim.cpp): host C++, one fiber per GPU thread */
+#undef NMO_HIP_SIM
+#define NMO_HIP_SIM 1
+#elif defined(__CUDACC__) && !defined(__HIP__)
 #define NMO_HIP_NVIDIA 1
 #elif defined(NMO_HIP_BARE) && NMO_HIP_BARE
 #undef NMO_HIP_BARE
@@ -59,8 +63,13 @@
 #define NMO_DEVICE_PASS 1
 #endif
 
+/* ------------------------------------------------------------------ CPU simulator */
+#if defined(NMO_HIP_SIM)
+#include "nmo_hip_sim.h"
+#define NMO_PLATFORM_NAME "sim"
+
 /* ------------------------------------------------------------------ NVIDIA: CUDA */
-#if defined(NMO_HIP_NVIDIA)
+#elif defined(NMO_HIP_NVIDIA)
 #include <cuda_runtime.h>
 
 typedef cudaError_t hipError_t;
@@ -224,7 +233,10 @@ __device__ float __ocml_cos_f32(float);
 
 /* ------------------------------------------------------------------ common helpers */
 
-#ifdef NMO_HIP_NVIDIA
+#if defined(NMO_HIP_SIM)
+#define NMO_HD inline
+#define NMO_D inline
+#elif defined(NMO_HIP_NVIDIA)
 #define NMO_HD __host__ __device__ __forceinline__
 #define NMO_D __device__ __forceinline__
 #else
@@ -233,7 +245,9 @@ __device__ float __ocml_cos_f32(float);
 #endif
 
 /* Warp (wavefront) size, device code only. */
-#if defined(NMO_HIP_NVIDIA)
+#if defined(NMO_HIP_SIM)
+#define NMO_WARP_SIZE NMO_SIM_WARP
+#elif defined(NMO_HIP_NVIDIA)
 #define NMO_WARP_SIZE 32
 #elif defined(__AMDGCN_WAVEFRONT_SIZE)
 #define NMO_WARP_SIZE __AMDGCN_WAVEFRONT_SIZE
@@ -247,7 +261,7 @@ __device__ float __ocml_cos_f32(float);
 #endif
 
 /* The function accuracies a kernel of this platform relies on (plan text). */
-#if defined(NMO_HIP_NVIDIA)
+#if defined(NMO_HIP_NVIDIA) || defined(NMO_HIP_SIM) /* SIM: glibc, within CUDA's figures */
 #define NMO_HIP_FN_PLAN "fn=cuda"
 #else
 #define NMO_HIP_FN_PLAN "fn=ocml"
@@ -415,7 +429,10 @@ template <int VB> struct __attribute__((aligned(VB))) nmo_vecb {
 
 /* ------------------------------------------------------------------ math */
 
-#if defined(NMO_HIP_NVIDIA) || !defined(NMO_HIP_BARE)
+#if defined(NMO_HIP_NVIDIA) || defined(NMO_HIP_SIM) || !defined(NMO_HIP_BARE)
+#if defined(NMO_HIP_SIM)
+NMO_D float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+#endif
 NMO_D float nmo_expf(float x) { return expf(x); }
 NMO_D float nmo_logf(float x) { return logf(x); }
 NMO_D float nmo_rsqrtf(float x) { return rsqrtf(x); }
@@ -441,7 +458,7 @@ NMO_D float nmo_cosf(float x) { return __ocml_cos_f32(x); }
 #if defined(NMO_HIP_NVIDIA)
 NMO_D float nmo_madd_nofma(float acc, float a, float b) { return __fadd_rn(acc, __fmul_rn(a, b)); }
 NMO_D float nmo_mul_nc(float a, float b) { return __fmul_rn(a, b); }
-#else
+#elif defined(__clang__)
 NMO_D float nmo_madd_nofma(float acc, float a, float b)
 {
 #pragma clang fp contract(off)
@@ -452,9 +469,12 @@ NMO_D float nmo_mul_nc(float a, float b)
 #pragma clang fp contract(off)
     return a * b;
 }
+#else /* g++ (the simulator): built with -ffp-contract=off */
+NMO_D float nmo_madd_nofma(float acc, float a, float b) { return acc + a * b; }
+NMO_D float nmo_mul_nc(float a, float b) { return a * b; }
 #endif
 /* IEEE max that ignores NaN like fmaxf (the kernels' row max). */
-#if defined(NMO_HIP_BARE)
+#if defined(NMO_HIP_BARE) || defined(NMO_HIP_SIM)
 NMO_D float nmo_fmaxf(float a, float b) { return __builtin_fmaxf(a, b); }
 #else
 NMO_D float nmo_fmaxf(float a, float b) { return fmaxf(a, b); }
@@ -464,14 +484,32 @@ NMO_D float nmo_fmaxf(float a, float b) { return fmaxf(a, b); }
 
 NMO_D int nmo_lane_id(void)
 {
-#if defined(NMO_HIP_NVIDIA)
+#if defined(NMO_HIP_SIM)
+    return nmo_sim_lane();
+#elif defined(NMO_HIP_NVIDIA)
     return (int)(threadIdx.x & 31u);
 #else
     return (int)__builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));
 #endif
 }
 
-#if defined(NMO_HIP_NVIDIA)
+#if defined(NMO_HIP_SIM)
+NMO_D int nmo_shfl_down(int v, int d)
+{
+    int l = nmo_lane_id(), s = l + d;
+    return (int)nmo_sim_xchg((uint32_t)v, s < NMO_WARP_SIZE ? s : l);
+}
+NMO_D float nmo_shfl_down(float v, int d) { return nmo_u2f((uint32_t)nmo_shfl_down((int)nmo_f2u(v), d)); }
+NMO_D int nmo_shfl_xor(int v, int m)
+{
+    int l = nmo_lane_id(), s = l ^ m;
+    return (int)nmo_sim_xchg((uint32_t)v, s < NMO_WARP_SIZE ? s : l);
+}
+NMO_D float nmo_shfl_xor(float v, int m) { return nmo_u2f((uint32_t)nmo_shfl_xor((int)nmo_f2u(v), m)); }
+NMO_D float nmo_shfl(float v, int src) { return nmo_u2f(nmo_sim_xchg(nmo_f2u(v), src)); }
+NMO_D uint64_t nmo_ballot(int pred) { return nmo_sim_ballot(pred); }
+NMO_D int nmo_popcount64(uint64_t m) { return __builtin_popcountll(m); }
+#elif defined(NMO_HIP_NVIDIA)
 NMO_D float nmo_shfl_down(float v, int d) { return __shfl_down_sync(0xffffffffu, v, (unsigned)d); }
 NMO_D int nmo_shfl_down(int v, int d) { return __shfl_down_sync(0xffffffffu, v, (unsigned)d); }
 NMO_D float nmo_shfl_xor(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
@@ -634,6 +672,26 @@ NMO_D void nmo_mma_16x16x16(float acc[NMO_MMA_ACC_N], const uint16_t *A, int lda
     }
 #endif
 }
+
+/* ------------------------------------------------------------------ kernel launch */
+
+/* nmo_launch(kernel<...>, grid, block, shmem, stream, args...): kernel<<<...>>>(args)
+ * on a GPU (template arguments with commas need no extra parentheses), the fiber
+ * scheduler in the simulator. The caller checks hipGetLastError afterwards. */
+#if defined(NMO_HIP_SIM)
+template <class... P, class... A>
+inline void nmo_launch(void (*k)(P...), dim3 g, dim3 b, size_t shm, hipStream_t s, A... a)
+{
+    (void)shm, (void)s;
+    nmo_sim_launch(g, b, [&]() { k(static_cast<P>(a)...); });
+}
+#else
+template <class... P, class... A>
+inline void nmo_launch(void (*k)(P...), dim3 g, dim3 b, size_t shm, hipStream_t s, A... a)
+{
+    k<<<g, b, shm, s>>>(static_cast<P>(a)...);
+}
+#endif
 
 /* ------------------------------------------------------------------ launch checks */
 

@@ -175,16 +175,18 @@ int mm_tile_launch(const nmo_plugin_args *a, char *msg, size_t msglen)
     hipStream_t st = (hipStream_t)a->stream;
     dim3 grid((unsigned)((N + BN - 1) / BN), (unsigned)((M + BM - 1) / BM), (unsigned)NSPLIT);
     if (NSPLIT == 1) {
-        mm_tile_kernel<T, BK, MODE, MUT><<<grid, NTHR, 0, st>>>(A, B, C, NULL, M, N, K, 1);
+        nmo_launch(mm_tile_kernel<T, BK, MODE, MUT>, grid, dim3(NTHR), 0, st, A, B, C, (float *)NULL, M, N,
+                   K, 1);
         NMO_HIP_CHECK_LAUNCH("matmul tile kernel");
         return NMO_PLUGIN_OK;
     }
     float *ws = NULL;
     NMO_HIP_TRY(hipMalloc((void **)&ws, (size_t)NSPLIT * (size_t)(M * N) * sizeof(float)));
-    mm_tile_kernel<T, BK, MODE, MUT><<<grid, NTHR, 0, st>>>(A, B, C, ws, M, N, K, NSPLIT);
+    nmo_launch(mm_tile_kernel<T, BK, MODE, MUT>, grid, dim3(NTHR), 0, st, A, B, C, ws, M, N, K, NSPLIT);
     hipError_t e = hipGetLastError();
     if (e == hipSuccess) {
-        mm_splitk_reduce<T, MUT><<<nmo_k_grid((M * N + 255) / 256), 256, 0, st>>>(ws, C, M * N);
+        nmo_launch(mm_splitk_reduce<T, MUT>, dim3(nmo_k_grid((M * N + 255) / 256)), dim3(256), 0, st,
+                   (const float *)ws, C, M * N);
         e = hipGetLastError();
     }
     if (e == hipSuccess) e = hipStreamSynchronize(st); /* the workspace is freed below */
@@ -201,8 +203,9 @@ int mm_warp_launch(const nmo_plugin_args *a, char *msg, size_t msglen)
 {
     const int64_t M = a->in[0].dims[0], K = a->in[0].dims[1], N = a->in[1].dims[1];
     const int64_t wpb = 256 / nmo_k_warp_size();
-    mm_warp_dot<T, MUT><<<nmo_k_grid((M * N + wpb - 1) / wpb), 256, 0, (hipStream_t)a->stream>>>(
-        (const T *)a->in[0].data, (const T *)a->in[1].data, (T *)a->out[0].data, M, N, K);
+    nmo_launch(mm_warp_dot<T, MUT>, dim3(nmo_k_grid((M * N + wpb - 1) / wpb)), dim3(256), 0,
+               (hipStream_t)a->stream, (const T *)a->in[0].data, (const T *)a->in[1].data,
+               (T *)a->out[0].data, M, N, K);
     NMO_HIP_CHECK_LAUNCH("matmul warp_dot");
     return NMO_PLUGIN_OK;
 }
@@ -286,8 +289,8 @@ int mm_tc_launch_t(const nmo_plugin_args *a, char *msg, size_t msglen)
 {
     const int64_t M = a->in[0].dims[0], K = a->in[0].dims[1], N = a->in[1].dims[1];
     dim3 grid((unsigned)((N + 63) / 64), (unsigned)((M + 63) / 64), 1);
-    mm_tc_kernel<T, MODE, MUT><<<grid, 4 * nmo_k_warp_size(), 0, (hipStream_t)a->stream>>>(
-        (const T *)a->in[0].data, (const T *)a->in[1].data, (T *)a->out[0].data, M, N, K);
+    nmo_launch(mm_tc_kernel<T, MODE, MUT>, grid, dim3(4 * nmo_k_warp_size()), 0, (hipStream_t)a->stream,
+               (const T *)a->in[0].data, (const T *)a->in[1].data, (T *)a->out[0].data, M, N, K);
     NMO_HIP_CHECK_LAUNCH("matmul tensor-core kernel");
     return NMO_PLUGIN_OK;
 }

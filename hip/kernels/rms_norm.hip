@@ -175,10 +175,9 @@ int rms_launch(const nmo_plugin_args *a, char *msg, size_t msglen)
         const int64_t rpb = BLOCK / nmo_k_warp_size();
         blocks = (rows + rpb - 1) / rpb;
     }
-    rms_kernel<T, GROUP, BLOCK, VB, RED, OPT, MUT, CACHE>
-        <<<nmo_k_grid(blocks), BLOCK, 0, (hipStream_t)a->stream>>>(
-            (const T *)a->in[0].data, (const T *)a->in[1].data, (T *)a->out[0].data, rows, n, eps,
-            inv_n);
+    nmo_launch(rms_kernel<T, GROUP, BLOCK, VB, RED, OPT, MUT, CACHE>, dim3(nmo_k_grid(blocks)),
+               dim3(BLOCK), 0, (hipStream_t)a->stream, (const T *)a->in[0].data,
+               (const T *)a->in[1].data, (T *)a->out[0].data, rows, n, eps, inv_n);
     NMO_HIP_CHECK_LAUNCH("rms_norm");
     return NMO_PLUGIN_OK;
 }

@@ -149,9 +149,9 @@ int softmax_launch(const nmo_plugin_args *a, char *msg, size_t msglen)
         const int64_t rpb = BLOCK / nmo_k_warp_size();
         blocks = (rows + rpb - 1) / rpb;
     }
-    softmax_kernel<T, GROUP, BLOCK, VB, RED, OPT, MUT, CACHE>
-        <<<nmo_k_grid(blocks), BLOCK, 0, (hipStream_t)a->stream>>>(
-            (const T *)a->in[0].data, (T *)a->out[0].data, rows, n);
+    nmo_launch(softmax_kernel<T, GROUP, BLOCK, VB, RED, OPT, MUT, CACHE>, dim3(nmo_k_grid(blocks)),
+               dim3(BLOCK), 0, (hipStream_t)a->stream, (const T *)a->in[0].data,
+               (T *)a->out[0].data, rows, n);
     NMO_HIP_CHECK_LAUNCH("softmax");
     return NMO_PLUGIN_OK;
 }
