@@ -55,6 +55,7 @@ static const struct {
     {"swiglu", "64x4099", "4096x4096"},
     {"geglu", "64x4099", "4096x4096"},
     {"matmul", "67x61x1031", "4096x4096x256"},
+    {"rope", "4x8x33x66", "8x32x512x128"},
 };
 
 typedef struct {

@@ -67,6 +67,7 @@ static inline int nmo_k_basic_ok(const nmo_plugin_args *a, int n_in, int n_out)
         if (a->out[k].dtype != dt || !nmo_k_packed(&a->out[k]) || a->out[k].ndims < 1) return 0;
     return 1;
 }
+static inline int nmo_k_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 /* Rows of the last dimension of tensor t. */
 static inline void nmo_k_rows(const nmo_plugin_tensor *t, int64_t *rows, int64_t *n)
 {
