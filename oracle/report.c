@@ -72,6 +72,12 @@ static cJSON *num_or_null(double v)
 char *nmo_report_json(const nmo_report *rep, const nmo_case *c, const char *name,
                       const char *family, uint64_t seed)
 {
+    return nmo_report_json_prov(rep, c, name, family, seed, NULL);
+}
+
+char *nmo_report_json_prov(const nmo_report *rep, const nmo_case *c, const char *name,
+                           const char *family, uint64_t seed, const char *provenance_json)
+{
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "numoracle_version", NMO_VERSION);
     cJSON_AddStringToObject(o, "op", c->op->name);
@@ -118,6 +124,10 @@ char *nmo_report_json(const nmo_report *rep, const nmo_case *c, const char *name
         cJSON_AddStringToObject(wo, "verdict", nmo_verdict_name(w->verdict));
     }
     cJSON_AddNumberToObject(o, "seconds", rep->seconds);
+    if (provenance_json) {
+        cJSON *pv = cJSON_Parse(provenance_json);
+        cJSON_AddItemToObject(o, "provenance", pv ? pv : cJSON_CreateString(provenance_json));
+    }
     char *s = cJSON_Print(o);
     cJSON_Delete(o);
     return s;

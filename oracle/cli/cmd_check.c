@@ -1,6 +1,10 @@
 /* numoracle check: build the case, obtain the candidate's outputs (a CPU candidate run
- * here, or files produced elsewhere), judge every element, print the report.
- * Exit code = verdict: 0 PASS, 1 FAIL, 3 INCONCLUSIVE; 2 on usage or input errors. */
+ * here, a HIP kernel of this build, a kernel of a plugin, or files produced elsewhere),
+ * judge every element, print the report.
+ * Exit code = verdict: 0 PASS, 1 FAIL, 3 INCONCLUSIVE; 2 on usage or input errors;
+ * 4 SKIPPED: the candidate (a HIP kernel or a plugin) does not support the case, or a
+ * plugin that is not on the expected list could not be loaded (RFC 0006: cases an engine
+ * does not support are skipped and said so; expected plugins that fail are errors). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,19 +12,34 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "nmo_gpu.h"
+#include "nmo_runner.h"
+
+#define CLI_EXIT_SKIPPED 4
 
 static const char check_epilog[] =
     "candidates:\n"
     "  cpu            the operator's default correct CPU candidate\n"
     "  cpu:NAME       a CPU candidate by name (see numoracle candidates --op OP)\n"
+    "  hip            the operator's default correct HIP kernel (builds with -Dgpu=cuda|hip)\n"
+    "  hip:NAME       a HIP kernel by name (correct variant or mutant)\n"
+    "  plugin:PATH    the first correct kernel of a plugin shared library (numoracle/plugin.h)\n"
+    "                 for the op and dtype; plugin:PATH:NAME a kernel by name\n"
     "  file:OUT.bin   an output produced elsewhere: raw little-endian, dtype plan.out,\n"
     "                 dims of the output; several outputs: file:A.bin,B.bin in output order\n"
+    "\n"
+    "HIP and plugin kernels declare the plan they honour; the check's plan is the dtype's\n"
+    "default, then the kernel's plan, then --plan. Their outputs are poisoned (0xFF bytes)\n"
+    "before the launch; the JSON report carries a provenance object (kernel, timing, device,\n"
+    "architecture, driver, runtime, compiler, plugin). A case the kernel does not support\n"
+    "(operator, dtype, shape) is SKIPPED (exit 4), as is a plugin that cannot be loaded,\n"
+    "unless it is expected (--expect-plugin, or NMO_EXPECT_PLUGINS=P1:P2): then exit 2.\n"
     "\n"
     "The plan starts from the dtype's default (numoracle ops) and --plan text overrides\n"
     "fields, e.g. --plan 'fn=ulp:2 round=rz'. Inputs not given with --input are generated\n"
     "from --family and --seed; given ones are raw little-endian files of dtype plan.in.\n"
     "\n"
-    "exit: 0 PASS, 1 FAIL, 3 INCONCLUSIVE, 2 usage or input error\n";
+    "exit: 0 PASS, 1 FAIL, 3 INCONCLUSIVE, 4 SKIPPED, 2 usage or input error\n";
 
 static int load_candidate(cli_problem *pb, const char *spec, nmo_tensor *out, char *name,
                           size_t namelen, int *nread)
@@ -92,11 +111,185 @@ static int load_candidate(cli_problem *pb, const char *spec, nmo_tensor *out, ch
     return 0;
 }
 
+/* ---- HIP and plugin kernels ------------------------------------------------------ */
+
+typedef struct {
+    int is_kernel;              /* hip[:NAME] or plugin:PATH[:NAME] */
+    nmo_kernel_set ks;
+    nmo_plugin *plugin;
+    char path[1024];            /* plugin path */
+    const char *name;           /* kernel name or NULL */
+    char namebuf[256];
+    const nmo_plugin_kernel *k; /* selected kernel */
+    int skip;                   /* SKIPPED before running: why */
+    char why[600];
+    char *merged_plan;          /* kernel plan + --plan text (owned) */
+} kcand;
+
+/* plugin:PATH[:NAME]: PATH is taken whole when such a file exists; otherwise the text
+ * after the last ':' is the kernel name. */
+static void parse_plugin_spec(kcand *kc, const char *rest)
+{
+    snprintf(kc->path, sizeof kc->path, "%s", rest);
+    FILE *f = fopen(kc->path, "rb");
+    if (f) {
+        fclose(f);
+        return;
+    }
+    char *colon = strrchr(kc->path, ':');
+    if (colon && colon[1] && !strchr(colon + 1, '/')) {
+        snprintf(kc->namebuf, sizeof kc->namebuf, "%s", colon + 1);
+        *colon = '\0';
+        kc->name = kc->namebuf;
+    }
+}
+
+/* Resolve a hip or plugin candidate before the problem is built: the kernel's plan
+ * enters the case. Returns 0, or CLI_EXIT_USAGE after printing the error. */
+static int kernel_prepare(kcand *kc, cli_cmd *cmd, const nmo_op *op, const char *spec)
+{
+    memset(kc, 0, sizeof *kc);
+    nmo_err err = {{0}};
+    if (strcmp(spec, "hip") == 0 || strncmp(spec, "hip:", 4) == 0) {
+        if (!nmo_gpu_enabled()) return cli_error("%s", NMO_GPU_NONE_MSG);
+        kc->is_kernel = 1;
+        if (spec[3] == ':') {
+            if (!spec[4]) return cli_error("candidate 'hip:': missing kernel name");
+            kc->name = spec + 4;
+        }
+        nmo_kernel_set_hip(&kc->ks);
+    } else if (strncmp(spec, "plugin:", 7) == 0) {
+        if (!spec[7]) return cli_error("candidate 'plugin:': missing path (plugin:PATH[:NAME])");
+        kc->is_kernel = 1;
+        parse_plugin_spec(kc, spec + 7);
+        /* expected plugins must all load: an expected plugin that fails is an error */
+        cli_opt *eo = cli_get(cmd, "expect-plugin");
+        if (nmo_plugin_check_expected(eo->vals, eo->nvals, &err) != NMO_OK)
+            return cli_error("%s", err.msg);
+        if (nmo_plugin_open(&kc->plugin, kc->path, &err) != NMO_OK) {
+            if (nmo_plugin_is_expected(kc->path, eo->vals, eo->nvals)) return cli_error("%s", err.msg);
+            kc->skip = 1;
+            snprintf(kc->why, sizeof kc->why, "plugin not loaded: %s", err.msg);
+            return 0;
+        }
+        nmo_kernel_set_plugin(&kc->ks, kc->plugin);
+    } else {
+        return 0;
+    }
+
+    /* the plan's storage dtypes select the kernel; bad values are reported later by the
+     * problem builder with the usual messages */
+    nmo_fmt dt;
+    nmo_plan plan;
+    const char *ut = cli_val(cmd, "plan");
+    if (nmo_fmt_from_name(&dt, cli_val(cmd, "dtype")) != NMO_OK) return 0;
+    nmo_plan_default(&plan, dt);
+    if (ut && nmo_plan_parse(&plan, ut, NULL) != NMO_OK) return 0;
+    int r = nmo_kernel_select(&kc->k, &kc->ks, op->name, plan.in, plan.out, kc->name, kc->why,
+                              sizeof kc->why);
+    if (r < 0) return cli_error("unknown candidate '%s' for op %s: %s", spec, op->name, kc->why);
+    if (r > 0) {
+        kc->skip = 1;
+        return 0;
+    }
+    if (kc->k->plan && kc->k->plan[0]) {
+        nmo_plan test;
+        nmo_plan_default(&test, dt);
+        if (nmo_plan_parse(&test, kc->k->plan, &err) != NMO_OK)
+            return cli_error("kernel %s declares a bad plan: %s", kc->k->name, err.msg);
+        size_t n = strlen(kc->k->plan) + (ut ? strlen(ut) : 0) + 2;
+        kc->merged_plan = malloc(n);
+        if (!kc->merged_plan) return cli_error("out of memory");
+        snprintf(kc->merged_plan, n, "%s%s%s", kc->k->plan, ut ? " " : "", ut ? ut : "");
+        cli_get(cmd, "plan")->val = kc->merged_plan;
+    }
+    return 0;
+}
+
+static void kernel_release(kcand *kc)
+{
+    free(kc->merged_plan);
+    kc->merged_plan = NULL;
+    nmo_plugin_close(kc->plugin);
+    kc->plugin = NULL;
+}
+
+static void kernel_label(char *name, size_t n, const kcand *kc, const char *spec)
+{
+    if (!kc->k) snprintf(name, n, "%s", spec);
+    else if (kc->plugin) snprintf(name, n, "plugin:%s:%s", kc->path, kc->k->name);
+    else snprintf(name, n, "hip:%s", kc->k->name);
+}
+
+/* SKIPPED: the report's head, the verdict and the reason; JSON when asked. */
+static int report_skipped(const cli_problem *pb, const char *name, const char *why,
+                          const char *jpath, int argc, char **argv)
+{
+    char shape[128], plan[512];
+    cli_shape_text(shape, sizeof shape, &pb->c);
+    nmo_plan_to_string(&pb->c.plan, plan, sizeof plan);
+    if (jpath) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "numoracle_version", nmo_version());
+        cJSON_AddStringToObject(o, "op", pb->op->name);
+        cJSON *sh = cJSON_AddArrayToObject(o, "shape");
+        for (int i = 0; i < pb->c.nshape; i++)
+            cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)pb->c.shape[i]));
+        cJSON_AddStringToObject(o, "family", nmo_family_name(pb->family));
+        cJSON_AddNumberToObject(o, "seed", (double)pb->seed);
+        cJSON_AddStringToObject(o, "candidate", name);
+        cJSON_AddStringToObject(o, "plan_text", plan);
+        cJSON_AddStringToObject(o, "verdict", "SKIPPED");
+        cJSON_AddStringToObject(o, "reason", why);
+        char *cmdl = cli_command_line(argc, argv);
+        if (cmdl) cJSON_AddStringToObject(o, "command", cmdl);
+        free(cmdl);
+        char *js = cJSON_Print(o);
+        cJSON_Delete(o);
+        cli_stage st = {0};
+        int rc;
+        if (!js) rc = cli_error("out of memory");
+        else if (!(rc = cli_stage_file(&st, jpath, js, strlen(js)))) rc = cli_stage_commit(&st);
+        free(js);
+        if (rc) return rc;
+    }
+    printf("numoracle check: op=%s shape=%s candidate=%s\n", pb->op->name, shape, name);
+    printf("plan: %s\n", plan);
+    printf("verdict: SKIPPED\n");
+    printf("  reason: %s\n", why);
+    fflush(stdout);
+    return CLI_EXIT_SKIPPED;
+}
+
+static const char *sv(const cJSON *o, const char *key)
+{
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(o, key));
+    return v ? v : "?";
+}
+
+/* One line of provenance under the report (the JSON report has all of it). */
+static void print_provenance(const char *prov)
+{
+    cJSON *o = prov ? cJSON_Parse(prov) : NULL;
+    if (!o) return;
+    cJSON *ms = cJSON_GetObjectItem(o, "kernel_ms");
+    cJSON *gpu = cJSON_GetObjectItem(o, "gpu");
+    printf("  kernel time: %.4f ms (%s memory, outputs poisoned before the launch)\n",
+           cJSON_IsNumber(ms) ? ms->valuedouble : 0.0,
+           sv(o, "memory"));
+    if (gpu) {
+        cJSON *dev = cJSON_GetObjectItem(gpu, "device");
+        printf("  device: %s (%s), driver %s, runtime %s, %s\n", sv(dev, "name"), sv(dev, "arch"),
+               sv(gpu, "driver_version"), sv(gpu, "runtime_version"), sv(gpu, "compiler"));
+    }
+    cJSON_Delete(o);
+}
+
 /* The library's JSON report, plus how the inputs were obtained and the command line. */
 static char *check_json(const nmo_report *rep, const cli_problem *pb, const char *name,
-                        int argc, char **argv)
+                        const char *prov, int argc, char **argv)
 {
-    char *base = nmo_report_json(rep, &pb->c, name, nmo_family_name(pb->family), pb->seed);
+    char *base = nmo_report_json_prov(rep, &pb->c, name, nmo_family_name(pb->family), pb->seed, prov);
     if (!base) return NULL;
     cJSON *o = cJSON_Parse(base);
     if (!o) return base;
@@ -115,8 +308,12 @@ int cmd_check(int argc, char **argv)
 {
     cli_opt opts[] = {
         CLI_PROBLEM_OPTS,
-        {"candidate", "C", 1, 0, "cpu, cpu:NAME or file:OUT.bin[,OUT2.bin...]", NULL, {0}, 0},
+        {"candidate", "C", 1, 0, "cpu[:NAME], hip[:NAME], plugin:PATH[:NAME] or file:OUT.bin[,...]",
+         NULL, {0}, 0},
         {"json", "FILE", 0, 0, "also write the JSON report to FILE (atomically)", NULL, {0}, 0},
+        {"expect-plugin", "PATH", 0, 1,
+         "a plugin that must load: failing to is an error, not a skip (also NMO_EXPECT_PLUGINS)",
+         NULL, {0}, 0},
     };
     cli_cmd cmd = {
         .verb = "check",
@@ -133,7 +330,12 @@ int cmd_check(int argc, char **argv)
     const nmo_op *op;
     if ((rc = cli_resolve_op(&op, cli_val(&cmd, "op")))) return rc;
     const char *spec = cli_val(&cmd, "candidate");
-    if (strncmp(spec, "file:", 5) != 0) {
+    kcand kc;
+    if ((rc = kernel_prepare(&kc, &cmd, op, spec))) {
+        kernel_release(&kc);
+        return rc;
+    }
+    if (!kc.is_kernel && strncmp(spec, "file:", 5) != 0) {
         const nmo_cand *cd = NULL;
         if (strcmp(spec, "cpu") == 0) cd = nmo_cand_find(op->name, NULL);
         else if (strncmp(spec, "cpu:", 4) == 0 && spec[4]) cd = nmo_cand_find(op->name, spec + 4);
@@ -142,24 +344,54 @@ int cmd_check(int argc, char **argv)
                              spec, op->name, op->name);
     }
     nmo_check_opts co = {0};
-    if ((rc = cli_engine(&co, cli_val(&cmd, "engine")))) return rc;
+    if ((rc = cli_engine(&co, cli_val(&cmd, "engine")))) {
+        kernel_release(&kc);
+        return rc;
+    }
 
     cli_problem pb;
-    if ((rc = cli_problem_build(&pb, &cmd))) return rc;
+    if ((rc = cli_problem_build(&pb, &cmd))) {
+        kernel_release(&kc);
+        return rc;
+    }
 
     nmo_tensor out[NMO_MAX_TENSORS];
     memset(out, 0, sizeof out);
-    char name[1100];
+    char name[1400];
     int nout = 0;
-    rc = load_candidate(&pb, spec, out, name, sizeof name, &nout);
+    const char *jpath = cli_val(&cmd, "json");
+    nmo_run_info info;
+    memset(&info, 0, sizeof info);
+    if (kc.is_kernel) {
+        kernel_label(name, sizeof name, &kc, spec);
+        if (kc.skip) {
+            rc = report_skipped(&pb, name, kc.why, jpath, argc, argv);
+            cli_problem_free(&pb);
+            kernel_release(&kc);
+            return rc;
+        }
+        nmo_err kerr = {{0}};
+        if (nmo_run_kernel(out, &info, kc.k, &kc.ks, &pb.c, &kerr) != NMO_OK) {
+            rc = cli_error("candidate %s: %s", name, kerr.msg);
+        } else if (info.skipped) {
+            rc = report_skipped(&pb, name, info.why, jpath, argc, argv);
+            free(info.provenance_json);
+            cli_problem_free(&pb);
+            kernel_release(&kc);
+            return rc;
+        } else {
+            nout = pb.c.n_out;
+        }
+    } else {
+        rc = load_candidate(&pb, spec, out, name, sizeof name, &nout);
+    }
     nmo_report rep;
     memset(&rep, 0, sizeof rep);
     nmo_err err = {{0}};
     if (!rc && nmo_check(&rep, &pb.c, out, &co, &err) != NMO_OK) rc = cli_error("%s", err.msg);
 
-    const char *jpath = cli_val(&cmd, "json");
     if (!rc && jpath) {
-        char *js = check_json(&rep, &pb, name, argc, argv);
+        char *js = check_json(&rep, &pb, name, info.provenance_json, argc, argv);
         cli_stage st = {0};
         if (!js) rc = cli_error("out of memory");
         else if (!(rc = cli_stage_file(&st, jpath, js, strlen(js))))
@@ -168,12 +400,14 @@ int cmd_check(int argc, char **argv)
     }
     if (!rc) {
         nmo_report_print(stdout, &rep, &pb.c, name);
+        if (info.provenance_json) print_provenance(info.provenance_json);
         fflush(stdout);
         rc = (int)rep.verdict;
     }
+    free(info.provenance_json);
     nmo_report_free(&rep);
     for (int k = 0; k < nout; k++) nmo_tensor_free(&out[k]);
     cli_problem_free(&pb);
+    kernel_release(&kc);
     return rc;
 }
-

@@ -84,9 +84,14 @@ const char *nmo_verdict_name(nmo_verdict v);
 
 /* Reports: human text, and JSON (every report carries the plan). name: candidate. */
 void nmo_report_print(FILE *f, const nmo_report *rep, const nmo_case *c, const char *name);
-/* malloc'd JSON text; extra_json (may be NULL) is merged as a "provenance" object. */
+/* malloc'd JSON text. */
 char *nmo_report_json(const nmo_report *rep, const nmo_case *c, const char *name,
                       const char *family, uint64_t seed);
+/* The same, plus provenance_json (a JSON object's text: device, architecture, driver
+ * and runtime versions, compiler, kernel timing...; may be NULL) under "provenance".
+ * Text that does not parse as JSON is kept as a string. */
+char *nmo_report_json_prov(const nmo_report *rep, const nmo_case *c, const char *name,
+                           const char *family, uint64_t seed, const char *provenance_json);
 
 #ifdef __cplusplus
 }

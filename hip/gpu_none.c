@@ -1,0 +1,61 @@
+/* numoracle GPU layer, -Dgpu=none: no device. Every call fails with NMO_ERR_UNSUPPORTED
+ * and NMO_GPU_NONE_MSG; the HIP registry is empty. Nothing GPU-related is looked up. */
+#include "nmo_gpu.h"
+
+#define NONE(err) nmo_err_set(err, NMO_ERR_UNSUPPORTED, "%s", NMO_GPU_NONE_MSG)
+
+int nmo_gpu_enabled(void) { return 0; }
+const char *nmo_gpu_platform(void) { return "none"; }
+nmo_status nmo_gpu_init(nmo_err *err) { return NONE(err); }
+void *nmo_gpu_stream(void) { return NULL; }
+int nmo_gpu_warp_size(void) { return 0; }
+nmo_status nmo_gpu_alloc(void **p, size_t bytes, nmo_err *err)
+{
+    (void)bytes;
+    if (p) *p = NULL;
+    return NONE(err);
+}
+void nmo_gpu_free(void *p) { (void)p; }
+nmo_status nmo_gpu_poison(void *p, size_t bytes, nmo_err *err)
+{
+    (void)p, (void)bytes;
+    return NONE(err);
+}
+nmo_status nmo_gpu_fill_async(void *p, int byte, size_t bytes, nmo_err *err)
+{
+    (void)p, (void)byte, (void)bytes;
+    return NONE(err);
+}
+nmo_status nmo_gpu_h2d(void *dst, const void *src, size_t bytes, nmo_err *err)
+{
+    (void)dst, (void)src, (void)bytes;
+    return NONE(err);
+}
+nmo_status nmo_gpu_d2h(void *dst, const void *src, size_t bytes, nmo_err *err)
+{
+    (void)dst, (void)src, (void)bytes;
+    return NONE(err);
+}
+nmo_status nmo_gpu_d2d(void *dst, const void *src, size_t bytes, nmo_err *err)
+{
+    (void)dst, (void)src, (void)bytes;
+    return NONE(err);
+}
+nmo_status nmo_gpu_timer_start(nmo_err *err) { return NONE(err); }
+nmo_status nmo_gpu_timer_stop(double *ms, nmo_err *err)
+{
+    if (ms) *ms = 0.0;
+    return NONE(err);
+}
+nmo_status nmo_gpu_sync_check(const char *what, nmo_err *err)
+{
+    (void)what;
+    return NONE(err);
+}
+const char *nmo_gpu_provenance_json(void) { return "{\"platform\":\"none\"}"; }
+int nmo_hip_kernel_count(void) { return 0; }
+const nmo_plugin_kernel *nmo_hip_kernel_at(int i)
+{
+    (void)i;
+    return NULL;
+}

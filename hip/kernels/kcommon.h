@@ -1,0 +1,201 @@
+/* numoracle GPU kernels: shared pieces of the .hip files — argument checks of the
+ * plugin ABI, row splitting for 16-byte vector loads, block and warp reductions
+ * (shuffle-down, xor butterfly, shared-memory tree), 16-bit accumulator mutants. */
+#ifndef NMO_KCOMMON_H
+#define NMO_KCOMMON_H
+
+#include "nmo_hip.h"
+#include "numoracle/plugin.h"
+
+/* The registry tables each .hip file exports (see hip/hip_registry.c). */
+#define NMO_HIP_TABLE(op)                                                                \
+    extern "C" const nmo_plugin_kernel nmo_hip_kernels_##op[];                           \
+    extern "C" const int nmo_hip_kernels_##op##_n
+
+/* ------------------------------------------------------------------ host helpers */
+
+/* The device's warp size (host side; cached per translation unit). */
+static inline int nmo_k_warp_size(void)
+{
+    static int ws = 0;
+    if (!ws) {
+        int d = 0;
+        hipDeviceProp_t p;
+        if (hipGetDevice(&d) == hipSuccess && hipGetDeviceProperties(&p, d) == hipSuccess)
+            ws = p.warpSize;
+        else
+            ws = 32;
+    }
+    return ws;
+}
+
+static inline int nmo_k_packed(const nmo_plugin_tensor *t)
+{
+    int64_t s = 1;
+    for (int d = t->ndims - 1; d >= 0; d--) {
+        if (t->dims[d] != 1 && t->strides[d] != s) return 0;
+        s *= t->dims[d];
+    }
+    return 1;
+}
+static inline int64_t nmo_k_numel(const nmo_plugin_tensor *t)
+{
+    int64_t n = 1;
+    for (int d = 0; d < t->ndims; d++) n *= t->dims[d];
+    return n;
+}
+static inline int nmo_k_same_dims(const nmo_plugin_tensor *a, const nmo_plugin_tensor *b)
+{
+    if (a->ndims != b->ndims) return 0;
+    for (int d = 0; d < a->ndims; d++)
+        if (a->dims[d] != b->dims[d]) return 0;
+    return 1;
+}
+static inline int nmo_k_dtype_ok(int dt)
+{
+    return dt == NMO_PLUGIN_DT_FP32 || dt == NMO_PLUGIN_DT_BF16 || dt == NMO_PLUGIN_DT_FP16;
+}
+/* Every tensor packed, all of one dtype among fp32/bf16/fp16, counts as expected. */
+static inline int nmo_k_basic_ok(const nmo_plugin_args *a, int n_in, int n_out)
+{
+    if (!a || a->n_in != n_in || a->n_out != n_out) return 0;
+    int dt = a->in[0].dtype;
+    if (!nmo_k_dtype_ok(dt)) return 0;
+    for (int k = 0; k < n_in; k++)
+        if (a->in[k].dtype != dt || !nmo_k_packed(&a->in[k]) || a->in[k].ndims < 1) return 0;
+    for (int k = 0; k < n_out; k++)
+        if (a->out[k].dtype != dt || !nmo_k_packed(&a->out[k]) || a->out[k].ndims < 1) return 0;
+    return 1;
+}
+static inline int nmo_k_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+/* Rows of the last dimension of tensor t. */
+static inline void nmo_k_rows(const nmo_plugin_tensor *t, int64_t *rows, int64_t *n)
+{
+    *n = t->dims[t->ndims - 1];
+    *rows = *n > 0 ? nmo_k_numel(t) / *n : 0;
+}
+static inline unsigned nmo_k_grid(int64_t blocks)
+{
+    const int64_t cap = (int64_t)1 << 20; /* grid-stride loops cover the rest */
+    return (unsigned)(blocks < 1 ? 1 : blocks > cap ? cap : blocks);
+}
+static inline double nmo_k_param(const nmo_plugin_args *a, int i, double def)
+{
+    return a->param && i < a->n_param ? a->param[i] : def;
+}
+
+/* Dispatch a templated launch on the dtype of in[0]. */
+#define NMO_K_DISPATCH(fn, ...)                                                          \
+    switch (a->in[0].dtype) {                                                            \
+    case NMO_PLUGIN_DT_FP32: return fn<float, __VA_ARGS__>(a, msg, msglen);              \
+    case NMO_PLUGIN_DT_BF16: return fn<nmo_bf16, __VA_ARGS__>(a, msg, msglen);           \
+    case NMO_PLUGIN_DT_FP16: return fn<nmo_fp16, __VA_ARGS__>(a, msg, msglen);           \
+    default: return NMO_PLUGIN_UNSUPPORTED;                                              \
+    }
+
+/* ------------------------------------------------------------------ device helpers */
+
+/* 16-bit accumulator mutants: the running value rounded after every step. */
+enum { NMO_ACC32 = 0, NMO_ACC_BF16 = 3, NMO_ACC_FP16 = 4 };
+template <int ACC16> NMO_D float nmo_acc_round(float v)
+{
+    if (ACC16 == NMO_ACC_BF16) return nmo_round_bf16(v);
+    if (ACC16 == NMO_ACC_FP16) return nmo_round_fp16(v);
+    return v;
+}
+
+/* Reduction trees of a block. */
+enum {
+    NMO_RED_SHFL_DOWN = 0, /* warp shuffle-down tree, warp partials in shared memory, warp 0 */
+    NMO_RED_SHFL_XOR = 1,  /* xor butterfly, then the same cross-warp step */
+    NMO_RED_SMEM_TREE = 2  /* classic shared-memory halving tree over all threads */
+};
+
+template <int RED, int ACC16> NMO_D float nmo_warp_sum(float v)
+{
+    for (int o = NMO_WARP_SIZE / 2; o >= 1; o >>= 1) {
+        float u = RED == NMO_RED_SHFL_XOR ? nmo_shfl_xor(v, o) : nmo_shfl_down(v, o);
+        v = nmo_acc_round<ACC16>(v + u);
+    }
+    return v; /* lane 0 holds the total (every lane for the butterfly) */
+}
+
+/* Sum over the BLOCK threads of a block; every thread gets the total. smem holds at
+ * least BLOCK + 1 floats. ACC16 rounds every addition (mutants). */
+template <int BLOCK, int RED, int ACC16> NMO_D float nmo_block_sum(float v, float *smem)
+{
+    const int t = (int)threadIdx.x;
+    if (RED == NMO_RED_SMEM_TREE) {
+        smem[t] = v;
+        __syncthreads();
+        for (int s = BLOCK / 2; s > 0; s >>= 1) {
+            if (t < s) smem[t] = nmo_acc_round<ACC16>(smem[t] + smem[t + s]);
+            __syncthreads();
+        }
+        float r = smem[0];
+        __syncthreads();
+        return r;
+    }
+    constexpr int NW = BLOCK / NMO_WARP_SIZE > 0 ? BLOCK / NMO_WARP_SIZE : 1;
+    const int lane = t % NMO_WARP_SIZE, w = t / NMO_WARP_SIZE;
+    v = nmo_warp_sum<RED, ACC16>(v);
+    if (lane == 0) smem[w] = v;
+    __syncthreads();
+    if (w == 0) {
+        float p = lane < NW ? smem[lane] : 0.0f;
+        p = nmo_warp_sum<RED, ACC16>(p);
+        if (lane == 0) smem[BLOCK] = p;
+    }
+    __syncthreads();
+    float r = smem[BLOCK];
+    __syncthreads();
+    return r;
+}
+
+/* Max over the block (order does not change a max). WARP_ONLY (a mutant): the
+ * cross-warp step is skipped and each thread gets its own warp's max. */
+template <int BLOCK, int WARP_ONLY> NMO_D float nmo_block_max(float v, float *smem)
+{
+    const int t = (int)threadIdx.x;
+    constexpr int NW = BLOCK / NMO_WARP_SIZE > 0 ? BLOCK / NMO_WARP_SIZE : 1;
+    const int lane = t % NMO_WARP_SIZE, w = t / NMO_WARP_SIZE;
+    v = nmo_warp_max_xor(v);
+    if (WARP_ONLY) return v;
+    if (lane == 0) smem[w] = v;
+    __syncthreads();
+    if (w == 0) {
+        float p = lane < NW ? smem[lane] : nmo_u2f(0xff800000u);
+        p = nmo_warp_max_xor(p);
+        if (lane == 0) smem[BLOCK] = p;
+    }
+    __syncthreads();
+    float r = smem[BLOCK];
+    __syncthreads();
+    return r;
+}
+
+/* A row of `len` elements at p split for VB-byte vector access: `head` scalar elements
+ * up to the first VB-aligned address, `nvec` whole vectors, then a scalar tail of
+ * len - head - nvec*E elements (E = VB / sizeof(T)). */
+template <class T, int VB> NMO_D void nmo_row_split(const T *p, int64_t len, int64_t *head,
+                                                    int64_t *nvec)
+{
+    constexpr int E = VB / (int)sizeof(T);
+    const uintptr_t a = (uintptr_t)p;
+    int64_t h = (int64_t)(((uintptr_t)VB - (a % (uintptr_t)VB)) % (uintptr_t)VB) / (int64_t)sizeof(T);
+    if (h > len) h = len;
+    *head = h;
+    *nvec = (len - h) / E;
+}
+template <class T, int VB> NMO_D nmo_vecb<VB> nmo_ld(const T *p)
+{
+    return *reinterpret_cast<const nmo_vecb<VB> *>(p);
+}
+template <class T, int VB> NMO_D void nmo_st(T *p, const nmo_vecb<VB> &v)
+{
+    *reinterpret_cast<nmo_vecb<VB> *>(p) = v;
+}
+template <class T> NMO_D float nmo_ldf(const T *p) { return nmo_ty<T>::to_f(*p); }
+template <class T> NMO_D void nmo_stf(T *p, float v, bool rz) { *p = nmo_ty<T>::store(v, rz); }
+
+#endif

@@ -1,0 +1,274 @@
+/* numoracle HIP kernels: elementwise operators.
+ *
+ * swiglu (Liger-Kernel / Unsloth forward): y = silu(a) * b, a, b, y of one shape.
+ *   Plan honoured: the dtype default with NMO_HIP_FN_PLAN, fused (inter = compute):
+ *   refs/swiglu.c encloses sigmoid as 1/(1+expf(-a)), silu = a*sig or a/(1+expf(-a)),
+ *   and y = a*sig*b in any association, silu*b, or (a*b)/(1+expf(-a)).
+ *   Grid-stride over 16-byte (or 8-byte) vectors of the flattened tensors, scalar tail.
+ *
+ * rope (forward): x[B,H,S,D], cos[S,D], sin[S,D] -> y[B,H,S,D]; param layout (0: NeoX
+ *   rotate_half pairs (j, j+D/2), 1: GPT-J pairs (2i, 2i+1)), param base (unused: the
+ *   rotary cache comes in cos/sin).  y[j] = x[j]*cos[s,j] -+ x[p(j)]*sin[s,j].
+ *   Plan honoured: the dtype default, fused: refs/rope.c encloses both products rounded
+ *   then added, or either product fused into an FMA with the other rounded.
+ *   One thread per pair (scalar) or per vector of pairs (NeoX with D/2 a multiple of the
+ *   vector width: 16-byte loads of both halves, cos and sin).
+ *
+ * Mutants are named after realistic bugs of such kernels (argument order, sign, layout,
+ * position off by one, truncating store, the vector tail forgotten). */
+#include "kcommon.h"
+
+namespace {
+
+/* ------------------------------------------------------------------ swiglu */
+
+enum : unsigned {
+    SW_DIV = 1u,      /* silu = a / (1 + expf(-a)) (else a * sig, sig = 1/(1+expf(-a))) */
+    SW_AB_FIRST = 2u, /* y = (a*b) / (1 + expf(-a)) */
+};
+enum : unsigned {
+    SWM_SWAP_AB = 1u << 0,   /* silu(b) * a */
+    SWM_SIG_SIGN = 1u << 1,  /* sigmoid(-a): 1/(1+expf(a)) */
+    SWM_EAGER = 1u << 2,     /* silu rounded to the storage dtype before * b (unfused) */
+    SWM_STORE_RZ = 1u << 3,  /* truncating store */
+    SWM_TAIL_SKIP = 1u << 4, /* the scalar tail after the last whole vector is skipped */
+};
+
+template <class T, unsigned OPT, unsigned MUT> NMO_D float swiglu_f(float a, float b)
+{
+    if (MUT & SWM_SWAP_AB) {
+        const float t = a;
+        a = b;
+        b = t;
+    }
+    const float den = 1.0f + nmo_expf((MUT & SWM_SIG_SIGN) ? a : -a);
+    if (OPT & SW_AB_FIRST) return nmo_mul_nc(a, b) / den;
+    float silu = (OPT & SW_DIV) ? a / den : nmo_mul_nc(a, 1.0f / den);
+    if (MUT & SWM_EAGER) silu = nmo_ty<T>::round(silu);
+    return nmo_mul_nc(silu, b);
+}
+
+template <class T, int VB, unsigned OPT, unsigned MUT>
+__global__ void __launch_bounds__(256)
+    swiglu_kernel(const T *__restrict__ a, const T *__restrict__ b, T *__restrict__ y, int64_t n)
+{
+    constexpr int E = VB / (int)sizeof(T);
+    constexpr bool RZ = (MUT & SWM_STORE_RZ) != 0;
+    const int64_t nvec = n / E, stride = (int64_t)gridDim.x * blockDim.x;
+    const int64_t gid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    for (int64_t v = gid; v < nvec; v += stride) {
+        const nmo_vecb<VB> av = nmo_ld<T, VB>(a + v * E), bv = nmo_ld<T, VB>(b + v * E);
+        nmo_vecb<VB> yv;
+#pragma unroll
+        for (int e = 0; e < E; e++)
+            nmo_ty<T>::set_lane(yv.w, e, swiglu_f<T, OPT, MUT>(nmo_ty<T>::lane(av.w, e), nmo_ty<T>::lane(bv.w, e)), RZ);
+        nmo_st<T, VB>(y + v * E, yv);
+    }
+    if (MUT & SWM_TAIL_SKIP) return;
+    for (int64_t j = nvec * E + gid; j < n; j += stride)
+        nmo_stf(y + j, swiglu_f<T, OPT, MUT>(nmo_ldf(a + j), nmo_ldf(b + j)), RZ);
+}
+
+template <class T, int VB, unsigned OPT, unsigned MUT>
+int swiglu_launch(const nmo_plugin_args *a, char *msg, size_t msglen)
+{
+    const int64_t n = nmo_k_numel(&a->in[0]);
+    constexpr int E = VB / (int)sizeof(T);
+    const int64_t work = n / E + 1;
+    nmo_launch(swiglu_kernel<T, VB, OPT, MUT>, dim3(nmo_k_grid((work + 255) / 256)), dim3(256), 0,
+               (hipStream_t)a->stream, (const T *)a->in[0].data, (const T *)a->in[1].data,
+               (T *)a->out[0].data, n);
+    NMO_HIP_CHECK_LAUNCH("swiglu");
+    return NMO_PLUGIN_OK;
+}
+
+int swiglu_supports(const nmo_plugin_args *a)
+{
+    if (!nmo_k_basic_ok(a, 2, 1)) return 0;
+    if (!nmo_k_same_dims(&a->in[0], &a->in[1]) || !nmo_k_same_dims(&a->in[0], &a->out[0])) return 0;
+    return nmo_k_aligned16(a->in[0].data) && nmo_k_aligned16(a->in[1].data) &&
+           nmo_k_aligned16(a->out[0].data);
+}
+
+#define SW_K(fname, ...)                                                                 \
+    int fname(const nmo_plugin_args *a, char *msg, size_t msglen)                        \
+    {                                                                                    \
+        NMO_K_DISPATCH(swiglu_launch, __VA_ARGS__)                                       \
+    }
+SW_K(sw_vec16, 16, SW_DIV, 0u)
+SW_K(sw_vec8_sig, 8, 0u, 0u)
+SW_K(sw_vec16_ab, 16, SW_AB_FIRST, 0u)
+SW_K(sw_mut_swap_ab, 16, SW_DIV, SWM_SWAP_AB)
+SW_K(sw_mut_sig_sign, 16, SW_DIV, SWM_SIG_SIGN)
+SW_K(sw_mut_eager, 16, SW_DIV, SWM_EAGER)
+SW_K(sw_mut_store_rz, 16, SW_DIV, SWM_STORE_RZ)
+SW_K(sw_mut_tail_skip, 16, SW_DIV, SWM_TAIL_SKIP)
+
+/* ------------------------------------------------------------------ rope */
+
+enum : unsigned {
+    RO_FMA_A = 1u, /* y = fma(u, c, RN(B)) (else both products rounded, then added) */
+    RO_FMA_B = 2u, /* y = fma(v, s, RN(A)) */
+};
+enum : unsigned {
+    ROM_SIGN = 1u << 0,    /* rotation sign flipped */
+    ROM_LAYOUT = 1u << 1,  /* the other pairing (NeoX <-> GPT-J) */
+    ROM_POS_OFF1 = 1u << 2, /* cos/sin of position s+1 (mod S) */
+    ROM_STORE_RZ = 1u << 3,
+    ROM_SWAP_CS = 1u << 4, /* cos and sin exchanged */
+};
+
+/* u*c + v*s with the variant's contraction */
+template <unsigned OPT> NMO_D float rot(float u, float c, float v, float s)
+{
+    if (OPT & RO_FMA_A) return nmo_fmaf(u, c, nmo_mul_nc(v, s));
+    if (OPT & RO_FMA_B) return nmo_fmaf(v, s, nmo_mul_nc(u, c));
+    return nmo_mul_nc(u, c) + nmo_mul_nc(v, s);
+}
+
+/* One thread per pair: pairs q of all rows (row = b*H*S + h*S + s). */
+template <class T, unsigned OPT, unsigned MUT>
+__global__ void __launch_bounds__(256)
+    rope_pair_kernel(const T *__restrict__ x, const T *__restrict__ cs, const T *__restrict__ sn,
+                     T *__restrict__ y, int64_t rows, int64_t S, int64_t D, int gptj)
+{
+    constexpr bool RZ = (MUT & ROM_STORE_RZ) != 0;
+    const int64_t h = D / 2, npairs = rows * h, stride = (int64_t)gridDim.x * blockDim.x;
+    if (MUT & ROM_LAYOUT) gptj = !gptj;
+    const float sg = (MUT & ROM_SIGN) ? 1.0f : -1.0f;
+    for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < npairs; q += stride) {
+        const int64_t row = q / h, i = q % h;
+        int64_t s = row % S;
+        if (MUT & ROM_POS_OFF1) s = (s + 1) % S;
+        const int64_t j1 = gptj ? 2 * i : i, j2 = gptj ? 2 * i + 1 : i + h;
+        const T *xr = x + row * D;
+        const T *cr = (MUT & ROM_SWAP_CS) ? sn : cs, *sr = (MUT & ROM_SWAP_CS) ? cs : sn;
+        const float x1 = nmo_ldf(xr + j1), x2 = nmo_ldf(xr + j2);
+        const float c1 = nmo_ldf(cr + s * D + j1), s1 = nmo_ldf(sr + s * D + j1);
+        const float c2 = nmo_ldf(cr + s * D + j2), s2 = nmo_ldf(sr + s * D + j2);
+        nmo_stf(y + row * D + j1, rot<OPT>(x1, c1, sg * x2, s1), RZ);
+        nmo_stf(y + row * D + j2, rot<OPT>(x2, c2, -sg * x1, s2), RZ);
+    }
+}
+
+/* NeoX, one thread per VB-byte vector of the first half (D/2 a multiple of E). */
+template <class T, int VB, unsigned OPT, unsigned MUT>
+__global__ void __launch_bounds__(256)
+    rope_vec_kernel(const T *__restrict__ x, const T *__restrict__ cs, const T *__restrict__ sn,
+                    T *__restrict__ y, int64_t rows, int64_t S, int64_t D)
+{
+    constexpr int E = VB / (int)sizeof(T);
+    constexpr bool RZ = (MUT & ROM_STORE_RZ) != 0;
+    const int64_t h = D / 2, vpr = h / E, nv = rows * vpr, stride = (int64_t)gridDim.x * blockDim.x;
+    const float sg = (MUT & ROM_SIGN) ? 1.0f : -1.0f;
+    for (int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; q < nv; q += stride) {
+        const int64_t row = q / vpr, i0 = (q % vpr) * E;
+        int64_t s = row % S;
+        if (MUT & ROM_POS_OFF1) s = (s + 1) % S;
+        const T *cr = (MUT & ROM_SWAP_CS) ? sn : cs, *sr = (MUT & ROM_SWAP_CS) ? cs : sn;
+        const nmo_vecb<VB> x1 = nmo_ld<T, VB>(x + row * D + i0), x2 = nmo_ld<T, VB>(x + row * D + i0 + h);
+        const nmo_vecb<VB> c1 = nmo_ld<T, VB>(cr + s * D + i0), c2 = nmo_ld<T, VB>(cr + s * D + i0 + h);
+        const nmo_vecb<VB> s1 = nmo_ld<T, VB>(sr + s * D + i0), s2 = nmo_ld<T, VB>(sr + s * D + i0 + h);
+        nmo_vecb<VB> y1, y2;
+#pragma unroll
+        for (int e = 0; e < E; e++) {
+            const float a = nmo_ty<T>::lane(x1.w, e), b = nmo_ty<T>::lane(x2.w, e);
+            nmo_ty<T>::set_lane(y1.w, e, rot<OPT>(a, nmo_ty<T>::lane(c1.w, e), sg * b, nmo_ty<T>::lane(s1.w, e)), RZ);
+            nmo_ty<T>::set_lane(y2.w, e, rot<OPT>(b, nmo_ty<T>::lane(c2.w, e), -sg * a, nmo_ty<T>::lane(s2.w, e)), RZ);
+        }
+        nmo_st<T, VB>(y + row * D + i0, y1);
+        nmo_st<T, VB>(y + row * D + i0 + h, y2);
+    }
+}
+
+/* VEC: 16-byte NeoX path when the shape allows it, else the pair kernel. */
+template <class T, int VEC, unsigned OPT, unsigned MUT>
+int rope_launch(const nmo_plugin_args *a, char *msg, size_t msglen)
+{
+    const nmo_plugin_tensor *x = &a->in[0];
+    const int64_t D = x->dims[3], S = x->dims[2], rows = nmo_k_numel(x) / D;
+    const int gptj = nmo_k_param(a, 0, 0.0) != 0.0;
+    constexpr int E = 16 / (int)sizeof(T);
+    hipStream_t st = (hipStream_t)a->stream;
+    if (VEC && !gptj && !(MUT & ROM_LAYOUT) && (D / 2) % E == 0) {
+        const int64_t nv = rows * (D / 2 / E);
+        nmo_launch(rope_vec_kernel<T, 16, OPT, MUT>, dim3(nmo_k_grid((nv + 255) / 256)), dim3(256), 0, st,
+                   (const T *)x->data, (const T *)a->in[1].data, (const T *)a->in[2].data,
+                   (T *)a->out[0].data, rows, S, D);
+    } else {
+        const int64_t np = rows * (D / 2);
+        nmo_launch(rope_pair_kernel<T, OPT, MUT>, dim3(nmo_k_grid((np + 255) / 256)), dim3(256), 0, st,
+                   (const T *)x->data, (const T *)a->in[1].data, (const T *)a->in[2].data,
+                   (T *)a->out[0].data, rows, S, D, gptj);
+    }
+    NMO_HIP_CHECK_LAUNCH("rope");
+    return NMO_PLUGIN_OK;
+}
+
+int rope_supports(const nmo_plugin_args *a)
+{
+    if (!nmo_k_basic_ok(a, 3, 1)) return 0;
+    const nmo_plugin_tensor *x = &a->in[0];
+    if (x->ndims != 4 || x->dims[3] % 2 != 0) return 0;
+    for (int k = 1; k < 3; k++)
+        if (a->in[k].ndims != 2 || a->in[k].dims[0] != x->dims[2] || a->in[k].dims[1] != x->dims[3]) return 0;
+    if (!nmo_k_same_dims(x, &a->out[0])) return 0;
+    for (int k = 0; k < 3; k++)
+        if (!nmo_k_aligned16(a->in[k].data)) return 0;
+    return nmo_k_aligned16(a->out[0].data);
+}
+
+#define RO_K(fname, ...)                                                                 \
+    int fname(const nmo_plugin_args *a, char *msg, size_t msglen)                        \
+    {                                                                                    \
+        NMO_K_DISPATCH(rope_launch, __VA_ARGS__)                                         \
+    }
+RO_K(ro_vec16, 1, RO_FMA_A, 0u)
+RO_K(ro_pairs, 0, 0u, 0u)
+RO_K(ro_pairs_fmab, 0, RO_FMA_B, 0u)
+RO_K(ro_mut_sign, 1, RO_FMA_A, ROM_SIGN)
+RO_K(ro_mut_layout, 1, RO_FMA_A, ROM_LAYOUT)
+RO_K(ro_mut_pos_off1, 1, RO_FMA_A, ROM_POS_OFF1)
+RO_K(ro_mut_store_rz, 1, RO_FMA_A, ROM_STORE_RZ)
+RO_K(ro_mut_swap_cs, 1, RO_FMA_A, ROM_SWAP_CS)
+
+} // namespace
+
+#if !defined(__HIP_DEVICE_COMPILE__)
+#define SW_ENTRY(name, correct, desc, fn)                                                \
+    {"swiglu", name, "fp32 bf16 fp16", NMO_HIP_FN_PLAN, correct, desc, swiglu_supports, fn}
+NMO_HIP_TABLE(swiglu);
+extern "C" const nmo_plugin_kernel nmo_hip_kernels_swiglu[] = {
+    SW_ENTRY("vec16", 1, "grid-stride 16-byte vectors, silu = a/(1+expf(-a)), silu*b", sw_vec16),
+    SW_ENTRY("vec8_sig", 1, "8-byte vectors, sig = 1/(1+expf(-a)), (a*sig)*b", sw_vec8_sig),
+    SW_ENTRY("vec16_ab", 1, "16-byte vectors, (a*b)/(1+expf(-a))", sw_vec16_ab),
+    SW_ENTRY("mut_swap_ab", 0, "MUTANT: silu(b)*a (gate and up swapped)", sw_mut_swap_ab),
+    SW_ENTRY("mut_sig_sign", 0, "MUTANT: sigmoid of -a (1/(1+expf(a)))", sw_mut_sig_sign),
+    SW_ENTRY("mut_eager", 0, "MUTANT: silu rounded to the storage dtype before *b (fused plan)",
+             sw_mut_eager),
+    SW_ENTRY("mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", sw_mut_store_rz),
+    SW_ENTRY("mut_tail_skip", 0, "MUTANT: the elements after the last whole vector are never written",
+             sw_mut_tail_skip),
+};
+extern "C" const int nmo_hip_kernels_swiglu_n =
+    (int)(sizeof nmo_hip_kernels_swiglu / sizeof nmo_hip_kernels_swiglu[0]);
+
+#define RO_ENTRY(name, correct, desc, fn)                                                \
+    {"rope", name, "fp32 bf16 fp16", "", correct, desc, rope_supports, fn}
+NMO_HIP_TABLE(rope);
+extern "C" const nmo_plugin_kernel nmo_hip_kernels_rope[] = {
+    RO_ENTRY("vec16", 1,
+             "NeoX: 16-byte vectors of both halves, fma(x1, c, -RN(x2*s)); other shapes/layouts: pairs",
+             ro_vec16),
+    RO_ENTRY("pairs", 1, "one thread per pair, both products rounded then added", ro_pairs),
+    RO_ENTRY("pairs_fmab", 1, "one thread per pair, fma(+-x2, s, RN(x1*c))", ro_pairs_fmab),
+    RO_ENTRY("mut_sign", 0, "MUTANT: rotation sign flipped (x*cos + rotate(x)*sin with -rotate)",
+             ro_mut_sign),
+    RO_ENTRY("mut_layout", 0, "MUTANT: NeoX and GPT-J pairings confused", ro_mut_layout),
+    RO_ENTRY("mut_pos_off1", 0, "MUTANT: cos/sin of position s+1", ro_mut_pos_off1),
+    RO_ENTRY("mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", ro_mut_store_rz),
+    RO_ENTRY("mut_swap_cs", 0, "MUTANT: cos and sin exchanged", ro_mut_swap_cs),
+};
+extern "C" const int nmo_hip_kernels_rope_n =
+    (int)(sizeof nmo_hip_kernels_rope / sizeof nmo_hip_kernels_rope[0]);
+#endif

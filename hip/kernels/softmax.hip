@@ -1,0 +1,287 @@
+/* numoracle HIP kernels: softmax over the last dim, y = exp(x - max) / sum exp(x - max),
+ * and log_softmax, y = (x - max) - log(sum exp(x - max)) (same kernels, LOG = 1).
+ *
+ *   in  x[..., N] (fp32, bf16 or fp16)    out y[..., N] (same dtype)
+ *
+ * Plan honoured (every variant): the dtype's default plan with the platform's math
+ * library (NMO_HIP_FN_PLAN: expf of CUDA libdevice <= 2 ulp, or OCML <= 3 ulp): exact
+ * row max, d = x - m, e = expf(d), s = sum e in any order (fp32), y = e/s or e*RN(1/s),
+ * one RNE store. Covered by refs/softmax.c. Three passes over the row (max, sum,
+ * normalize), the exponentials recomputed in the third pass (the same value).
+ * log_softmax: l = logf(s) (CUDA logf 1 ulp, OCML 3), y = (x - m) - l or x - RN(m + l)
+ * (refs/log_softmax.c encloses both).
+ *
+ * Production structure as in rms_norm.hip: block (or warp) per row, VB-byte vectors with
+ * scalar head/tail, row cached in registers, shuffle/shared-memory reductions. Mutants
+ * are the default kernel (block256) with one bug each, named like refs/cand/softmax_cand.c. */
+#include "kcommon.h"
+
+namespace {
+
+enum : unsigned {
+    M_NO_MAX = 1u << 0,    /* e = expf(x): no max subtraction (overflows) */
+    M_WARP_MAX = 1u << 1,  /* the block max is never combined across warps */
+    M_ACC_BF16 = 1u << 2,  /* every addition of the sum rounded to bf16 */
+    M_SKIP_LAST = 1u << 3, /* the sum skips the row's last element */
+    M_STORE_RZ = 1u << 4,  /* truncating store */
+    M_EXP_BF16 = 1u << 5,  /* e kept in bf16 between the passes */
+    M_LOG_OF_SM = 1u << 6, /* log_softmax as logf(e / s): underflows to -inf */
+};
+enum : unsigned {
+    O_RECIP = 1u, /* y = e * RN(1/s) (else e / s) */
+    O_LSE = 2u,   /* log_softmax: y = x - RN(m + l) (else (x - m) - l) */
+};
+enum { G_BLOCK = 0, G_WARP = 1 };
+
+template <unsigned MUT> NMO_D float sm_exp(float x, float m)
+{
+    float e = nmo_expf((MUT & M_NO_MAX) ? x : x - m);
+    return (MUT & M_EXP_BF16) ? nmo_round_bf16(e) : e;
+}
+/* Row constants of the epilogue: s, RN(1/s); log_softmax: l = log(s), lse = RN(m + l). */
+struct sm_row {
+    float m, s, inv, l, lse;
+};
+template <unsigned OPT, unsigned MUT, int LOG> NMO_D float sm_out(float x, const sm_row &k)
+{
+    if (!LOG) {
+        const float e = sm_exp<MUT>(x, k.m);
+        return (OPT & O_RECIP) ? nmo_mul_nc(e, k.inv) : e / k.s;
+    }
+    if (MUT & M_LOG_OF_SM) return nmo_logf(sm_exp<MUT>(x, k.m) / k.s);
+    if (OPT & O_LSE) return x - k.lse;
+    return ((MUT & M_NO_MAX) ? x : x - k.m) - k.l;
+}
+
+template <class T, int VB, unsigned OPT, unsigned MUT, int LOG>
+NMO_D void sm_store_vec(T *yr, const nmo_vecb<VB> &xv, int64_t j0, const sm_row &k)
+{
+    constexpr int E = VB / (int)sizeof(T);
+    nmo_vecb<VB> yv;
+#pragma unroll
+    for (int e = 0; e < E; e++)
+        nmo_ty<T>::set_lane(yv.w, e, sm_out<OPT, MUT, LOG>(nmo_ty<T>::lane(xv.w, e), k),
+                            (MUT & M_STORE_RZ) != 0);
+    nmo_st<T, VB>(yr + j0, yv);
+}
+
+template <class T, int GROUP, int BLOCK, int VB, int RED, unsigned OPT, unsigned MUT, int CACHE, int LOG>
+__global__ void __launch_bounds__(BLOCK)
+    softmax_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n)
+{
+    constexpr int E = VB / (int)sizeof(T);
+    constexpr int ACC16 = (MUT & M_ACC_BF16) ? NMO_ACC_BF16 : NMO_ACC32;
+    constexpr bool RZ = (MUT & M_STORE_RZ) != 0;
+    __shared__ float smem[BLOCK + 1];
+    const int NT = GROUP == G_BLOCK ? BLOCK : NMO_WARP_SIZE;
+    const int t = GROUP == G_BLOCK ? (int)threadIdx.x : (int)threadIdx.x % NMO_WARP_SIZE;
+    const int64_t rpb = GROUP == G_BLOCK ? 1 : BLOCK / NMO_WARP_SIZE;
+    const int64_t r0 = (int64_t)blockIdx.x * rpb + (GROUP == G_BLOCK ? 0 : (int)threadIdx.x / NMO_WARP_SIZE);
+    const int64_t rstep = (int64_t)gridDim.x * rpb;
+    const float ninf = nmo_u2f(0xff800000u);
+
+    for (int64_t row = r0; row < rows; row += rstep) {
+        const T *xr = x + row * n;
+        T *yr = y + row * n;
+        int64_t head, nvec;
+        nmo_row_split<T, VB>(xr, n, &head, &nvec);
+        const int64_t body_end = head + nvec * E;
+
+        /* pass 1: row max */
+        nmo_vecb<VB> cache[CACHE];
+        float m = ninf;
+        if (t < head) m = nmo_fmaxf(m, nmo_ldf(xr + t));
+#pragma unroll
+        for (int i = 0; i < CACHE; i++) {
+            const int64_t v = t + (int64_t)i * NT;
+            if (v < nvec) {
+                cache[i] = nmo_ld<T, VB>(xr + head + v * E);
+#pragma unroll
+                for (int e = 0; e < E; e++) m = nmo_fmaxf(m, nmo_ty<T>::lane(cache[i].w, e));
+            }
+        }
+        for (int64_t v = t + (int64_t)CACHE * NT; v < nvec; v += NT) {
+            nmo_vecb<VB> q = nmo_ld<T, VB>(xr + head + v * E);
+#pragma unroll
+            for (int e = 0; e < E; e++) m = nmo_fmaxf(m, nmo_ty<T>::lane(q.w, e));
+        }
+        for (int64_t j = body_end + t; j < n; j += NT) m = nmo_fmaxf(m, nmo_ldf(xr + j));
+        if (GROUP == G_BLOCK) m = nmo_block_max<BLOCK, (MUT & M_WARP_MAX) != 0>(m, smem);
+        else m = nmo_warp_max_xor(m);
+
+        /* pass 2: sum of exponentials */
+        const int64_t nred = (MUT & M_SKIP_LAST) ? n - 1 : n;
+        float acc = 0.0f;
+        if (t < head && t < nred) acc = nmo_acc_round<ACC16>(acc + sm_exp<MUT>(nmo_ldf(xr + t), m));
+#pragma unroll
+        for (int i = 0; i < CACHE; i++) {
+            const int64_t v = t + (int64_t)i * NT;
+            if (v < nvec) {
+#pragma unroll
+                for (int e = 0; e < E; e++)
+                    if (head + v * E + e < nred)
+                        acc = nmo_acc_round<ACC16>(acc + sm_exp<MUT>(nmo_ty<T>::lane(cache[i].w, e), m));
+            }
+        }
+        for (int64_t v = t + (int64_t)CACHE * NT; v < nvec; v += NT) {
+            nmo_vecb<VB> q = nmo_ld<T, VB>(xr + head + v * E);
+#pragma unroll
+            for (int e = 0; e < E; e++)
+                if (head + v * E + e < nred)
+                    acc = nmo_acc_round<ACC16>(acc + sm_exp<MUT>(nmo_ty<T>::lane(q.w, e), m));
+        }
+        for (int64_t j = body_end + t; j < nred; j += NT)
+            acc = nmo_acc_round<ACC16>(acc + sm_exp<MUT>(nmo_ldf(xr + j), m));
+        float s;
+        if (GROUP == G_BLOCK) {
+            s = nmo_block_sum<BLOCK, RED, ACC16>(acc, smem);
+        } else {
+            s = nmo_warp_sum<RED, ACC16>(acc);
+            if (RED != NMO_RED_SHFL_XOR) s = nmo_shfl(s, 0);
+        }
+        sm_row k;
+        k.m = m;
+        k.s = s;
+        k.inv = 1.0f / s;
+        k.l = LOG ? nmo_logf(s) : 0.0f;
+        k.lse = LOG ? ((MUT & M_NO_MAX) ? k.l : m + k.l) : 0.0f;
+
+        /* pass 3: normalize */
+        if (t < head) nmo_stf(yr + t, sm_out<OPT, MUT, LOG>(nmo_ldf(xr + t), k), RZ);
+#pragma unroll
+        for (int i = 0; i < CACHE; i++) {
+            const int64_t v = t + (int64_t)i * NT;
+            if (v < nvec) sm_store_vec<T, VB, OPT, MUT, LOG>(yr, cache[i], head + v * E, k);
+        }
+        for (int64_t v = t + (int64_t)CACHE * NT; v < nvec; v += NT)
+            sm_store_vec<T, VB, OPT, MUT, LOG>(yr, nmo_ld<T, VB>(xr + head + v * E), head + v * E, k);
+        for (int64_t j = body_end + t; j < n; j += NT)
+            nmo_stf(yr + j, sm_out<OPT, MUT, LOG>(nmo_ldf(xr + j), k), RZ);
+    }
+}
+
+template <class T, int GROUP, int BLOCK, int VB, int RED, unsigned OPT, unsigned MUT, int CACHE,
+          int LOG = 0>
+int softmax_launch(const nmo_plugin_args *a, char *msg, size_t msglen)
+{
+    int64_t rows, n;
+    nmo_k_rows(&a->in[0], &rows, &n);
+    if ((MUT & M_SKIP_LAST) && n < 2) return NMO_PLUGIN_UNSUPPORTED;
+    int64_t blocks = rows;
+    if (GROUP == G_WARP) {
+        const int64_t rpb = BLOCK / nmo_k_warp_size();
+        blocks = (rows + rpb - 1) / rpb;
+    }
+    nmo_launch(softmax_kernel<T, GROUP, BLOCK, VB, RED, OPT, MUT, CACHE, LOG>,
+               dim3(nmo_k_grid(blocks)), dim3(BLOCK), 0, (hipStream_t)a->stream,
+               (const T *)a->in[0].data, (T *)a->out[0].data, rows, n);
+    NMO_HIP_CHECK_LAUNCH(LOG ? "log_softmax" : "softmax");
+    return NMO_PLUGIN_OK;
+}
+
+int softmax_supports(const nmo_plugin_args *a)
+{
+    if (!nmo_k_basic_ok(a, 1, 1)) return 0;
+    if (!nmo_k_aligned16(a->in[0].data) || !nmo_k_aligned16(a->out[0].data)) return 0;
+    return nmo_k_same_dims(&a->in[0], &a->out[0]);
+}
+
+#define SM_K(fname, ...)                                                                 \
+    int fname(const nmo_plugin_args *a, char *msg, size_t msglen)                        \
+    {                                                                                    \
+        NMO_K_DISPATCH(softmax_launch, __VA_ARGS__)                                      \
+    }
+
+SM_K(k_block256, G_BLOCK, 256, 16, NMO_RED_SHFL_DOWN, 0u, 0u, 4)
+SM_K(k_block1024_tree, G_BLOCK, 1024, 16, NMO_RED_SMEM_TREE, O_RECIP, 0u, 1)
+SM_K(k_block128_vec8, G_BLOCK, 128, 8, NMO_RED_SHFL_XOR, 0u, 0u, 8)
+SM_K(k_block512_vec4, G_BLOCK, 512, 4, NMO_RED_SHFL_DOWN, O_RECIP, 0u, 4)
+SM_K(k_warp_row, G_WARP, 256, 16, NMO_RED_SHFL_XOR, O_RECIP, 0u, 4)
+#define SM_MUT(fname, m) SM_K(fname, G_BLOCK, 256, 16, NMO_RED_SHFL_DOWN, 0u, m, 4)
+SM_MUT(k_mut_no_max, M_NO_MAX)
+SM_MUT(k_mut_warp_max, M_WARP_MAX)
+SM_MUT(k_mut_acc_bf16, M_ACC_BF16)
+SM_MUT(k_mut_skip_last, M_SKIP_LAST)
+SM_MUT(k_mut_store_rz, M_STORE_RZ)
+SM_MUT(k_mut_exp_bf16, M_EXP_BF16)
+
+#define LSM_K(fname, ...)                                                                \
+    int fname(const nmo_plugin_args *a, char *msg, size_t msglen)                        \
+    {                                                                                    \
+        NMO_K_DISPATCH(softmax_launch, __VA_ARGS__, 1)                                   \
+    }
+LSM_K(l_block256, G_BLOCK, 256, 16, NMO_RED_SHFL_DOWN, 0u, 0u, 4)
+LSM_K(l_block1024_tree, G_BLOCK, 1024, 16, NMO_RED_SMEM_TREE, O_LSE, 0u, 1)
+LSM_K(l_warp_row, G_WARP, 256, 16, NMO_RED_SHFL_XOR, O_LSE, 0u, 4)
+LSM_K(l_block128_vec8, G_BLOCK, 128, 8, NMO_RED_SHFL_XOR, 0u, 0u, 8)
+#define LSM_MUT(fname, m) LSM_K(fname, G_BLOCK, 256, 16, NMO_RED_SHFL_DOWN, 0u, m, 4)
+LSM_MUT(l_mut_no_max, M_NO_MAX)
+LSM_MUT(l_mut_warp_max, M_WARP_MAX)
+LSM_MUT(l_mut_acc_bf16, M_ACC_BF16)
+LSM_MUT(l_mut_skip_last, M_SKIP_LAST)
+LSM_MUT(l_mut_store_rz, M_STORE_RZ)
+LSM_MUT(l_mut_log_of_softmax, M_LOG_OF_SM)
+
+} // namespace
+
+#if !defined(__HIP_DEVICE_COMPILE__)
+#define SM_ENTRY(name, correct, desc, fn)                                                \
+    {"softmax", name, "fp32 bf16 fp16", NMO_HIP_FN_PLAN, correct, desc, softmax_supports, fn}
+
+NMO_HIP_TABLE(softmax);
+extern "C" const nmo_plugin_kernel nmo_hip_kernels_softmax[] = {
+    SM_ENTRY("block256", 1,
+             "block per row, 256 threads, 16-byte vectors cached in registers, 3 passes, "
+             "shuffle-down sum tree + smem, e/s",
+             k_block256),
+    SM_ENTRY("block1024_tree", 1,
+             "block per row, 1024 threads, 16-byte vectors, shared-memory halving tree, e*(1/s)",
+             k_block1024_tree),
+    SM_ENTRY("block128_vec8", 1, "block per row, 128 threads, 8-byte vectors, xor butterfly, e/s",
+             k_block128_vec8),
+    SM_ENTRY("block512_vec4", 1,
+             "block per row, 512 threads, 4-byte vectors, shuffle-down tree, e*(1/s)",
+             k_block512_vec4),
+    SM_ENTRY("warp_row", 1, "one warp per row, 16-byte vectors, xor butterfly, e*(1/s)",
+             k_warp_row),
+    SM_ENTRY("mut_no_max", 0, "MUTANT: max not subtracted, e = expf(x) (overflows on large inputs)",
+             k_mut_no_max),
+    SM_ENTRY("mut_warp_max", 0,
+             "MUTANT: block max never combined across warps: each warp subtracts its own max",
+             k_mut_warp_max),
+    SM_ENTRY("mut_acc_bf16", 0, "MUTANT: every addition of the sum of exponentials rounded to bf16",
+             k_mut_acc_bf16),
+    SM_ENTRY("mut_skip_last", 0, "MUTANT: the sum skips the row's last element", k_mut_skip_last),
+    SM_ENTRY("mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", k_mut_store_rz),
+    SM_ENTRY("mut_exp_bf16", 0, "MUTANT: exponentials kept in bf16 between the passes",
+             k_mut_exp_bf16),
+};
+extern "C" const int nmo_hip_kernels_softmax_n =
+    (int)(sizeof nmo_hip_kernels_softmax / sizeof nmo_hip_kernels_softmax[0]);
+
+#define LSM_ENTRY(name, correct, desc, fn)                                               \
+    {"log_softmax", name, "fp32 bf16 fp16", NMO_HIP_FN_PLAN, correct, desc, softmax_supports, fn}
+
+NMO_HIP_TABLE(log_softmax);
+extern "C" const nmo_plugin_kernel nmo_hip_kernels_log_softmax[] = {
+    LSM_ENTRY("block256", 1,
+              "block per row, 256 threads, 16-byte vectors cached, shuffle-down tree, (x-m)-logf(s)",
+              l_block256),
+    LSM_ENTRY("block1024_tree", 1, "block per row, 1024 threads, smem tree, x - RN(m + logf(s))",
+              l_block1024_tree),
+    LSM_ENTRY("warp_row", 1, "one warp per row, xor butterfly, x - RN(m + logf(s))", l_warp_row),
+    LSM_ENTRY("block128_vec8", 1, "block per row, 128 threads, 8-byte vectors, (x-m)-logf(s)",
+              l_block128_vec8),
+    LSM_ENTRY("mut_no_max", 0, "MUTANT: max not subtracted (exp overflows on large inputs)",
+              l_mut_no_max),
+    LSM_ENTRY("mut_warp_max", 0, "MUTANT: block max never combined across warps", l_mut_warp_max),
+    LSM_ENTRY("mut_acc_bf16", 0, "MUTANT: every addition of the sum of exponentials rounded to bf16",
+              l_mut_acc_bf16),
+    LSM_ENTRY("mut_skip_last", 0, "MUTANT: the sum skips the row's last element", l_mut_skip_last),
+    LSM_ENTRY("mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", l_mut_store_rz),
+    LSM_ENTRY("mut_log_of_softmax", 0, "MUTANT: logf(e/s) instead of (x-m)-logf(s) (underflows)",
+              l_mut_log_of_softmax),
+};
+extern "C" const int nmo_hip_kernels_log_softmax_n =
+    (int)(sizeof nmo_hip_kernels_log_softmax / sizeof nmo_hip_kernels_log_softmax[0]);
+#endif
