@@ -752,6 +752,20 @@ void nmo_cenc_dotk(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *const *f, int k, in
     if (mustnan) { ce_set_nan(r, fl); return; }
     if (nonfin) { ce_set_all(r, fl); return; }
     int64_t nn = n > 0 ? n : 1;
+    if (k == 1 || (k == 2 && rounds == 0)) { /* the exact case (nmo_fe_sum_exact_core) */
+        double *a = nmo_cctx_dvec(c, NMO_CSCRATCH - 1, nn), *b = nmo_cctx_dvec(c, NMO_CSCRATCH - 2, nn);
+        int pts = a && b;
+        for (int64_t j = 0; j < n && pts; j++) {
+            pts = mpfr_equal_p(f[0][j].lo, f[0][j].hi) && (k == 1 || mpfr_equal_p(f[1][j].lo, f[1][j].hi));
+            a[j] = mpfr_get_d(f[0][j].lo, MPFR_RNDN); /* endpoints are doubles: exact */
+            b[j] = k == 2 ? mpfr_get_d(f[1][j].lo, MPFR_RNDN) : 0;
+        }
+        double sx;
+        if (pts && nmo_fe_sum_exact_core(c->cf, c->af, c->ftz, k, a, b, n, &sx)) {
+            ce_setd2(r, sx, sx, fl);
+            return;
+        }
+    }
     mpfr_prec_t pr = (mpfr_prec_t)(k + 1) * 64; /* endpoints are doubles: k of them multiply exactly */
     mpfr_t *v = malloc((size_t)nn * 4 * sizeof(mpfr_t));
     mpfr_t Rmax;

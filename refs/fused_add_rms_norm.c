@@ -4,8 +4,9 @@
  *
  * Rounding points (compute, RNE, unless said otherwise):
  *   s   = x + residual      correctly rounded in compute
- *   h   = RN_in(s)          the new residual as stored (vLLM re-reads it for the norm);
- *                           FlashInfer keeps s (compute) for the norm: h in hull(RN_in(s), s)
+ *   h   = RN_in(s)          the new residual as stored (vLLM re-reads it for the norm;
+ *                           with round=rz/sr plans the stored value is rounded so);
+ *                           FlashInfer keeps s (compute) for the norm: h is the hull
  *   residual_out = s        (checker: the final store rounds it into `out`)
  *   ss  = sum_j h_j^2       any order and tree, FMA or not, in `acc` (dot-product model)
  *   ms  = ss / N            or ss * RN(1/N)                    (hull)
@@ -40,6 +41,9 @@ void NMO_REF(nmo_ref_fused_add_rms_norm_eval)(E_CTX *ctx, const nmo_case *c, int
         enc_export(ctx, &out[1][j], &s);
         enc_round(ctx, &hr, &s, c->plan.in, NMO_RNE, 0);
         enc_hull(ctx, &h[j], &hr, &s);
+        /* a kernel that re-reads its stored residual sees the plan's store rounding */
+        enc_round(ctx, &hr, &s, c->plan.in, c->plan.round, c->plan.round_sr);
+        enc_hull(ctx, &h[j], &h[j], &hr);
     }
     const E *f[2] = {h, h};
     enc_dotk(ctx, &ss, f, 2, n, 0);

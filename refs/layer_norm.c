@@ -73,7 +73,7 @@ const nmo_op nmo_op_layer_norm = {
     .shape_doc = "MxN (or ...xN): rows of N",
     .rounding_doc = "mean=sum x/N (any order, acc); d=x-mean; var=sum d^2/N (any order, acc); "
                     "rstd=rsqrt(var+eps)|1/sqrt; y=d*rstd*w+b any association, FMA or not "
-                    "| d/sqrt(var+eps)*w+b | x*(w*rstd)+(b-mean*w*rstd); two-pass only",
+                    "| d/sqrt(var+eps)*w+b | x*a+(b-mean*a), a=w*rstd|w/sqrt; two-pass only",
     .n_in = 3,
     .in = {{"x", NMO_ROLE_DATA, "input [..., N]"},
            {"w", NMO_ROLE_WEIGHT, "weight [N]"},

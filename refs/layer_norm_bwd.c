@@ -122,7 +122,8 @@ static void NMO_REF(ln_bwd_col)(E_CTX *ctx, const nmo_case *c, int64_t j, nmo_fe
     }
     const E *f[3] = {dye, d, re};
     enc_dotk(ctx, &dw, f, 3, rows, 1);
-    enc_sum(ctx, &db, dye, rows);
+    const E *fb[1] = {dye};
+    enc_dotk(ctx, &db, fb, 1, rows, 0);
     enc_export(ctx, &out[1][0], &dw);
     enc_export(ctx, &out[2][0], &db);
     enc_clear(ctx, &xe), enc_clear(ctx, &me), enc_clear(ctx, &dw), enc_clear(ctx, &db);

@@ -32,7 +32,9 @@ static inline void norm_inv_n(E_CTX *ctx, E *r, int64_t n)
 }
 
 /* Two-pass statistics of the points x[0..n-1]:
- *   sum  = sum_j x_j          any order and tree, in acc (summation model)
+ *   sum  = sum_j x_j          any order and tree, in acc (summation model; the exact sum
+ *                             when acc provably holds every partial sum, e.g. 16-bit
+ *                             inputs of bounded range: enc_dotk)
  *   mean = sum / N            or sum * RN(1/N)                   (enc_div_si)
  *   d_j  = x_j - mean         correctly rounded (the same computed mean for every j)
  *   ss   = sum_j d_j^2        any order and tree, FMA or not, in acc (dot model)
@@ -48,7 +50,8 @@ static inline void norm_two_pass(E_CTX *ctx, const double *x, E *xe, E *d, int64
     enc_init(ctx, &sum), enc_init(ctx, &ss), enc_init(ctx, &var), enc_init(ctx, &ep);
     enc_init(ctx, &v);
     for (int64_t j = 0; j < n; j++) enc_set_d(ctx, &xe[j], x[j]);
-    enc_sum(ctx, &sum, xe, n);
+    const E *fx[1] = {xe};
+    enc_dotk(ctx, &sum, fx, 1, n, 0); /* the summation model; exact when acc holds every partial sum */
     enc_div_si(ctx, mean, &sum, n);
     for (int64_t j = 0; j < n; j++) enc_sub(ctx, &d[j], &xe[j], mean);
     const E *f[2] = {d, d};

@@ -210,7 +210,8 @@ const nmo_op nmo_op_rms_norm_bwd = {
     .shape_doc = "MxN (or ...xN): rows of N",
     .rounding_doc = "S=sum dy*w*x (any order, acc); dx=rstd*dy*w - x*rstd^3*S/N (any association, "
                     "FMA or not) | rstd*(dy*w - x*(rstd^2 S/N)) | rstd*(m - xh*sum(m*xh)/N); "
-                    "dw=sum_i dy*x*rstd (any order, acc)",
+                    "dw=sum_i dy*x*rstd (any order, acc); inter plans: m=RN_inter(dy*w), "
+                    "dw terms RN_inter(dy*RN_inter(x*rstd)) (Liger's llama mode)",
     .n_in = 4,
     .in = {{"dy", NMO_ROLE_DATA, "output gradient [..., N]"},
            {"x", NMO_ROLE_DATA, "forward input [..., N]"},

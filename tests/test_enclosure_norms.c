@@ -446,3 +446,86 @@ static void check_scale_shift(int trials, int ftz)
 
 Test(scale_shift, fma_choices_fp32, .timeout = 600) { check_scale_shift(20000, 0); }
 Test(scale_shift, fma_choices_fp32_ftz, .timeout = 600) { check_scale_shift(5000, 1); }
+
+/* ---------------------------------------------------------------- dotk: the exact case */
+
+/* Sums (k = 1) and dot products (k = 2, no inner rounding) of points on a coarse grid, in
+ * a bf16 compute/acc plan: where sum |t| < 2^8 Q the enclosure is the exact sum (a
+ * point) and every order and FMA choice must give exactly it; at and beyond the edge the
+ * model bound applies. Both cases must occur, and every evaluation must be inside. */
+static void check_dotk_exact(int trials)
+{
+    nmo_plan p;
+    nmo_plan_default(&p, NMO_BF16);
+    p.in = p.out = p.compute = p.acc = p.inter = NMO_BF16;
+    g_cf = NMO_BF16;
+    nmo_fctx fc;
+    nmo_cctx cc;
+    nmo_fctx_init(&fc, &p, NULL);
+    nmo_cctx_init(&cc, &p, NULL);
+    g_bad = g_mismatch = g_checked = 0;
+    long n_exact = 0, n_model = 0;
+    for (int t = 0; t < trials; t++) {
+        uint64_t s = (uint64_t)t * 7717 + 19;
+        int k = 1 + (int)(nmo_gen_u64(s, 1, 0) % 2);
+        int n = 2 + (int)(nmo_gen_u64(s, 2, 0) % (k == 1 ? 5 : 4));
+        int span = 1 + (int)(nmo_gen_u64(s, 3, 0) % 6); /* dynamic range of the grid */
+        nmo_fenc fv[2][8];
+        nmo_cenc cv[2][8];
+        const nmo_fenc *fp[2];
+        const nmo_cenc *cp[2];
+        double f[2][8];
+        for (int i = 0; i < k; i++) {
+            for (int j = 0; j < n; j++) {
+                uint64_t h = nmo_gen_u64(s, 10 + (uint64_t)i, (uint64_t)j);
+                double m = (double)(1 + 2 * (h % 40));                /* odd, < 80 */
+                double v = ldexp(m, (int)((h >> 8) % (uint64_t)span) - 3);
+                f[i][j] = rn((h >> 20) & 1 ? -v : v);
+                nmo_cenc_init(&cc, &cv[i][j]);
+                set_iv(&fv[i][j], &cv[i][j], f[i][j], f[i][j]);
+            }
+            fp[i] = fv[i];
+            cp[i] = cv[i];
+        }
+        nmo_fenc fr, er;
+        nmo_cenc cr;
+        nmo_cenc_init(&cc, &cr);
+        nmo_fenc_dotk(&fc, &fr, fp, k, n, 0);
+        nmo_cenc_dotk(&cc, &cr, cp, k, n, 0);
+        nmo_cenc_export(&cc, &er, &cr);
+        nmo_cenc_clear(&cc, &cr);
+        for (int i = 0; i < k; i++)
+            for (int j = 0; j < n; j++) nmo_cenc_clear(&cc, &cv[i][j]);
+        if (!(fr.flags & NMO_EF_UNC) && !(fr.lo == er.lo && fr.hi == er.hi)) {
+            g_mismatch++;
+            if (g_mismatch < 8)
+                cr_log_error("dotk exact k=%d n=%d: fast [%a, %a] != certified [%a, %a]", k, n, fr.lo, fr.hi,
+                             er.lo, er.hi);
+        }
+        if (er.lo == er.hi) n_exact++;
+        else n_model++;
+        g_lo = er.lo;
+        g_hi = er.hi;
+        g_nan_ok = (er.flags & NMO_EF_NAN) != 0;
+        g_bound = 0;
+        item it[8];
+        for (int j = 0; j < n; j++) {
+            it[j].prod = k == 2;
+            it[j].a = f[0][j];
+            it[j].b = k == 2 ? f[1][j] : 1;
+            it[j].v = f[0][j];
+        }
+        enumerate(it, n);
+    }
+    printf("dotk exact case (bf16): %ld results checked, %ld outside, %ld fast!=cert; %ld exact "
+           "enclosures, %ld model ones\n",
+           g_checked, g_bad, g_mismatch, n_exact, n_model);
+    cr_expect_eq(g_bad, 0);
+    cr_expect_eq(g_mismatch, 0);
+    cr_expect_gt(n_exact, trials / 10, "the exact case is never taken");
+    cr_expect_gt(n_model, trials / 10, "the model case is never taken");
+    nmo_fctx_clear(&fc);
+    nmo_cctx_clear(&cc);
+}
+
+Test(dotk, exact_case_bf16, .timeout = 600) { check_dotk_exact(2000); }

@@ -801,6 +801,60 @@ static inline void nmo_fenc_prodk(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *cons
     nmo_fe_fix(r);
 }
 
+/* The weight of the last set bit of a nonzero finite double: v = m 2^e with m odd -> 2^e. */
+static inline double nmo_fe_lowbit(double v)
+{
+    int e;
+    double m = frexp(fabs(v), &e);
+    uint64_t b = (uint64_t)ldexp(m, 53);
+    return ldexp(1.0, e - 53 + __builtin_ctzll(b));
+}
+
+/* The exact case of nmo_fenc_dotk (k = 1, or k = 2 with no inner rounding): every term is
+ * a point t_j (the factor, or the product of the two factors) exactly representable in
+ * compute and in acc; Q = the smallest lowbit(t_j) over the nonzero terms. When
+ * sum |t_j| < 2^p_acc Q (and, under ftz, Q >= the smallest normal of acc), every partial
+ * sum of every tree is a multiple of Q smaller than 2^p_acc Q in magnitude: exactly
+ * representable, so every addition and every FMA is exact and the result is the exact
+ * sum (DESIGN §4's `exact`: the accumulator provably loses nothing; e.g. 16-bit inputs of
+ * bounded dynamic range summed in fp32). Under that condition the binary64 sum below is
+ * exact too (multiples of Q below 2^53 Q), so both engines decide and compute it with
+ * these same double operations. term(j, &a, &b) gives the point factors (0: not points). */
+static inline int nmo_fe_sum_exact_core(nmo_fmt cf, nmo_fmt af, int ftz, int k,
+                                        const double *a, const double *b, int64_t n, double *s)
+{
+    double Q = INFINITY, A = 0, S = 0;
+    for (int64_t j = 0; j < n; j++) {
+        double t = k == 1 ? a[j] : a[j] * b[j];
+        if (k == 2 && fma(a[j], b[j], -t) != 0) return 0;
+        if (t == 0) continue;
+        if (nmo_fmt_round(cf, t, NMO_RNE, ftz) != t || nmo_fmt_round(af, t, NMO_RNE, ftz) != t) return 0;
+        double q = nmo_fe_lowbit(t);
+        Q = q < Q ? q : Q;
+        A += fabs(t);
+        S += t;
+    }
+    if (Q == INFINITY) { *s = 0; return 1; }
+    const nmo_fmt_info *ai = nmo_fmt_get(af);
+    if (ftz && Q < ai->min_normal) return 0;
+    if (!(A < ldexp(Q, ai->prec))) return 0;
+    *s = S;
+    return 1;
+}
+
+static inline int nmo_fe_dotk_exact(nmo_fctx *c, const nmo_fenc *const *f, int k, int64_t n,
+                                    double *s)
+{
+    double *a = nmo_fctx_dvec(c, 6, n > 0 ? n : 1), *b = k == 2 ? nmo_fctx_dvec(c, 7, n > 0 ? n : 1) : NULL;
+    if (!a || (k == 2 && !b)) return 0;
+    for (int64_t j = 0; j < n; j++) {
+        if (f[0][j].lo != f[0][j].hi || (k == 2 && f[1][j].lo != f[1][j].hi)) return 0;
+        a[j] = f[0][j].lo;
+        if (k == 2) b[j] = f[1][j].lo;
+    }
+    return nmo_fe_sum_exact_core(c->cf, c->af, c->ftz, k, a, b, n, s);
+}
+
 /* Sum over j < n of the product of k <= 8 factors f[0][j] .. f[k-1][j] (enclosures):
  * each term computed in compute with `rounds` inner roundings in any association, the
  * terms accumulated in acc in any order and tree, the last multiplication of each term
@@ -809,7 +863,8 @@ static inline void nmo_fenc_prodk(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *cons
  * bound n u_a sum|T_j| + n eta_a (2n min_normal under ftz) (Jeannerod & Rump 2013,
  * Thm 4.2, the last multiplication's operands being floating-point numbers); k = 1 (a
  * plain sum, rounds = 0): (n-1) u_a sum|x_j| (Thm 4.1), + (n-1) min_normal under ftz.
- * Inner products that may overflow (nmo_fe_partial_ovf): "anything".
+ * Inner products that may overflow (nmo_fe_partial_ovf): "anything". Sums that the
+ * accumulator provably holds exactly (nmo_fe_sum_exact_core): the exact sum.
  * Total: [sum P_lo - E, sum P_hi + E], E = K u_a A' + g A + sum eta_j + keta_a with
  * A = sum max|P_j|, A' = A (1 + g) + sum eta_j >= sum |T_j|, K = n or n - 1.
  * binary64 error of sum P and A: (n + k) 2^-53 A, taken as (n + k + 4) 2^-52 A. */
@@ -842,6 +897,12 @@ static inline void nmo_fenc_dotk(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *const
     }
     if (mustnan) { nmo_fenc_set_nan(r, fl); return; }
     if (nonfin || slo != slo || shi != shi) { nmo_fenc_set_all(r, fl); return; }
+    double sx;
+    if ((k == 1 || (k == 2 && rounds == 0)) && nmo_fe_dotk_exact(c, f, k, n, &sx)) {
+        r->lo = r->hi = sx;
+        r->flags = fl | c->force_unc;
+        return;
+    }
     double g = nmo_fe_gamma(c->uc, rounds), eta_in = 2.0 * rounds * c->etac * SR;
     if (rounds > 0 && nmo_fe_partial_ovf(c, Rmax * (1 + g) + 2.0 * rounds * c->etac * Rmax, &fl)) {
         nmo_fenc_set_all(r, fl);
