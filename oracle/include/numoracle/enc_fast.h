@@ -248,6 +248,19 @@ static inline void nmo_fenc_div_si(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, 
     nmo_fe_fix(r);
 }
 
+/* RN(p + c) for an exact product p: when binary64 adds them exactly (TwoSum error 0,
+ * Knuth TAOCP vol. 2, 4.2.2) the rounding is decided directly, ties included; otherwise
+ * the sum is known within |v| 2^-53 and snapped. */
+static inline double nmo_fe_fma_fused(nmo_fctx *ctx, double p, double c, uint32_t *fl)
+{
+    double v = p + c;
+    if (isfinite(v)) {
+        double bb = v - p;
+        if ((p - (v - bb)) + (c - bb) == 0) return nmo_fe_round(ctx, ctx->cf, v, NMO_RNE);
+    }
+    return nmo_fe_snap(ctx, ctx->cf, NMO_RNE, v, fabs(v) * 0x1p-53, fl);
+}
+
 /* a*b + c with or without FMA contraction: hull of RN(ab + c) (one rounding, inexact in
  * binary64: radius) and RN(RN(ab) + c) (two correctly rounded steps). */
 static inline void nmo_fenc_fma(nmo_fctx *ctx, nmo_fenc *r, const nmo_fenc *a, const nmo_fenc *b,
@@ -262,9 +275,8 @@ static inline void nmo_fenc_fma(nmo_fctx *ctx, nmo_fenc *r, const nmo_fenc *a, c
     double plo, phi;
     nmo_fe_mul_exact(&plo, &phi, a, b);
     if (plo != plo) { nmo_fenc_set_all(r, fl); return; }
-    double v1 = plo + c->lo, v2 = phi + c->hi;
-    double f_lo = nmo_fe_snap(ctx, ctx->cf, NMO_RNE, v1, fabs(v1) * 0x1p-53, &fl);
-    double f_hi = nmo_fe_snap(ctx, ctx->cf, NMO_RNE, v2, fabs(v2) * 0x1p-53, &fl);
+    double f_lo = nmo_fe_fma_fused(ctx, plo, c->lo, &fl);
+    double f_hi = nmo_fe_fma_fused(ctx, phi, c->hi, &fl);
     double m_lo = nmo_fe_round(ctx, ctx->cf, nmo_fe_round(ctx, ctx->cf, plo, NMO_RNE) + c->lo, NMO_RNE);
     double m_hi = nmo_fe_round(ctx, ctx->cf, nmo_fe_round(ctx, ctx->cf, phi, NMO_RNE) + c->hi, NMO_RNE);
     r->lo = fmin(f_lo, m_lo);
