@@ -207,10 +207,18 @@ static int ce_mul_exact(nmo_cctx *c, mpfr_ptr lo, mpfr_ptr hi, mpfr_srcptr alo, 
     return ok;
 }
 
+/* inf * 0 inside the operand intervals: NaN possible (as nmo_fe_mul_nan_possible). */
+static int ce_mul_nan_possible(const nmo_cenc *a, const nmo_cenc *b)
+{
+    return ((mpfr_inf_p(a->lo) || mpfr_inf_p(a->hi)) && mpfr_sgn(b->lo) <= 0 && mpfr_sgn(b->hi) >= 0) ||
+           ((mpfr_inf_p(b->lo) || mpfr_inf_p(b->hi)) && mpfr_sgn(a->lo) <= 0 && mpfr_sgn(a->hi) >= 0);
+}
+
 void nmo_cenc_mul(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b)
 {
     uint32_t fl = a->flags | b->flags;
     if (ce_is_nan(a) || ce_is_nan(b)) { ce_set_nan(r, fl); return; }
+    if (ce_mul_nan_possible(a, b)) fl |= NMO_EF_NAN;
     mpfr_t lo, hi;
     mpfr_inits2(2 * WP, lo, hi, (mpfr_ptr)0);
     if (!ce_mul_exact(c, lo, hi, a->lo, a->hi, b->lo, b->hi)) {
@@ -265,6 +273,7 @@ void nmo_cenc_fma(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b
 {
     uint32_t fl = a->flags | b->flags | d->flags;
     if (ce_is_nan(a) || ce_is_nan(b) || ce_is_nan(d)) { ce_set_nan(r, fl); return; }
+    if (ce_mul_nan_possible(a, b)) fl |= NMO_EF_NAN;
     mpfr_t plo, phi, s;
     mpfr_inits2(2 * WP, plo, phi, (mpfr_ptr)0);
     mpfr_init2(s, 4 * WP);

@@ -112,7 +112,7 @@ static tally sweep(const nmo_op *op, const nmo_cand *cd, nmo_fmt dt, int unfused
                 t.runs++;
                 if (rep.verdict == NMO_FAIL) {
                     t.fail++;
-                    if (cd->correct || unfused)
+                    if (cd->correct != unfused) /* unexpected */
                         printf("  FAIL %s/%s %s%s family=%s seed=%d shape#%d: %lld fails, idx %lld "
                                "cand %.9g R=[%.9g, %.9g]\n",
                                op->name, cd->name, nmo_fmt_name(dt), unfused ? " inter" : "",

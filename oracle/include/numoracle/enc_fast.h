@@ -225,11 +225,21 @@ static inline void nmo_fe_mul_exact(double *lo, double *hi, const nmo_fenc *a, c
     *hi = h;
 }
 
+/* inf * 0 inside the operand intervals (an infinite endpoint on one side, 0 in the
+ * other interval, not necessarily at an endpoint): NaN is a possible product, which the
+ * endpoint products alone do not show ([inf, inf] * [-1, 1] = [-inf, inf]). */
+static inline int nmo_fe_mul_nan_possible(const nmo_fenc *a, const nmo_fenc *b)
+{
+    return ((isinf(a->lo) || isinf(a->hi)) && b->lo <= 0 && b->hi >= 0) ||
+           ((isinf(b->lo) || isinf(b->hi)) && a->lo <= 0 && a->hi >= 0);
+}
+
 /* Correctly rounded multiply: [RN(min products), RN(max products)]. */
 static inline void nmo_fenc_mul(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, const nmo_fenc *b)
 {
     uint32_t fl = a->flags | b->flags;
     if (nmo_fenc_is_nan(a) || nmo_fenc_is_nan(b)) { nmo_fenc_set_nan(r, fl); return; }
+    if (nmo_fe_mul_nan_possible(a, b)) fl |= NMO_EF_NAN;
     double lo, hi;
     nmo_fe_mul_exact(&lo, &hi, a, b);
     r->lo = nmo_fe_round(c, c->cf, lo, NMO_RNE);
@@ -299,6 +309,7 @@ static inline void nmo_fenc_fma(nmo_fctx *ctx, nmo_fenc *r, const nmo_fenc *a, c
         nmo_fenc_set_nan(r, fl);
         return;
     }
+    if (nmo_fe_mul_nan_possible(a, b)) fl |= NMO_EF_NAN;
     double plo, phi;
     nmo_fe_mul_exact(&plo, &phi, a, b);
     if (plo != plo) { nmo_fenc_set_all(r, fl); return; }
