@@ -1068,16 +1068,6 @@ static inline void nmo_fenc_sum_sharp(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *
                          dom ? x[ib].lo : 0, dom ? x[ib].hi : 0, R);
 }
 
-/* Lowest set bit of a nonzero finite double (the quantum it is a multiple of). */
-static inline double nmo_fe_lowbit(double p)
-{
-    int e;
-    double m = frexp(fabs(p), &e);
-    uint64_t M = (uint64_t)ldexp(m, 53);
-    int tz = 0;
-    while (!(M & 1)) M >>= 1, tz++;
-    return ldexp(1.0, e - 53 + tz);
-}
 
 /* Dot product of two point vectors (input values) in any order, FMA or not, in acc, with
  * the sharpened bounds (exact products: as nmo_fenc_sum_sharp; else min(k u A,
