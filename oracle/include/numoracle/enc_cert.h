@@ -72,6 +72,12 @@ void nmo_cenc_gemm_elem(nmo_cctx *c, nmo_cenc *r, const nmo_tensor *A, const nmo
                         int64_t i, int64_t j);
 /* Endpoints are lattice values: exactly doubles. */
 void nmo_cenc_export(nmo_cctx *c, nmo_fenc *dst, const nmo_cenc *src);
+/* linear algebra and attention (numoracle issue 3): see enc_fast.h */
+void nmo_cenc_dot_ed(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, const double *y, int64_t n,
+                     double k);
+void nmo_cenc_widen(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, double rel, double abs);
+void nmo_cenc_gemm_elem_t(nmo_cctx *c, nmo_cenc *r, const nmo_tensor *X, int tx,
+                          const nmo_tensor *Y, int ty, int64_t i, int64_t j);
 
 #ifdef __cplusplus
 }

@@ -72,6 +72,9 @@ typedef nmo_cctx E_CTX;
 #define enc_export NMO_ENC(export)
 #define enc_hull NMO_ENC(hull)
 #define enc_gemm_elem NMO_ENC(gemm_elem)
+#define enc_dot_ed NMO_ENC(dot_ed)
+#define enc_widen NMO_ENC(widen)
+#define enc_gemm_elem_t NMO_ENC(gemm_elem_t)
 #endif
 
 /* The store of an output: the kernel's value passes the `inter` rounding point only if
