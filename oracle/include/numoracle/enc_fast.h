@@ -639,17 +639,20 @@ static inline void nmo_fenc_dot_ed(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *x, 
 /* A model quantity (not a kernel value) known to lie within relative rel and absolute
  * abs of a: [lo - rel|lo| - abs, hi + rel|hi| + abs], snapped OUTWARD to the compute
  * lattice (RD, RU). The caller derives rel/abs from a bound it states (e.g. the extra
- * roundings of online softmax). Infinite endpoints stay. binary64 radius 2^-50. */
+ * roundings of online softmax). Infinite endpoints stay, and so does an endpoint 0 when
+ * abs = 0. binary64 radius 2^-50: choose rel/abs that do not put endpoints on lattice
+ * points (exact multiples of u do), or the fast engine escalates. */
 static inline void nmo_fenc_widen(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, double rel, double abs)
 {
     uint32_t fl = a->flags;
     if (nmo_fenc_is_nan(a)) { *r = *a; return; }
     double lo = a->lo, hi = a->hi;
-    if (isfinite(lo)) {
+    /* an endpoint 0 widened by nothing stays exactly 0 (no snap: it is a lattice value) */
+    if (isfinite(lo) && !(lo == 0 && abs == 0)) {
         double v = lo - rel * fabs(lo) - abs;
         lo = nmo_fe_snap(c, c->cf, NMO_RD, v, (fabs(lo) * (1 + rel) + abs) * 0x1p-50, &fl);
     }
-    if (isfinite(hi)) {
+    if (isfinite(hi) && !(hi == 0 && abs == 0)) {
         double v = hi + rel * fabs(hi) + abs;
         hi = nmo_fe_snap(c, c->cf, NMO_RU, v, (fabs(hi) * (1 + rel) + abs) * 0x1p-50, &fl);
     }
