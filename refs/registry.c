@@ -81,6 +81,13 @@ void nmo_ref_unit_span_rows(const nmo_case *c, int64_t u, int k, int64_t *begin,
 nmo_status nmo_case_init(nmo_case *c, const nmo_op *op, const nmo_plan *plan, int nshape,
                          const int64_t *shape, nmo_err *err)
 {
+    return nmo_case_init_params(c, op, plan, nshape, shape, NULL, 0, err);
+}
+
+nmo_status nmo_case_init_params(nmo_case *c, const nmo_op *op, const nmo_plan *plan, int nshape,
+                                const int64_t *shape, const double *param, uint32_t param_set,
+                                nmo_err *err)
+{
     memset(c, 0, sizeof *c);
     c->op = op;
     c->plan = *plan;
@@ -90,7 +97,8 @@ nmo_status nmo_case_init(nmo_case *c, const nmo_op *op, const nmo_plan *plan, in
     memcpy(c->shape, shape, (size_t)nshape * sizeof shape[0]);
     c->n_in = op->n_in;
     c->n_out = op->n_out;
-    for (int i = 0; i < op->n_param; i++) c->param[i] = op->param[i].def;
+    for (int i = 0; i < op->n_param; i++)
+        c->param[i] = param && (param_set >> i & 1u) ? param[i] : op->param[i].def;
     nmo_status s = op->setup(c, err);
     if (s != NMO_OK) return s;
     for (int i = 0; i < c->n_in; i++) {

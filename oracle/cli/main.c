@@ -248,11 +248,12 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
     }
 
     /* the case: shape -> tensors, params, generated inputs, then the given files */
-    if (nmo_case_init(&pb->c, op, &pb->plan, nshape, shape, &err) != NMO_OK)
+    uint32_t pmask = 0;
+    for (int k = 0; k < op->n_param; k++)
+        if (pset[k]) pmask |= 1u << k;
+    if (nmo_case_init_params(&pb->c, op, &pb->plan, nshape, shape, pval, pmask, &err) != NMO_OK)
         return cli_error("%s", err.msg);
     pb->have_case = 1;
-    for (int k = 0; k < op->n_param; k++)
-        if (pset[k]) pb->c.param[k] = pval[k];
     nmo_case_fill(&pb->c, (int)pb->family, pb->seed);
     for (int k = 0; k < op->n_in; k++) {
         if (!pb->input_path[k]) continue;

@@ -115,6 +115,12 @@ const nmo_op *nmo_op_find(const char *name);
  * override. Inputs get allocated (zeroed) storage; outputs descriptions only. */
 nmo_status nmo_case_init(nmo_case *c, const nmo_op *op, const nmo_plan *plan, int nshape,
                          const int64_t *shape, nmo_err *err);
+/* The same with parameters: bit k of param_set overrides the default of parameter k with
+ * param[k], before setup (an operator's tensor dims may depend on its parameters, e.g.
+ * a convolution's stride and padding; setup also validates them). */
+nmo_status nmo_case_init_params(nmo_case *c, const nmo_op *op, const nmo_plan *plan, int nshape,
+                                const int64_t *shape, const double *param, uint32_t param_set,
+                                nmo_err *err);
 void nmo_case_free(nmo_case *c);
 /* Fill the inputs from a family (stream k for input k). */
 void nmo_case_fill(nmo_case *c, int family, uint64_t seed);
