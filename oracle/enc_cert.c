@@ -653,12 +653,21 @@ void nmo_cenc_dot_ed(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, const double *
     }
     if (nan) { ce_set_nan(r, fl); return; }
     if (inf) { ce_set_all(r, fl); return; }
+    /* products of lattice values (<= 53 bits each) are exact at 128 bits; one block of
+     * custom-allocated significands instead of 3n mpfr_init calls */
+    const mpfr_prec_t pp = 128;
     int64_t nn = n > 0 ? n : 1;
+    size_t sz = mpfr_custom_get_size(pp);
+    sz = (sz + 15) & ~(size_t)15;
     mpfr_t *pr = malloc((size_t)nn * 3 * sizeof(mpfr_t));
+    char *mem = malloc((size_t)nn * 3 * sz);
     mpfr_ptr *p = ce_ptrs(c, nn);
-    if (!pr || !p) abort();
+    if (!pr || !mem || !p) abort();
+    for (int64_t i = 0; i < 3 * n; i++) {
+        mpfr_custom_init(mem + (size_t)i * sz, pp);
+        mpfr_custom_init_set(pr[i], MPFR_ZERO_KIND, 0, pp, mem + (size_t)i * sz);
+    }
     for (int64_t i = 0; i < n; i++) {
-        mpfr_inits2(2 * WP, pr[i], pr[n + i], pr[2 * n + i], (mpfr_ptr)0);
         mpfr_mul_d(pr[i], x[i].lo, y[i], MPFR_RNDN);     /* exact */
         mpfr_mul_d(pr[n + i], x[i].hi, y[i], MPFR_RNDN); /* exact */
         if (mpfr_greater_p(pr[i], pr[n + i])) mpfr_swap(pr[i], pr[n + i]);
@@ -673,8 +682,8 @@ void nmo_cenc_dot_ed(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, const double *
     mpfr_sum(shi, p, (unsigned long)n, MPFR_RNDU);
     for (int64_t i = 0; i < n; i++) p[i] = pr[2 * n + i];
     mpfr_sum(A, p, (unsigned long)n, MPFR_RNDU);
-    for (int64_t i = 0; i < 3 * n; i++) mpfr_clear(pr[i]);
     free(pr);
+    free(mem);
     double keta = (c->ftz ? 2.0 : 1.0) * fmax(k, (double)n) * c->etaa;
     ce_red_finish(c, r, slo, shi, A, k, keta, fl);
     mpfr_clears(slo, shi, A, (mpfr_ptr)0);
