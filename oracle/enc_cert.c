@@ -695,7 +695,7 @@ void nmo_cenc_widen(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, double rel, dou
     mpfr_t v, t;
     mpfr_inits2(4 * WP, v, t, (mpfr_ptr)0);
     double lo, hi;
-    if (mpfr_number_p(a->lo) && !(mpfr_zero_p(a->lo) && abs == 0)) {
+    if (mpfr_number_p(a->lo) && !((mpfr_zero_p(a->lo) || rel == 0) && abs == 0)) {
         mpfr_abs(t, a->lo, MPFR_RNDN);
         mpfr_mul_d(t, t, rel, MPFR_RNDU);
         mpfr_sub(v, a->lo, t, MPFR_RNDD);
@@ -704,7 +704,7 @@ void nmo_cenc_widen(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, double rel, dou
     } else {
         lo = mpfr_get_d(a->lo, MPFR_RNDN);
     }
-    if (mpfr_number_p(a->hi) && !(mpfr_zero_p(a->hi) && abs == 0)) {
+    if (mpfr_number_p(a->hi) && !((mpfr_zero_p(a->hi) || rel == 0) && abs == 0)) {
         mpfr_abs(t, a->hi, MPFR_RNDN);
         mpfr_mul_d(t, t, rel, MPFR_RNDU);
         mpfr_add(v, a->hi, t, MPFR_RNDU);

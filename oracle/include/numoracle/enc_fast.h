@@ -639,22 +639,27 @@ static inline void nmo_fenc_dot_ed(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *x, 
 /* A model quantity (not a kernel value) known to lie within relative rel and absolute
  * abs of a: [lo - rel|lo| - abs, hi + rel|hi| + abs], snapped OUTWARD to the compute
  * lattice (RD, RU). The caller derives rel/abs from a bound it states (e.g. the extra
- * roundings of online softmax). Infinite endpoints stay, and so does an endpoint 0 when
- * abs = 0. binary64 radius 2^-50: choose rel/abs that do not put endpoints on lattice
+ * roundings of online softmax). Infinite endpoints stay, and so does an endpoint when the
+ * widening rel |x| + abs is exactly 0. binary64 radius 2^-50: choose rel/abs that do not put endpoints on lattice
  * points (exact multiples of u do), or the fast engine escalates. */
 static inline void nmo_fenc_widen(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, double rel, double abs)
 {
     uint32_t fl = a->flags;
     if (nmo_fenc_is_nan(a)) { *r = *a; return; }
     double lo = a->lo, hi = a->hi;
-    /* an endpoint 0 widened by nothing stays exactly 0 (no snap: it is a lattice value) */
-    if (isfinite(lo) && !(lo == 0 && abs == 0)) {
-        double v = lo - rel * fabs(lo) - abs;
-        lo = nmo_fe_snap(c, c->cf, NMO_RD, v, (fabs(lo) * (1 + rel) + abs) * 0x1p-50, &fl);
+    if (isfinite(lo)) {
+        /* a widening d > 0 smaller than the lattice step below lo snaps to that neighbour
+         * exactly (binary64 cannot resolve lo - d itself when d << ulp(lo)) */
+        double d = rel * fabs(lo) + abs, nb = c->ftz ? NAN : nmo_fmt_next_down(c->cf, lo);
+        if (d == 0) { /* rel |lo| = 0 exactly: lo stays */
+        } else if (isfinite(nb) && d * (1 + 0x1p-50) < lo - nb) lo = nb;
+        else lo = nmo_fe_snap(c, c->cf, NMO_RD, lo - d, (fabs(lo) * (1 + rel) + abs) * 0x1p-50, &fl);
     }
-    if (isfinite(hi) && !(hi == 0 && abs == 0)) {
-        double v = hi + rel * fabs(hi) + abs;
-        hi = nmo_fe_snap(c, c->cf, NMO_RU, v, (fabs(hi) * (1 + rel) + abs) * 0x1p-50, &fl);
+    if (isfinite(hi)) {
+        double d = rel * fabs(hi) + abs, nb = c->ftz ? NAN : nmo_fmt_next_up(c->cf, hi);
+        if (d == 0) {
+        } else if (isfinite(nb) && d * (1 + 0x1p-50) < nb - hi) hi = nb;
+        else hi = nmo_fe_snap(c, c->cf, NMO_RU, hi + d, (fabs(hi) * (1 + rel) + abs) * 0x1p-50, &fl);
     }
     r->lo = lo;
     r->hi = hi;
