@@ -16,7 +16,8 @@
  *   dP, D   dot products of inputs (dot model)
  *   dS_ij   RN(P_ij RN(dP_ij - D_i))
  *   inter   a kernel that feeds P (to dV) and dS (to dQ, dK) to the tensor-core products in
- *           a narrower format (FA2: bf16) is the plan's `inter`: P and dS rounded to it
+ *           a narrower format (FA2: bf16) is the plan's `inter`: P and dS rounded to it or
+ *           not (hull: either operand may stay fp32)
  *   dv      sum of P dO (dot model with enclosures, enc_dot_ed, k = n)
  *   dq, dk  (X) RN(sc sum dS k) (scale after the product, FA2) or (Y) sum RN(dS sc) k
  *           (scaled dS; with inter the scaled value is rounded to inter) (hull)
@@ -92,9 +93,11 @@ void NMO_REF(nmo_ref_sdpa_bwd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nm
             NMO_REF(sdpa_bwd_load)(v, tv, b, hk, j, D);
             NMO_REF(sdpa_bwd_pair)(ctx, &P, &dS, q, qs, kk + j * D, v, dO, &Dd, lse, &sc, D, &t1, &t2);
             enc_mul(ctx, &ysc[j], &dS, &sc);
-            if (inter) {
-                enc_round(ctx, &dSv[j], &dS, c->plan.inter, NMO_RNE, 0);
-                enc_round(ctx, &ysc[j], &ysc[j], c->plan.inter, NMO_RNE, 0);
+            if (inter) { /* fed in inter, or not: hull */
+                enc_round(ctx, &t1, &dS, c->plan.inter, NMO_RNE, 0);
+                enc_hull(ctx, &dSv[j], &dS, &t1);
+                enc_round(ctx, &t1, &ysc[j], c->plan.inter, NMO_RNE, 0);
+                enc_hull(ctx, &ysc[j], &ysc[j], &t1);
             } else {
                 enc_set(ctx, &dSv[j], &dS);
             }
@@ -133,10 +136,13 @@ void NMO_REF(nmo_ref_sdpa_bwd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nm
                 enc_dot_d(ctx, &Dd, dO, o, D);
                 NMO_REF(sdpa_bwd_pair)(ctx, &P, &dS, q, qs, k, v, dO, &Dd, lse, &sc, D, &t1, &t2);
                 enc_mul(ctx, &ysc[r], &dS, &sc);
-                if (inter) {
-                    enc_round(ctx, &Pv[r], &P, c->plan.inter, NMO_RNE, 0);
-                    enc_round(ctx, &dSv[r], &dS, c->plan.inter, NMO_RNE, 0);
-                    enc_round(ctx, &ysc[r], &ysc[r], c->plan.inter, NMO_RNE, 0);
+                if (inter) { /* fed in inter, or not: hull */
+                    enc_round(ctx, &t1, &P, c->plan.inter, NMO_RNE, 0);
+                    enc_hull(ctx, &Pv[r], &P, &t1);
+                    enc_round(ctx, &t1, &dS, c->plan.inter, NMO_RNE, 0);
+                    enc_hull(ctx, &dSv[r], &dS, &t1);
+                    enc_round(ctx, &t1, &ysc[r], c->plan.inter, NMO_RNE, 0);
+                    enc_hull(ctx, &ysc[r], &ysc[r], &t1);
                 } else {
                     enc_set(ctx, &Pv[r], &P);
                     enc_set(ctx, &dSv[r], &dS);
