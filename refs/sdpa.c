@@ -3,51 +3,51 @@
  *   g(h) = h / (Hq/Hkv), keys j <= i when causal (queries and keys aligned top-left),
  *   sc = the scale parameter, or 1/sqrt(D) when it is 0.
  *
- * Rounding points (compute/acc fp32). Every implementation below is enclosed, and the
- * enclosures of the variants are hulled:
+ * Rounding points (compute/acc fp32); every variant listed is enclosed (hull):
  *   sc         RN(scale) when given; for the default, RN(1/sqrt(D)), rsqrtf(D) of plan
  *              accuracy or RN(1/RN(sqrt(D))) (enc_rsqrt)
- *   scores     d_j = q.k_j any order, FMA or not, in acc (dot model) and then
+ *   scores     d_j = q.k_j any order, FMA or not, in acc (dot model), then
  *              (A) s_j = RN(sc d_j), or (B) s_j = dot(RN(q sc), k_j) (q pre-scaled)
- *   argument   a_j = RN(s_j - m), m = max_j s_j (exact), or
- *              (C) a_j = RN(sc RN(d_j - max d)) (scale applied after the max)
- *   argument   for every variant, a_j = RN(s_j - max_k s_k) = min(0, RN(s_j - max_{k!=j}
- *              s_k)) (one implementation's max is one of its own scores): the key that
- *              holds the max gets exactly 0, with no dependency blow-up
+ *   argument   a_j = RN(s_j - max_k s_k) for (A) and (B), or
+ *              (C) a_j = RN(sc RN(d_j - max_k d_k)) (max over raw dots, scale after).
+ *              One implementation's max is one of its own scores and RN is monotone, so
+ *              a_j = min(0, RN(s_j - max_{k!=j} s_k)): the key holding the max gets
+ *              exactly 0 (no dependency blow-up from subtracting an enclosure of itself)
  *   weights    p_j = exp(a_j) (plan accuracy fn_ulps[EXP])
- *   two-pass   l = sum_j p_j (summation model, (n-1) u); n_t = sum_j p_j v_jt (dot
- *              model, n u). The online enclosure below contains both (its weights contain
- *              p_j, its k >= n), so only the online one is evaluated.
- *   online     (FlashAttention: keys in blocks of any size and order, running max m_r,
- *              rescale factors alpha_r = exp(RN(m_{r-1} - m_r)) applied to l and to the
- *              accumulator by rounded multiplies; l and acc may use FMA). Bound, per key
- *              j with R <= n-1 rescales after its block:
+ *   two-pass   l = sum_j p_j ((n-1) u summation model), n_t = sum_j p_j v_jt (n u dot
+ *              model)
+ *   online     FlashAttention: keys in blocks of any size, in any block order; running max
+ *              m_r; rescale factors alpha_r = exp(RN(m_{r-1} - m_r)) applied to l and to
+ *              the accumulators by rounded multiplies; l and acc may use FMA. With n keys,
+ *              a key's terms see R <= n-1 rescales after its block. The bound:
  *              - argument: the roundings of s_j - m_b and of every m_{r-1} - m_r add up
- *                to at most u (m - s_j) (the differences telescope to m - s_j; (C) has
- *                two roundings each: (2u + u^2) sc (max d - d_j)); the two-pass a_j
- *                encloses an argument one rounding away: widen a_j by 6u relative before
- *                exp (an absolute (R+2) eta from subnormal products in (C) becomes a
- *                relative weight error 2 (R+2) eta, added to the next item's);
- *              - each alpha_r is an exp of plan accuracy: relative (1 + eps_f)^R with
- *                eps_f = 2 n_e u (n_e ulps; u if correctly rounded), bounded by
- *                R eps_f (1 + R eps_f); absolute 2 R n_e min_subnormal when alpha is
- *                subnormal;
- *              - roundings of the accumulation: every term's path has at most n adds or
- *                FMAs plus R rescale multiplies, h = n + R + 1; the sum is a dot of the
- *                widened weights with v with k = gamma_h/u = h/(1 - h u) (Higham, ASNA
- *                Lemma 3.1; enc_dot_ed), for l and for every n_t.
- *              test_linalg_params checks this against online candidates with a rescale at
- *              every key (monotonically increasing scores).
+ *                to at most u (m - s_j) (the differences have one sign and telescope to
+ *                m - s_j); for (C), (2u + u^2) sc (max d - d_j). The two-pass argument is
+ *                itself within that of the exact one, so widening a_j by 6u relative
+ *                (> 4u + O(u^2)) encloses the online one;
+ *              - the R rescale factors are exps of plan accuracy: relative
+ *                (1 + eps_f)^R - 1 <= R eps_f (1 + R eps_f), eps_f = 2 n_e u (n_e ulps;
+ *                u when correctly rounded); absolute 2 R n_e min_subnormal for subnormal
+ *                alphas; an absolute argument error (R+2) eta from subnormal products in
+ *                (C) is a relative weight error 2 (R+2) eta: all added to the weights
+ *                as rel_w / abs_w (enc_widen after enc_exp);
+ *              - accumulation: every term's path has at most n adds or FMAs plus R
+ *                rescale multiplies, h = n + R + 1 roundings, so the result is the exact
+ *                dot of the widened weights with v, each term scaled by (1 + theta),
+ *                |theta| <= gamma_h = h u / (1 - h u) (Higham, ASNA 2nd ed., Lemma 3.1):
+ *                enc_dot_ed with k = gamma_h / u, for l (v = 1) and every n_t.
+ *              These weights contain p_j and k >= n, so the online enclosure contains the
+ *              two-pass one: only it is evaluated. test_linalg_params checks it against
+ *              online candidates rescaling at every key (monotonically rising scores).
  *   inter      a kernel that feeds P to the P.V product in a narrower format (FA2 casts P
- *              to bf16 for the tensor-core mma) is the plan's `inter`: two-pass P rounded
- *              to inter for n_t (l from P or from rounded P: hull); online weights widened
- *              by u_inter (+ its half subnormal spacing).
+ *              to bf16 for the tensor-core mma; l from fp32 P or not) is the plan's
+ *              `inter`: the weights are widened by u_inter (+ half its subnormal spacing)
  *   output     o_t = n_t / l or n_t * RN(1/l) (hull); store into `out` (checker).
  * Not covered: exp evaluated as exp2(x*log2e) with the scale folded into an FMA
- * (FA2's exp2f(s*scale_log2 - m*scale_log2)) or fast-math __expf/ex2.approx (use a plan
- * with fn=fast and check the argument model still applies: it does not for the FMA fold),
- * tensor-core accumulation of the scores (sum=mma), dropout, masks other than top-left
- * causal, scores stored in a narrower format. */
+ * (FA2's exp2f(s*scale_log2 - m*scale_log2)) or the ex2.approx / __expf intrinsics (the
+ * argument model above does not hold for the FMA fold), tensor-core accumulation of the
+ * scores (sum=mma), dropout, masks other than top-left causal, scores stored in a
+ * narrower format. */
 #include <math.h>
 
 #include "numoracle/ref.h"

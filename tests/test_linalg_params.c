@@ -314,7 +314,7 @@ Test(linalg_params, sdpa_bwd_no_mask_and_inter, .timeout = 600)
     static const char *const shapes[] = {"1x4x2x19x16", "2x2x1x16x8"};
     double nomask[2] = {0, 0};
     sweep_correct("sdpa_bwd", shapes, 2, nomask, 1, 1, "causal=0");
-    const char *muts[] = {"mut_no_D", "mut_dk_no_scale", "mut_gqa_last_head", "mut_p_no_scale"};
+    const char *muts[] = {"mut_no_delta", "mut_dk_no_scale", "mut_gqa_last_head", "mut_p_no_scale"};
     for (int i = 0; i < 4; i++)
         expect_caught("sdpa_bwd", muts[i], reg_cand("sdpa_bwd", muts[i]), shapes[0], nomask, 1, NULL);
     /* dS fed in bf16 is what FA2 does: allowed by inter=bf16 */
@@ -399,4 +399,78 @@ Test(linalg_params, conv2d_stride_padding_dilation_layout, .timeout = 600)
     expect_caught("conv2d", "w_kcrs (NHWC)", conv_w_kcrs, shapes[0], nhwc, 15, NULL);
     expect_caught("conv2d", "mut_flip (NHWC)", reg_cand("conv2d", "mut_flip"), shapes[0], nhwc, 15, NULL);
     expect_caught("conv2d", "mut_pad_off1 (stride 2)", reg_cand("conv2d", "mut_pad_off1"), shapes[0], st2, 15, NULL);
+}
+
+/* ================================================================ candidate hygiene */
+
+/* Run cand on a generated case with outputs poisoned with byte `poison`; returns the
+ * outputs (caller frees). */
+static void run_raw(const char *opname, const nmo_cand *cd, nmo_fmt dt, int fam, const char *shape, int poison,
+                    nmo_tensor *out, int *n_out)
+{
+    const nmo_op *op = nmo_op_find(opname);
+    nmo_err err = {{0}};
+    int ns;
+    int64_t sh[NMO_MAX_DIMS];
+    nmo_shape_parse(&ns, sh, shape, &err);
+    nmo_plan p;
+    nmo_plan_default(&p, dt);
+    nmo_case c;
+    cr_assert_eq(nmo_case_init(&c, op, &p, ns, sh, &err), NMO_OK);
+    nmo_case_fill(&c, fam, 3);
+    for (int k = 0; k < c.n_out; k++) {
+        out[k] = c.out[k];
+        out[k].data = NULL;
+        out[k].own = 0;
+        cr_assert_eq(nmo_tensor_alloc(&out[k], &err), NMO_OK);
+        memset(out[k].data, poison, (size_t)nmo_tensor_numel(&out[k]) * nmo_fmt_bytes(dt));
+    }
+    *n_out = c.n_out;
+    nmo_cand_args a = {c.in, c.n_in, out, c.n_out, c.param, op->n_param, &c.plan};
+    cr_assert_eq(cd->run(&a, &err), NMO_OK, "%s/%s: %s", opname, cd->name, err.msg);
+    nmo_case_free(&c);
+}
+
+static int same_outputs(const nmo_tensor *a, const nmo_tensor *b, int n)
+{
+    for (int k = 0; k < n; k++)
+        if (memcmp(a[k].data, b[k].data, (size_t)nmo_tensor_numel(&a[k]) * nmo_fmt_bytes(a[k].dtype)) != 0)
+            return 0;
+    return 1;
+}
+
+/* Every candidate writes every output element (two poisons give the same bits) and is
+ * deterministic; every correct variant differs bitwise from the default one somewhere
+ * in fp32 (the variants really differ in arithmetic). */
+Test(linalg_params, candidates_write_everything_and_differ, .timeout = 600)
+{
+    static const char *const ops[] = {"reduction", "matmul_bwd", "sdpa", "sdpa_bwd", "conv2d"};
+    for (int o = 0; o < 5; o++) {
+        const nmo_op *op = nmo_op_find(ops[o]);
+        const char *shape = strchr(op->test_shapes, ';') + 1; /* the small one */
+        char first[64];
+        snprintf(first, sizeof first, "%.*s", (int)(strchr(op->test_shapes, ';') - op->test_shapes),
+                 op->test_shapes);
+        const nmo_cand *def = nmo_cand_find(ops[o], NULL);
+        for (int ci = 0; ci < nmo_cand_count(); ci++) {
+            const nmo_cand *cd = nmo_cand_at(ci);
+            if (strcmp(cd->op, ops[o]) != 0) continue;
+            nmo_tensor a[NMO_MAX_TENSORS], b[NMO_MAX_TENSORS];
+            int n;
+            run_raw(ops[o], cd, NMO_BF16, NMO_FAM_GAUSSIAN, shape, 0xff, a, &n);
+            run_raw(ops[o], cd, NMO_BF16, NMO_FAM_GAUSSIAN, shape, 0x5a, b, &n);
+            cr_expect(same_outputs(a, b, n), "%s/%s: not every element written, or not deterministic", ops[o],
+                      cd->name);
+            for (int k = 0; k < n; k++) nmo_tensor_free(&a[k]), nmo_tensor_free(&b[k]);
+            if (!cd->correct || cd == def) continue;
+            int differ = 0;
+            for (int f = 0; f < NMO_FAM_COUNT && !differ; f++) {
+                run_raw(ops[o], def, NMO_FP32, f, first, 0, a, &n);
+                run_raw(ops[o], cd, NMO_FP32, f, first, 0, b, &n);
+                differ = !same_outputs(a, b, n);
+                for (int k = 0; k < n; k++) nmo_tensor_free(&a[k]), nmo_tensor_free(&b[k]);
+            }
+            cr_expect(differ, "%s/%s is bitwise identical to %s on every family", ops[o], cd->name, def->name);
+        }
+    }
 }

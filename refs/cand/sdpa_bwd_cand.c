@@ -155,7 +155,7 @@ SB_CAND(sb_fa2, SB_DEFAULT)
 SB_CAND(sb_prescaled, .prescale_q = 1, .red = NMO_CU_RED_VEC4, .fma = 1, .ds_scaled = 1, .exp_cr = 1)
 SB_CAND(sb_dq_blocks_warp, .red = NMO_CU_RED_WARP32, .fma = 0, .dq_blocks = 1)
 
-SB_CAND(sb_mut_no_D, SB_DEFAULT, .no_D = 1)
+SB_CAND(sb_mut_no_delta, SB_DEFAULT, .no_D = 1)
 SB_CAND(sb_mut_dk_no_scale, SB_DEFAULT, .dk_no_scale = 1)
 SB_CAND(sb_mut_gqa_last_head, SB_DEFAULT, .gqa_last_head = 1)
 SB_CAND(sb_mut_p_no_scale, SB_DEFAULT, .p_no_scale = 1)
@@ -172,7 +172,7 @@ const nmo_cand nmo_cand_sdpa_bwd[] = {
     {"sdpa_bwd", "dq_blocks_warp", 1,
      "warp-butterfly dots (no FMA); dq as per-16-key-block partials added last block first (atomics)",
      sb_dq_blocks_warp},
-    {"sdpa_bwd", "mut_no_D", 0, "MUTANT: dS = P*dP (the D_i = rowsum(dO*O) term forgotten)", sb_mut_no_D},
+    {"sdpa_bwd", "mut_no_delta", 0, "MUTANT: dS = P*dP (the D_i = rowsum(dO*O) term forgotten)", sb_mut_no_delta},
     {"sdpa_bwd", "mut_dk_no_scale", 0, "MUTANT: dk not multiplied by the softmax scale", sb_mut_dk_no_scale},
     {"sdpa_bwd", "mut_gqa_last_head", 0,
      "MUTANT: dk/dv keep only the last query head of the group (store race instead of a sum)",
