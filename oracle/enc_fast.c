@@ -99,7 +99,7 @@ static void gemm_d(int64_t M, int64_t N, int64_t K, const double *a, const doubl
 
 static gemm_prep *gemm_prepare(nmo_fctx *c, const nmo_tensor *A, const nmo_tensor *B)
 {
-    gemm_prep *g = c->prep;
+    gemm_prep *g = c->prep_free == gemm_prep_free ? c->prep : NULL;
     if (g && g->A == A && g->B == B) return g;
     if (c->prep && c->prep_free) c->prep_free(c->prep);
     c->prep = NULL;
@@ -169,4 +169,131 @@ void nmo_fenc_gemm_elem(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *A, const nmo
     double a2 = ab * (1 + kd);          /* an upper bound of sum|xy| */
     double err2 = 0x1p-106 * (double)K * (double)K * a2 * 4 + fabs(s2) * 0x1p-52 + kd * a2 * k * c->ua;
     nmo_fe_red_finish(c, r, s2, s2, ab, k, keta, err2, 0);
+}
+
+/* ---- op(X) op(Y) elements (transposed operands), several products cached ------------- */
+
+#define GEMMT_SLOTS 4
+
+typedef struct {
+    const nmo_tensor *X, *Y;
+    int tx, ty;
+    int64_t m, n, kk;
+    double *mid, *abs; /* m x n */
+} gemmt_entry;
+
+typedef struct {
+    gemmt_entry e[GEMMT_SLOTS];
+    int next;
+} gemmt_cache;
+
+static void gemmt_free(void *p)
+{
+    gemmt_cache *g = p;
+    if (!g) return;
+    for (int s = 0; s < GEMMT_SLOTS; s++) {
+        free(g->e[s].mid);
+        free(g->e[s].abs);
+    }
+    free(g);
+}
+
+/* C[m,n] = op(a) op(b); a, b packed row-major as stored ([m,kk] or [kk,m], ...). */
+static void gemmt_d(int64_t m, int64_t n, int64_t kk, const double *a, int tx, const double *b,
+                    int ty, double *cm)
+{
+#if NMO_HAVE_BLAS
+    cblas_dgemm(CblasRowMajor, tx ? CblasTrans : CblasNoTrans, ty ? CblasTrans : CblasNoTrans,
+                (int)m, (int)n, (int)kk, 1.0, a, tx ? (int)m : (int)kk, b, ty ? (int)kk : (int)n,
+                0.0, cm, (int)n);
+#else
+    memset(cm, 0, (size_t)(m * n) * sizeof(double));
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t k = 0; k < kk; k++) {
+            double av = tx ? a[k * m + i] : a[i * kk + k];
+            double *cr = cm + i * n;
+            for (int64_t j = 0; j < n; j++) cr[j] += av * (ty ? b[j * kk + k] : b[k * n + j]);
+        }
+#endif
+}
+
+static double *gemmt_load(const nmo_tensor *T)
+{
+    int64_t r = T->dims[0], cc = T->dims[1];
+    double *d = malloc((size_t)(r * cc > 0 ? r * cc : 1) * sizeof(double));
+    if (!d) abort();
+    for (int64_t i = 0; i < r; i++) nmo_tensor_load_f64(d + i * cc, T, i * T->strides[0], cc, T->strides[1]);
+    return d;
+}
+
+static gemmt_entry *gemmt_prepare(nmo_fctx *c, const nmo_tensor *X, int tx, const nmo_tensor *Y,
+                                  int ty)
+{
+    if (c->prep && c->prep_free != gemmt_free) {
+        if (c->prep_free) c->prep_free(c->prep);
+        c->prep = NULL;
+    }
+    gemmt_cache *g = c->prep;
+    if (!g) {
+        g = calloc(1, sizeof *g);
+        if (!g) abort();
+        c->prep = g;
+        c->prep_free = gemmt_free;
+    }
+    for (int s = 0; s < GEMMT_SLOTS; s++) {
+        gemmt_entry *e = &g->e[s];
+        if (e->mid && e->X == X && e->Y == Y && e->tx == tx && e->ty == ty) return e;
+    }
+    gemmt_entry *e = &g->e[g->next];
+    g->next = (g->next + 1) % GEMMT_SLOTS;
+    free(e->mid);
+    free(e->abs);
+    int64_t m = tx ? X->dims[1] : X->dims[0], kk = tx ? X->dims[0] : X->dims[1];
+    int64_t n = ty ? Y->dims[0] : Y->dims[1];
+    double *a = gemmt_load(X), *b = gemmt_load(Y);
+    int64_t na = X->dims[0] * X->dims[1], nb = Y->dims[0] * Y->dims[1];
+    double *aa = malloc((size_t)(na > 0 ? na : 1) * sizeof(double));
+    double *ba = malloc((size_t)(nb > 0 ? nb : 1) * sizeof(double));
+    e->mid = malloc((size_t)(m * n > 0 ? m * n : 1) * sizeof(double));
+    e->abs = malloc((size_t)(m * n > 0 ? m * n : 1) * sizeof(double));
+    if (!aa || !ba || !e->mid || !e->abs) abort();
+    for (int64_t i = 0; i < na; i++) aa[i] = fabs(a[i]);
+    for (int64_t i = 0; i < nb; i++) ba[i] = fabs(b[i]);
+    gemmt_d(m, n, kk, a, tx, b, ty, e->mid);
+    gemmt_d(m, n, kk, aa, tx, ba, ty, e->abs);
+    free(a), free(b), free(aa), free(ba);
+    e->X = X, e->Y = Y, e->tx = tx, e->ty = ty, e->m = m, e->n = n, e->kk = kk;
+    return e;
+}
+
+/* Row i of op(X) and column j of op(Y) as (offset, stride) into their storage. */
+static void gemmt_vectors(const nmo_tensor *X, int tx, const nmo_tensor *Y, int ty, int64_t i,
+                       int64_t j, int64_t *xo, int64_t *xs, int64_t *yo, int64_t *ys)
+{
+    *xo = tx ? i * X->strides[1] : i * X->strides[0];
+    *xs = tx ? X->strides[0] : X->strides[1];
+    *yo = ty ? j * Y->strides[0] : j * Y->strides[1];
+    *ys = ty ? Y->strides[1] : Y->strides[0];
+}
+
+void nmo_fenc_gemm_elem_t(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *X, int tx,
+                          const nmo_tensor *Y, int ty, int64_t i, int64_t j)
+{
+    gemmt_entry *e = gemmt_prepare(c, X, tx, Y, ty);
+    int64_t kk = e->kk;
+    double s = e->mid[i * e->n + j], a = e->abs[i * e->n + j];
+    if (s != s || !isfinite(a)) {
+        /* a NaN or inf input: decide exactly like the certified engine does */
+        int64_t xo, xs, yo, ys;
+        gemmt_vectors(X, tx, Y, ty, i, j, &xo, &xs, &yo, &ys);
+        double *x = nmo_fctx_dvec(c, NMO_SCRATCH - 1, kk), *y = nmo_fctx_dvec(c, NMO_SCRATCH - 2, kk);
+        nmo_tensor_load_f64(x, X, xo, kk, xs);
+        nmo_tensor_load_f64(y, Y, yo, kk, ys);
+        nmo_fenc_dot_d(c, r, x, y, kk);
+        return;
+    }
+    double keta = (c->ftz ? 2.0 : 1.0) * (double)kk * c->etaa;
+    double kd = (double)kk * 0x1p-53;
+    double err = 2 * kd * a * (1 + 2 * kd);
+    nmo_fe_red_finish(c, r, s, s, a, (double)kk, keta, err, 0);
 }

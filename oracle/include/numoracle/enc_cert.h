@@ -81,6 +81,12 @@ void nmo_cenc_prodk(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *const *f, int k, i
 void nmo_cenc_dotk(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *const *f, int k, int64_t n, int rounds);
 void nmo_cenc_scale_shift(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, const nmo_cenc *a,
                           const nmo_cenc *m, const nmo_cenc *b);
+/* linear algebra and attention (numoracle issue 3): see enc_fast.h */
+void nmo_cenc_dot_ed(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, const double *y, int64_t n,
+                     double k);
+void nmo_cenc_widen(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, double rel, double abs);
+void nmo_cenc_gemm_elem_t(nmo_cctx *c, nmo_cenc *r, const nmo_tensor *X, int tx,
+                          const nmo_tensor *Y, int ty, int64_t i, int64_t j);
 
 #ifdef __cplusplus
 }

@@ -77,6 +77,9 @@ typedef nmo_cctx E_CTX;
 #define enc_scale_shift NMO_ENC(scale_shift)
 #define enc_sum_sharp NMO_ENC(sum_sharp)
 #define enc_dot_sharp_d NMO_ENC(dot_sharp_d)
+#define enc_dot_ed NMO_ENC(dot_ed)
+#define enc_widen NMO_ENC(widen)
+#define enc_gemm_elem_t NMO_ENC(gemm_elem_t)
 #endif
 
 /* The store of an output: the kernel's value passes the `inter` rounding point only if
