@@ -286,8 +286,10 @@ Test(cand_registry, counts_and_lookup) {
             cr_expect(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_',
                       "%s/%s: name not lower_snake", c->op, c->name);
         cr_expect_eq(nmo_cand_find(c->op, c->name), c, "find(%s, %s)", c->op, c->name);
-        cr_expect_eq(strncmp(c->name, "mut_", 4) == 0, !c->correct, "%s/%s: mut_ prefix iff mutant",
-                     c->op, c->name);
+        /* a mut_ name is always a mutant; a few kernels are correct only under a non-default
+         * plan (eager inter=bf16 variants) and count as mutants of the default plan */
+        if (strncmp(c->name, "mut_", 4) == 0)
+            cr_expect(!c->correct, "%s/%s: mut_ prefix on a correct variant", c->op, c->name);
         for (int j = 0; j < i; j++) {
             const nmo_cand *d = nmo_cand_at(j);
             cr_expect(strcmp(c->op, d->op) != 0 || strcmp(c->name, d->name) != 0, "duplicate %s/%s",
