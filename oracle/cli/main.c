@@ -418,6 +418,10 @@ static void print_main_help(void)
            "  bounds      write the reachable set of every output element (lo, hi, flags)\n"
            "  ops         list the operators: tensors, parameters, dtypes and default plans\n"
            "  candidates  list an operator's CPU candidates (correct variants and mutants)\n"
+           "  golden      write a certified golden bundle (or every case of a template sweep)\n"
+           "  verify      check a golden data tree before commit (integrity, layout, budgets)\n"
+           "  run         run an engine on every bundle of a tier and judge both verdicts\n"
+           "  calibrate   write empirical p99.9 tolerances into bundle metadata\n"
            "\n"
            "options:\n"
            "  -h, --help     print this help (numoracle <command> --help: that command's)\n"
@@ -442,6 +446,10 @@ int main(int argc, char **argv)
     if (strcmp(v, "bounds") == 0) return cmd_bounds(argc - 1, argv + 1);
     if (strcmp(v, "ops") == 0) return cmd_ops(argc - 1, argv + 1);
     if (strcmp(v, "candidates") == 0) return cmd_candidates(argc - 1, argv + 1);
+    if (strcmp(v, "golden") == 0) return cmd_golden(argc - 1, argv + 1);
+    if (strcmp(v, "verify") == 0) return cmd_verify(argc - 1, argv + 1);
+    if (strcmp(v, "run") == 0) return cmd_run(argc - 1, argv + 1);
+    if (strcmp(v, "calibrate") == 0) return cmd_calibrate(argc - 1, argv + 1);
     if (v[0] == '-') return cli_error("unknown option '%s' (see numoracle --help)", v);
     return cli_error("unknown command '%s' (see numoracle --help)", v);
 }
