@@ -673,6 +673,157 @@ static void repack(nmo_tensor *dst, const nmo_gtensor *t, const unsigned char *r
     }
 }
 
+/* Read graph tensor t's file into the packed tensor dst (dims and dtype set): straight
+ * into dst's storage when the file is already packed in dst's dtype (no copy, no
+ * zeroing), else through a raw buffer and a repack. */
+static nmo_status read_into(nmo_tensor *dst, const nmo_gtensor *t, const char *path, const char *root, int64_t *bytes,
+                            nmo_err *err)
+{
+    size_t esz = nmo_dt_bytes(t->dt);
+    if (t->dt == (int)dst->dtype && is_rowmajor(t)) {
+        char lab[120];
+        tlabel(lab, sizeof lab, t);
+        struct stat st;
+        if (stat(path, &st) != 0) return nmo_err_set(err, NMO_ERR_IO, "%s: %s: missing tensor file", path, lab);
+        if (!S_ISREG(st.st_mode)) return nmo_err_set(err, NMO_ERR_IO, "%s: %s: not a regular file", path, lab);
+        if (root && !nmo__inside(root, path))
+            return nmo_err_set(err, NMO_ERR_DATA, "%s: %s: resolves outside the bundle", path, lab);
+        int64_t span = gspan(t);
+        long long want = (long long)span * (long long)esz;
+        if ((long long)st.st_size != want)
+            return nmo_err_set(err, NMO_ERR_SIZE, "%s: %s: size %lld bytes, expected %lld (%lld elements of %s)", path,
+                               lab, (long long)st.st_size, want, (long long)span, nmo_dt_name(t->dt));
+        if (!dst->data) {
+            dst->data = malloc((size_t)want ? (size_t)want : 1);
+            if (!dst->data) return nmo_err_set(err, NMO_ERR_NOMEM, "%s: out of memory", path);
+            dst->own = 1;
+        }
+        FILE *f = fopen(path, "rb");
+        size_t got = f ? fread(dst->data, 1, (size_t)want, f) : 0;
+        if (f) fclose(f);
+        if (got != (size_t)want) return nmo_err_set(err, NMO_ERR_IO, "%s: %s: short read", path, lab);
+        if (bytes) *bytes += want;
+        return NMO_OK;
+    }
+    unsigned char *raw;
+    NMO_RETURN_IF_ERR(read_raw(&raw, t, esz, nmo_dt_name(t->dt), path, root, bytes, err));
+    nmo_status s = dst->data ? NMO_OK : nmo_tensor_alloc(dst, err);
+    if (s == NMO_OK) repack(dst, t, raw);
+    free(raw);
+    return s;
+}
+
+/* The flags file of output t: one byte per element in t's storage order, packed. */
+static nmo_status read_flags(uint8_t **out, const nmo_gtensor *t, const char *path, const char *root, int64_t *bytes,
+                             nmo_err *err)
+{
+    unsigned char *raw;
+    NMO_RETURN_IF_ERR(read_raw(&raw, t, 1, "UINT8", path, root, bytes, err));
+    if (is_rowmajor(t)) {
+        *out = raw;
+        return NMO_OK;
+    }
+    int64_t n = gnumel(t);
+    *out = malloc((size_t)n);
+    if (!*out) {
+        free(raw);
+        return nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
+    }
+    for (int64_t q = 0; q < n; q++) (*out)[q] = raw[goffset(t, q)];
+    free(raw);
+    return NMO_OK;
+}
+
+/* setup only: the case's tensor descriptions, no storage (stored-bounds judging) */
+static nmo_status case_describe(nmo_case *c, const nmo_op *op, const nmo_plan *plan, int ns, const int64_t *shape,
+                                nmo_err *err)
+{
+    memset(c, 0, sizeof *c);
+    c->op = op;
+    c->plan = *plan;
+    c->nshape = ns;
+    memcpy(c->shape, shape, (size_t)ns * sizeof shape[0]);
+    c->n_in = op->n_in;
+    c->n_out = op->n_out;
+    for (int k = 0; k < op->n_param; k++) c->param[k] = op->param[k].def;
+    return op->setup(c, err);
+}
+
+/* Ordinals from bit patterns: every supported format orders its non-NaN values by
+ * sign-magnitude, with +-inf one step beyond +-max (the checker's extended ordinal) and
+ * -0, +0 both at 0; tf32 ignores its 13 low bits. NaN: a magnitude above inf's (or
+ * above max's in formats without inf), or the fnuz NaN 0x80 (sign bit alone). */
+typedef struct {
+    int bits, tf32, fnuz;
+    uint64_t mask, signbit, nan_above;
+} ordfmt;
+
+static void ordfmt_init(ordfmt *o, nmo_fmt f)
+{
+    const nmo_fmt_info *fi = nmo_fmt_get(f);
+    o->bits = (int)nmo_fmt_bytes(f) * 8;
+    o->tf32 = f == NMO_TF32;
+    o->fnuz = !fi->has_neg_zero;
+    o->signbit = 1ull << (o->bits - 1);
+    o->mask = o->signbit - 1;
+    uint64_t top = fi->has_inf ? nmo_fmt_encode(f, INFINITY, NMO_RNE, 0, NMO_OVF_IEEE)
+                               : nmo_fmt_encode(f, fi->max_finite, NMO_RNE, 0, NMO_OVF_SAT);
+    o->nan_above = top & o->mask;
+}
+
+static inline int64_t ord_of(const ordfmt *o, uint64_t b)
+{
+    int64_t mag = (int64_t)(b & o->mask);
+    if (o->tf32) mag >>= 13;
+    return (b & o->signbit) ? -mag : mag;
+}
+
+static inline int is_nan_bits(const ordfmt *o, uint64_t b)
+{
+    return (b & o->mask) > o->nan_above || (o->fnuz && b == o->signbit);
+}
+
+/* Raw bit pattern of element i of a packed tensor. */
+static inline uint64_t bits_at_packed(const nmo_tensor *t, int64_t i)
+{
+    const unsigned char *p = t->data;
+    switch (nmo_fmt_bytes(t->dtype)) {
+    case 1: return p[i];
+    case 2: { uint16_t v; memcpy(&v, p + 2 * i, 2); return v; }
+    case 4: { uint32_t v; memcpy(&v, p + 4 * i, 4); return v; }
+    default: { uint64_t v; memcpy(&v, p + 8 * i, 8); return v; }
+    }
+}
+
+/* First index >= from whose stored set is unusual (flag bits beyond 7, a NaN bound,
+ * lo > hi, the expected value e outside [lo, hi]); -1 when none. Chunks are screened by
+ * the vectorized kernel; a flagged chunk is searched element by element. */
+static int64_t bounds_suspect(const nmo_tensor *lo, const nmo_tensor *hi, const nmo_tensor *e, const uint8_t *fl,
+                              int64_t from, int64_t n, const ordfmt *o)
+{
+    if (o->tf32) return from < n ? from : -1; /* tf32: every element on the exact path */
+    size_t eb = (size_t)o->bits / 8;
+    enum { CH = 4096 };
+    for (int64_t b0 = from; b0 < n; b0 += CH) {
+        int64_t m = n - b0 < CH ? n - b0 : CH;
+        const char *pl = (const char *)lo->data + b0 * eb, *ph = (const char *)hi->data + b0 * eb;
+        const char *pe = e ? (const char *)e->data + b0 * eb : NULL;
+        if (!nmo__bounds_bad(o->bits, pl, ph, pe, fl + b0, m, o->nan_above, o->fnuz)) continue;
+        for (int64_t i = b0; i < b0 + m; i++) {
+            uint64_t l = bits_at_packed(lo, i), h = bits_at_packed(hi, i);
+            int64_t ol = ord_of(o, l), oh = ord_of(o, h);
+            int bad = (fl[i] & ~0x07u) || ol > oh || is_nan_bits(o, l) || is_nan_bits(o, h);
+            if (!bad && e) {
+                uint64_t x = bits_at_packed(e, i);
+                int64_t ox = ord_of(o, x);
+                bad = ox < ol || ox > oh || is_nan_bits(o, x);
+            }
+            if (bad) return i;
+        }
+    }
+    return -1;
+}
+
 static nmo_status check_format_version(const cJSON *m, const char *path, nmo_err *err)
 {
     if (!cJSON_IsObject(m)) return nmo_err_set(err, NMO_ERR_DATA, "%s: not a JSON object", path);
@@ -848,7 +999,9 @@ nmo_status nmo__bundle_load_core(nmo_bundle *b, const cJSON *graph, const char *
     if ((s = bundle_plan(&plan, g, b->meta, case_meta, src, err)) != NMO_OK) goto fail;
     if ((s = infer_shape(g, &plan, nb, &ns, shape, src, err)) != NMO_OK) goto fail;
     nmo_err e2;
-    if ((s = nmo_case_init(&b->c, op, &plan, ns, shape, &e2)) != NMO_OK) {
+    s = (flags & NMO_BL_BOUNDS_ONLY) ? case_describe(&b->c, op, &plan, ns, shape, &e2)
+                                     : nmo_case_init(&b->c, op, &plan, ns, shape, &e2);
+    if (s != NMO_OK) {
         s = nmo_err_set(err, s, "%s: %s", src, e2.msg);
         goto fail;
     }
@@ -904,46 +1057,41 @@ nmo_status nmo__bundle_load_core(nmo_bundle *b, const cJSON *graph, const char *
     }
     if (!present) return NMO_OK;
 
-    for (int k = 0; k < op->n_in; k++) {
+    for (int k = 0; k < op->n_in && !(flags & NMO_BL_BOUNDS_ONLY); k++) {
         const nmo_gtensor *gt = &g->t[g->in_t[k]];
-        unsigned char *raw;
         file_path(path, sizeof path, dir, base, gt->uid, "");
-        s = read_raw(&raw, gt, nmo_dt_bytes(gt->dt), nmo_dt_name(gt->dt), path, root, &b->payload_bytes, err);
-        if (s != NMO_OK) goto fail;
-        repack(&b->c.in[k], gt, raw);
-        free(raw);
+        if ((s = read_into(&b->c.in[k], gt, path, root, &b->payload_bytes, err)) != NMO_OK) goto fail;
     }
-    b->have_inputs = 1;
+    b->have_inputs = !(flags & NMO_BL_BOUNDS_ONLY);
 
     int nb_have = 0;
     for (int k = 0; k < op->n_out; k++) {
         const nmo_gtensor *gt = &g->t[g->out_t[k]];
         char lab[120];
         tlabel(lab, sizeof lab, gt);
-        unsigned char *raw;
+        int with_golden = !(flags & NMO_BL_BOUNDS_ONLY);
+        int64_t n = nmo_tensor_numel(&b->c.out[k]);
+        enum { CH = 1024 };
+        double ev[CH];
         file_path(path, sizeof path, dir, base, gt->uid, "");
-        s = read_raw(&raw, gt, nmo_dt_bytes(gt->dt), nmo_dt_name(gt->dt), path, root, &b->payload_bytes, err);
-        if (s != NMO_OK) goto fail;
+        if (!with_golden) goto bounds;
         b->golden[k] = b->c.out[k];
         b->golden[k].data = NULL;
         b->golden[k].own = 0;
-        if ((s = nmo_tensor_alloc(&b->golden[k], err)) != NMO_OK) {
-            free(raw);
-            goto fail;
-        }
-        repack(&b->golden[k], gt, raw);
-        free(raw);
-        int64_t n = nmo_tensor_numel(&b->golden[k]);
-        for (int64_t i = 0; i < n; i++) {
-            double v = nmo_tensor_get(&b->golden[k], i);
-            if (!isfinite(v)) {
+        if ((s = read_into(&b->golden[k], gt, path, root, &b->payload_bytes, err)) != NMO_OK) goto fail;
+        for (int64_t b0 = 0; b0 < n; b0 += CH) {
+            int64_t m = n - b0 < CH ? n - b0 : CH;
+            nmo_tensor_load_f64(ev, &b->golden[k], b0, m, 1);
+            for (int64_t i = 0; i < m; i++) {
+                if (isfinite(ev[i])) continue;
                 char ix[160];
-                nmo__fmt_index(ix, sizeof ix, gt->ndims, gt->dims, i);
+                nmo__fmt_index(ix, sizeof ix, gt->ndims, gt->dims, b0 + i);
                 s = nmo_err_set(err, NMO_ERR_DATA, "%s: %s: expected output holds %s at index %s (NaN/Inf golden data is rejected)",
-                                path, lab, v != v ? "NaN" : "Inf", ix);
+                                path, lab, ev[i] != ev[i] ? "NaN" : "Inf", ix);
                 goto fail;
             }
         }
+    bounds:
         /* certified bounds: lo, hi and flags come together */
         static const char *const sfx[3] = {".lo", ".hi", ".flags"};
         char bp[3][NMO_BPATH + 400];
@@ -963,49 +1111,40 @@ nmo_status nmo__bundle_load_core(nmo_bundle *b, const cJSON *graph, const char *
             *bt[q] = b->c.out[k];
             bt[q]->data = NULL;
             bt[q]->own = 0;
-            if ((s = nmo_tensor_alloc(bt[q], err)) != NMO_OK) goto fail;
-            s = read_raw(&raw, gt, nmo_dt_bytes(gt->dt), nmo_dt_name(gt->dt), bp[q], root, &b->payload_bytes, err);
-            if (s != NMO_OK) goto fail;
-            repack(bt[q], gt, raw);
-            free(raw);
+            if ((s = read_into(bt[q], gt, bp[q], root, &b->payload_bytes, err)) != NMO_OK) goto fail;
         }
-        s = read_raw(&raw, gt, 1, "UINT8", bp[2], root, &b->payload_bytes, err);
-        if (s != NMO_OK) goto fail;
-        b->flags[k] = malloc((size_t)n);
-        if (!b->flags[k]) {
-            free(raw);
-            s = nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
-            goto fail;
-        }
-        for (int64_t i = 0; i < n; i++) b->flags[k][i] = raw[goffset(gt, i)];
-        free(raw);
-        for (int64_t i = 0; i < n; i++) {
-            uint8_t fl = b->flags[k][i];
-            double lo = nmo_tensor_get(&b->lo[k], i), hi = nmo_tensor_get(&b->hi[k], i);
-            double ev = nmo_tensor_get(&b->golden[k], i);
-            char ix[160];
-            nmo__fmt_index(ix, sizeof ix, gt->ndims, gt->dims, i);
-            if (fl & ~0x0fu) {
-                s = nmo_err_set(err, NMO_ERR_DATA, "%s: %s: invalid flag bits 0x%02x at index %s", bp[2], lab, fl, ix);
-                goto fail;
-            }
-            if (fl & NMO_BF_MUST_NAN) {
-                s = nmo_err_set(err, NMO_ERR_DATA, "%s: %s: every implementation gives NaN at index %s, but the expected output is %g",
-                                bp[2], lab, ix, ev);
-                goto fail;
-            }
-            if (lo != lo || hi != hi) {
-                s = nmo_err_set(err, NMO_ERR_DATA, "%s: %s: NaN bound at index %s without the MUST_NAN flag", bp[0], lab, ix);
-                goto fail;
-            }
-            if (lo > hi) {
-                s = nmo_err_set(err, NMO_ERR_DATA, "%s: %s: lo %g > hi %g at index %s", bp[0], lab, lo, hi, ix);
-                goto fail;
-            }
-            if (ev < lo || ev > hi) {
-                s = nmo_err_set(err, NMO_ERR_DATA,
-                                "%s: %s: expected value %.9g at index %s lies outside its certified reachable set [%.9g, %.9g] "
-                                "(stale or edited bounds)", path, lab, ev, ix, lo, hi);
+        if ((s = read_flags(&b->flags[k], gt, bp[2], root, &b->payload_bytes, err)) != NMO_OK) goto fail;
+        {
+            /* integrity of the stored sets, on ordinals; anything unusual is re-examined
+             * on exact values for its message */
+            ordfmt o;
+            ordfmt_init(&o, b->c.out[k].dtype);
+            int64_t from = 0;
+            while ((from = bounds_suspect(&b->lo[k], &b->hi[k], with_golden ? &b->golden[k] : NULL, b->flags[k], from, n, &o)) >= 0) {
+                int64_t i = from++;
+                uint8_t fl = b->flags[k][i];
+                double lo = nmo_tensor_get(&b->lo[k], i), hi = nmo_tensor_get(&b->hi[k], i);
+                double e = with_golden ? nmo_tensor_get(&b->golden[k], i) : lo;
+                char ix[160];
+                nmo__fmt_index(ix, sizeof ix, gt->ndims, gt->dims, i);
+                if (fl & ~0x0fu)
+                    s = nmo_err_set(err, NMO_ERR_DATA, "%s: %s: invalid flag bits 0x%02x at index %s", bp[2], lab, fl, ix);
+                else if ((fl & NMO_BF_MUST_NAN) && with_golden)
+                    s = nmo_err_set(err, NMO_ERR_DATA,
+                                    "%s: %s: every implementation gives NaN at index %s, but the expected output is %g", bp[2],
+                                    lab, ix, e);
+                else if (fl & NMO_BF_MUST_NAN)
+                    continue;
+                else if (lo != lo || hi != hi)
+                    s = nmo_err_set(err, NMO_ERR_DATA, "%s: %s: NaN bound at index %s without the MUST_NAN flag", bp[0], lab, ix);
+                else if (lo > hi)
+                    s = nmo_err_set(err, NMO_ERR_DATA, "%s: %s: lo %g > hi %g at index %s", bp[0], lab, lo, hi, ix);
+                else if (e < lo || e > hi)
+                    s = nmo_err_set(err, NMO_ERR_DATA,
+                                    "%s: %s: expected value %.9g at index %s lies outside its certified reachable set [%.9g, %.9g] "
+                                    "(stale or edited bounds)", path, lab, e, ix, lo, hi);
+                else
+                    continue;
                 goto fail;
             }
         }
@@ -1015,7 +1154,7 @@ nmo_status nmo__bundle_load_core(nmo_bundle *b, const cJSON *graph, const char *
         s = nmo_err_set(err, NMO_ERR_DATA, "%s: some outputs have bound tensors and others not", src);
         goto fail;
     }
-    b->have_golden = 1;
+    b->have_golden = !(flags & NMO_BL_BOUNDS_ONLY);
     b->have_bounds = nb_have > 0;
     return NMO_OK;
 fail:
@@ -1068,28 +1207,42 @@ void nmo_bundle_generate_inputs(nmo_bundle *b)
 
 /* ---- judging against stored bounds ---------------------------------------------------- */
 
-static int64_t ord_ext(nmo_fmt f, double x)
+static inline int64_t width_at(const void *w, int bits, int64_t i)
 {
-    /* ordinals extended to infinities (nmo_fmt_ordinal: +-(ord(max)+1) beyond max) */
-    return nmo_fmt_ordinal(f, x);
+    switch (bits) {
+    case 8: return ((const uint8_t *)w)[i];
+    case 16: return ((const uint16_t *)w)[i];
+    case 32: return ((const uint32_t *)w)[i];
+    default: return (int64_t)((const uint64_t *)w)[i];
+    }
 }
 
-nmo_status nmo_bundle_judge(nmo_report *rep, const nmo_bundle *b, const nmo_tensor *cand, int keep_verdicts,
+nmo_status nmo_bundle_judge(nmo_report *rep, const nmo_bundle *b, const nmo_tensor *cand, unsigned flags,
                             nmo_err *err)
 {
+    int keep_verdicts = (flags & NMO_JUDGE_VERDICTS) != 0;
     memset(rep, 0, sizeof *rep);
     const nmo_case *c = &b->c;
     if (!b->have_bounds)
         return nmo_err_set(err, NMO_ERR_UNSUPPORTED, "%s: the bundle has no certified bounds", b->graph_path);
     nmo_fmt of = c->plan.out;
+    ordfmt o;
+    ordfmt_init(&o, of);
+    int bytes = (int)nmo_fmt_bytes(of);
     rep->mode = NMO_MODE_ESCALATE;
     rep->max_ulps = nmo_plan_max_ulps(&c->plan);
     rep->n_out = c->n_out;
     enum { CH = 2048 };
-    double lo[CH], hi[CH], cv[CH];
-    nmo_elem_info worst, info;
-    memset(&worst, 0, sizeof worst);
-    int has_worst = 0;
+    uint8_t ok[CH];
+    uint64_t wv[CH]; /* widths in the format's storage type */
+    /* the checker's "worst" order, kept per class: the farthest FAIL, else the widest
+     * INCONCLUSIVE, else the widest PASS (first occurrence of each maximum) */
+    nmo_elem_info wf, wi;
+    int has_f = 0, has_i = 0;
+    int64_t n_pass = 0, width_max = 0, wp_w = 0, wp_i = -1;
+    int wp_k = 0;
+    memset(&wf, 0, sizeof wf);
+    memset(&wi, 0, sizeof wi);
     for (int k = 0; k < c->n_out; k++) {
         int64_t n = nmo_tensor_numel(&c->out[k]);
         if (nmo_tensor_numel(&cand[k]) != n || cand[k].dtype != of || !nmo_tensor_is_packed(&cand[k]))
@@ -1100,14 +1253,46 @@ nmo_status nmo_bundle_judge(nmo_report *rep, const nmo_bundle *b, const nmo_tens
             return nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
         }
         rep->n += n;
+        const unsigned char *pl = b->lo[k].data, *ph = b->hi[k].data, *pc = cand[k].data;
+        int64_t kmax = -1, kmax_i = -1;
         for (int64_t b0 = 0; b0 < n; b0 += CH) {
             int64_t m = n - b0 < CH ? n - b0 : CH;
-            nmo_tensor_load_f64(lo, &b->lo[k], b0, m, 1);
-            nmo_tensor_load_f64(hi, &b->hi[k], b0, m, 1);
-            nmo_tensor_load_f64(cv, &cand[k], b0, m, 1);
             const uint8_t *fl = b->flags[k] + b0;
+            int64_t np = 0, cmax = -1;
+            if (o.tf32) {
+                memset(ok, 0, (size_t)m); /* tf32: everything through the exact path */
+            } else {
+                size_t eb = (size_t)bytes;
+                np = nmo__judge_pass(o.bits, pl + b0 * eb, ph + b0 * eb, pc + b0 * eb, fl, m, o.nan_above, o.fnuz, ok,
+                                     wv, &cmax);
+                /* the common case (an informative R holding the value) is decided; its
+                 * widths feed the histogram, and the first widest set may be the worst */
+                if (flags & NMO_JUDGE_WIDTHS)
+                    for (int64_t i = 0; i < m; i++) {
+                        if (!ok[i]) continue;
+                        int64_t w = width_at(wv, o.bits, i);
+                        rep->width_hist[w < NMO_WIDTH_HIST ? w : NMO_WIDTH_HIST]++;
+                    }
+                if (cmax > kmax || (np && kmax_i < 0))
+                    for (int64_t i = 0; i < m; i++) {
+                        int64_t w = width_at(wv, o.bits, i);
+                        if (ok[i] && w == cmax) {
+                            kmax = w, kmax_i = b0 + i;
+                            break;
+                        }
+                    }
+            }
+            n_pass += np;
+            /* verdicts start as NMO_PASS (0, calloc); the exact path below sets the rest */
+            if (np == m) continue;
+            /* everything else on exact values, as nmo_judge does */
             for (int64_t i = 0; i < m; i++) {
-                double v = cv[i], rl = lo[i], rh = hi[i];
+                if (ok[i]) continue;
+                int64_t idx = b0 + i;
+                uint64_t lbi = bits_at_packed(&b->lo[k], idx), hbi = bits_at_packed(&b->hi[k], idx),
+                         cbi = bits_at_packed(&cand[k], idx);
+                int64_t ol = ord_of(&o, lbi), oh = ord_of(&o, hbi), oc = ord_of(&o, cbi);
+                double v = nmo_fmt_decode(of, cbi), rl = nmo_fmt_decode(of, lbi), rh = nmo_fmt_decode(of, hbi);
                 uint32_t f = fl[i];
                 nmo_verdict vd;
                 double dist = 0;
@@ -1117,58 +1302,70 @@ nmo_status nmo_bundle_judge(nmo_report *rep, const nmo_bundle *b, const nmo_tens
                     if (vd == NMO_FAIL) dist = INFINITY;
                 } else {
                     int finite = !(f & NMO_BF_NONFINITE);
-                    if (finite) width = ord_ext(of, rh) - ord_ext(of, rl);
+                    if (finite) width = oh - ol;
                     int inside = v != v ? (f & NMO_BF_NAN_OK) != 0 : (rl <= v && v <= rh);
                     if (!inside) {
                         vd = NMO_FAIL;
                         if (v != v) dist = INFINITY;
-                        else if (v > rh) dist = (double)(ord_ext(of, v) - ord_ext(of, rh));
-                        else dist = (double)(ord_ext(of, rl) - ord_ext(of, v));
+                        else if (v > rh) dist = (double)(oc - oh);
+                        else dist = (double)(ol - oc);
                     } else if (!finite || (f & NMO_BF_WIDE) || v != v) {
                         vd = NMO_INCONCLUSIVE;
                     } else {
                         vd = NMO_PASS;
                     }
                     if (finite) {
-                        rep->width_hist[width < NMO_WIDTH_HIST ? width : NMO_WIDTH_HIST]++;
-                        if (width > rep->width_max) rep->width_max = width;
+                        if (flags & NMO_JUDGE_WIDTHS) rep->width_hist[width < NMO_WIDTH_HIST ? width : NMO_WIDTH_HIST]++;
+                        if (width > width_max) width_max = width;
                     }
                 }
-                if (keep_verdicts) rep->verdicts[k][b0 + i] = (uint8_t)vd;
-                if (vd == NMO_PASS) rep->n_pass++;
-                else if (vd == NMO_FAIL) rep->n_fail++;
-                else {
+                if (keep_verdicts) rep->verdicts[k][idx] = (uint8_t)vd;
+                nmo_elem_info info;
+                info.k = k;
+                info.index = idx;
+                info.cand = v;
+                info.rlo = (f & NMO_BF_MUST_NAN) ? NAN : rl;
+                info.rhi = (f & NMO_BF_MUST_NAN) ? NAN : rh;
+                info.enc_lo = info.enc_hi = NAN; /* not stored */
+                info.dist_ulps = dist;
+                info.width_ulps = width;
+                info.verdict = vd;
+                if (vd == NMO_PASS) {
+                    n_pass++;
+                    if (width > kmax || kmax_i < 0 || (width == kmax && idx < kmax_i)) kmax = width, kmax_i = idx;
+                } else if (vd == NMO_FAIL) {
+                    rep->n_fail++;
+                    if (!has_f || dist > wf.dist_ulps) wf = info, has_f = 1;
+                } else {
                     rep->n_inconc++;
                     if (f & NMO_BF_NONFINITE) rep->n_nonfinite++;
                     else if (f & NMO_BF_WIDE) rep->n_wide++;
-                }
-                /* the same "worst" order as the checker: FAIL by distance, then
-                 * INCONCLUSIVE, then the widest set */
-                int better;
-                if (!has_worst) better = 1;
-                else if (vd == NMO_FAIL || worst.verdict == NMO_FAIL)
-                    better = vd == NMO_FAIL && (worst.verdict != NMO_FAIL || dist > worst.dist_ulps);
-                else if (vd == NMO_INCONCLUSIVE && worst.verdict != NMO_INCONCLUSIVE) better = 1;
-                else if (worst.verdict == NMO_INCONCLUSIVE && vd != NMO_INCONCLUSIVE) better = 0;
-                else better = width > worst.width_ulps;
-                if (better) {
-                    info.k = k;
-                    info.index = b0 + i;
-                    info.cand = v;
-                    info.rlo = (f & NMO_BF_MUST_NAN) ? NAN : rl;
-                    info.rhi = (f & NMO_BF_MUST_NAN) ? NAN : rh;
-                    info.enc_lo = info.enc_hi = NAN; /* not stored */
-                    info.dist_ulps = dist;
-                    info.width_ulps = width;
-                    info.verdict = vd;
-                    worst = info;
-                    has_worst = 1;
+                    if (!has_i || width > wi.width_ulps) wi = info, has_i = 1;
                 }
             }
         }
+        if (kmax > width_max) width_max = kmax;
+        if (kmax_i >= 0 && (wp_i < 0 || kmax > wp_w)) wp_w = kmax, wp_i = kmax_i, wp_k = k;
     }
-    rep->has_worst = has_worst;
-    rep->worst = worst;
+    rep->n_pass = n_pass;
+    rep->width_max = width_max;
+    if (has_f) rep->worst = wf;
+    else if (has_i) rep->worst = wi;
+    else if (wp_i >= 0) {
+        nmo_elem_info *w = &rep->worst;
+        uint64_t lbi = bits_at_packed(&b->lo[wp_k], wp_i), hbi = bits_at_packed(&b->hi[wp_k], wp_i),
+                 cbi = bits_at_packed(&cand[wp_k], wp_i);
+        w->k = wp_k;
+        w->index = wp_i;
+        w->cand = nmo_fmt_decode(of, cbi);
+        w->rlo = nmo_fmt_decode(of, lbi);
+        w->rhi = nmo_fmt_decode(of, hbi);
+        w->enc_lo = w->enc_hi = NAN;
+        w->dist_ulps = 0;
+        w->width_ulps = wp_w;
+        w->verdict = NMO_PASS;
+    }
+    rep->has_worst = has_f || has_i || wp_i >= 0;
     rep->verdict = rep->n_fail ? NMO_FAIL : rep->n_inconc ? NMO_INCONCLUSIVE : NMO_PASS;
     return NMO_OK;
 }

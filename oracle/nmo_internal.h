@@ -49,6 +49,15 @@ nmo_status nmo__bundle_load_core(nmo_bundle *b, const cJSON *graph, const char *
  * "unknown" when it cannot be derived). */
 void nmo__graph_name_tokens(const cJSON *j, char *op, size_t nop, char *layout, size_t nl,
                             char *dtype, size_t nd);
+/* Vectorized kernels (bundle_kern.c, built with -O3) over bit patterns of `bits`-wide
+ * formats: ok[i]/w[i] for stored-bounds judging, and a screen for unusual bound sets. */
+/* w: widths in ulps, an array of the format's storage type (uint8_t/16/32/64). Returns
+ * the count of ok elements; *wmax their largest width (-1: none). */
+int64_t nmo__judge_pass(int bits, const void *lo, const void *hi, const void *cv, const uint8_t *fl, int64_t m,
+                        uint64_t nan_above, int fnuz, uint8_t *ok, void *w, int64_t *wmax);
+int nmo__bounds_bad(int bits, const void *lo, const void *hi, const void *e, const uint8_t *fl, int64_t m,
+                    uint64_t nan_above, int fnuz);
+
 /* Does this parsed JSON look like a graph (an object with "tensors" or "nodes")? */
 int nmo__is_graph_json(const cJSON *j);
 

@@ -464,7 +464,7 @@ static outcome run_one(runner *R, const nmo_disc *d, int i)
     if (!computed && b.have_bounds) {
         stored = 1;
         ref = "golden (stored certified bounds)";
-        st = nmo_bundle_judge(&rep, &b, out, 1, &err);
+        st = nmo_bundle_judge(&rep, &b, out, NMO_JUDGE_VERDICTS | NMO_JUDGE_WIDTHS, &err);
     } else {
         ref = computed ? "cpu (certified engine at runtime, inputs from the seed)"
                        : "golden (bounds recomputed: the bundle stores none)";

@@ -129,6 +129,8 @@ typedef struct {
 
 /* Load flags. */
 #define NMO_BL_GRAPH_ONLY 1u  /* read graph and metadata only (computed verification modes) */
+#define NMO_BL_BOUNDS_ONLY 2u /* graph, metadata and bound tensors: all a stored-bounds judge
+                                 needs (no inputs, no expected outputs) */
 
 /* Load a single-graph bundle from its graph JSON. Every integrity check applies: file
  * sizes against dims/strides/dtype, NaN/Inf in expected outputs, bound tensors (all of
@@ -138,10 +140,12 @@ nmo_status nmo_bundle_load(nmo_bundle *b, const char *json_path, unsigned flags,
 void nmo_bundle_free(nmo_bundle *b);
 
 /* Judge candidate outputs (packed, plan.out, in op output order) against the stored
- * reachable sets, exactly as nmo_check would (same verdicts, counts and worst element),
- * without MPFR and without recomputing anything. keep_verdicts as nmo_check_opts. */
+ * reachable sets, exactly as nmo_check would (same verdicts, counts, width_max and worst
+ * element), without MPFR and without recomputing anything. Flags: */
+#define NMO_JUDGE_VERDICTS 1u  /* rep.verdicts[k][i] for every element */
+#define NMO_JUDGE_WIDTHS 2u    /* rep.width_hist (the width quantiles of the report) */
 nmo_status nmo_bundle_judge(nmo_report *rep, const nmo_bundle *b, const nmo_tensor *cand,
-                            int keep_verdicts, nmo_err *err);
+                            unsigned flags, nmo_err *err);
 
 /* Fill the bundle's case inputs from its seed and family (graph-only bundles). */
 void nmo_bundle_generate_inputs(nmo_bundle *b);
