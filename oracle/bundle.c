@@ -1439,6 +1439,20 @@ nmo_status nmo_bundle_write(const char *dir, const nmo_case *c, const nmo_bundle
         s = nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
         goto done;
     }
+    if (o->informative && rep.width_max > 0) {
+        int64_t wide = 0;
+        for (int k = 0; k < c->n_out; k++) {
+            int64_t n = nmo_tensor_numel(&c->out[k]);
+            for (int64_t i = 0; i < n; i++) wide += (rep.bflags[k][i] & NMO_BF_WIDE) != 0;
+        }
+        if (wide) {
+            s = nmo_err_set(err, NMO_ERR_DATA,
+                            "%lld of %lld output elements have reachable sets wider than max_ulps (%ld): INCONCLUSIVE for "
+                            "every candidate; choose another seed or family",
+                            (long long)wide, (long long)ntot, rep.max_ulps);
+            goto done;
+        }
+    }
     int64_t q = 0;
     for (int k = 0; k < c->n_out && s == NMO_OK; k++) {
         nmo_tensor *ts[3] = {&ex[k], &tl[k], &th[k]};

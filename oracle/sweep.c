@@ -232,7 +232,9 @@ static cJSON *subst_string(xctx *x, const char *s, int64_t uid)
 /* cJSON_ReplaceItemViaPointer drops the key: carry it over */
 static void replace_keep_key(cJSON *parent, cJSON *old, cJSON *r)
 {
-    if (old->string && !r->string) r->string = strdup(old->string);
+    if (r->string && !(r->type & cJSON_StringIsConst)) cJSON_free(r->string);
+    r->string = old->string ? strdup(old->string) : NULL;
+    r->type &= ~cJSON_StringIsConst;
     cJSON_ReplaceItemViaPointer(parent, old, r);
 }
 

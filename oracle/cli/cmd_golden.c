@@ -84,6 +84,70 @@ static int bundle_dir(job *j, const char *root, const char *tier, const nmo_case
     return 0;
 }
 
+/* The forward case of a backward one: the first shape (the backward's, its
+ * permutations, each backward input's dims) under which every forward input that shares
+ * a name with a backward input has that input's dims. Backward shapes need not follow the
+ * forward's convention (matmul MxNxK vs a backward's own order). */
+static int fwd_shape_fits(const nmo_op *fop, const nmo_case *bc, int ns, const int64_t *sh)
+{
+    nmo_case fc;
+    memset(&fc, 0, sizeof fc);
+    fc.op = fop;
+    fc.plan = bc->plan;
+    fc.nshape = ns;
+    memcpy(fc.shape, sh, (size_t)ns * sizeof sh[0]);
+    fc.n_in = fop->n_in;
+    fc.n_out = fop->n_out;
+    for (int k = 0; k < fop->n_param; k++) fc.param[k] = fop->param[k].def;
+    nmo_err e;
+    if (fop->setup(&fc, &e) != NMO_OK) return 0;
+    int shared = 0;
+    for (int k = 0; k < fop->n_in; k++) {
+        int bk = nmo_op_input_index(bc->op, fop->in[k].name);
+        if (bk < 0) continue;
+        const nmo_tensor *a = &fc.in[k], *b = &bc->in[bk];
+        if (a->ndims != b->ndims || a->dtype != b->dtype) return 0;
+        for (int d = 0; d < a->ndims; d++)
+            if (a->dims[d] != b->dims[d]) return 0;
+        shared++;
+    }
+    return shared > 0;
+}
+
+static int permute_try(const nmo_op *fop, const nmo_case *bc, int64_t *a, int k, int n, int64_t *out)
+{
+    if (k == n) {
+        if (!fwd_shape_fits(fop, bc, n, a)) return 0;
+        memcpy(out, a, (size_t)n * sizeof a[0]);
+        return 1;
+    }
+    for (int i = k; i < n; i++) {
+        int64_t t = a[k];
+        a[k] = a[i], a[i] = t;
+        int ok = permute_try(fop, bc, a, k + 1, n, out);
+        t = a[k], a[k] = a[i], a[i] = t;
+        if (ok) return 1;
+    }
+    return 0;
+}
+
+static int find_fwd_shape(const nmo_op *fop, const nmo_case *bc, int *ns, int64_t *sh)
+{
+    int64_t a[NMO_MAX_DIMS];
+    memcpy(a, bc->shape, sizeof a);
+    if (bc->nshape <= 6 && permute_try(fop, bc, a, 0, bc->nshape, sh)) {
+        *ns = bc->nshape;
+        return 1;
+    }
+    for (int k = 0; k < bc->n_in; k++)
+        if (fwd_shape_fits(fop, bc, bc->in[k].ndims, bc->in[k].dims)) {
+            *ns = bc->in[k].ndims;
+            memcpy(sh, bc->in[k].dims, (size_t)*ns * sizeof sh[0]);
+            return 1;
+        }
+    return 0;
+}
+
 static int golden_sweep(cli_cmd *cmd, const char *file, int force, nmo_mode mode, const char *cmdline)
 {
     char dir[NMO_BPATH];
@@ -142,6 +206,7 @@ static int golden_sweep(cli_cmd *cmd, const char *file, int force, nmo_mode mode
         o.graph = &b.g;
         o.no_graph_file = 1;
         o.no_tolerance = cli_val(cmd, "no-tolerance") != NULL;
+        o.informative = cli_val(cmd, "informative") != NULL;
         char info[512] = "";
         if (nmo_bundle_dir_begin(tmps[i], sizeof tmps[i], sc->golden_dir, &err) != NMO_OK) {
             tmps[i][0] = '\0';
@@ -177,7 +242,7 @@ int cmd_golden(int argc, char **argv)
     cli_opt opts[] = {
         {"op", "OP", 0, 0, "operator (see numoracle ops)", NULL, {0}, 0},
         {"dtype", "DT", 0, 0, "storage dtype; selects the default plan", NULL, {0}, 0},
-        {"shape", "SHAPE", 0, 0, "problem shape, e.g. 64x4097 (matmul: MxNxK)", NULL, {0}, 0},
+        {"shape", "SHAPE", 0, 0, "problem shape, e.g. 64x4097 (matmul: MxNxK); test: the op's first test shape", NULL, {0}, 0},
         {"family", "F", 0, 0, "input family of generated inputs (default gaussian)", NULL, {0}, 0},
         {"seed", "S", 0, 0, "seed of generated inputs (default 0)", NULL, {0}, 0},
         {"plan", "TEXT", 0, 0, "plan fields over the dtype's default: 'key=value ...'", NULL, {0}, 0},
@@ -192,6 +257,7 @@ int cmd_golden(int argc, char **argv)
         {"force", NULL, 0, 0, "replace an existing bundle", NULL, {0}, 0},
         {"sweep", "FILE", 0, 0, "generate every case of a template sweep (its sweep.json)", NULL, {0}, 0},
         {"no-tolerance", NULL, 0, 0, "do not write the certified tolerance block", NULL, {0}, 0},
+        {"informative", NULL, 0, 0, "fail when any reachable set is wider than max_ulps (undecidable)", NULL, {0}, 0},
     };
     cli_cmd cmd = {
         .verb = "golden",
@@ -262,7 +328,14 @@ int cmd_golden(int argc, char **argv)
     if (fop) {
         /* the forward from the same inputs (matched by name): saved statistics in the
          * backward bundle then come from the very forward pass this bundle records */
-        if (nmo_case_init(&fc, fop, &pb.plan, pb.c.nshape, pb.c.shape, &err) != NMO_OK) {
+        int fns;
+        int64_t fsh[NMO_MAX_DIMS];
+        if (!find_fwd_shape(fop, &pb.c, &fns, fsh)) {
+            rc = cli_error("op %s: no shape of its forward op %s has the backward's input dims (shared inputs must "
+                           "match)", pb.op->name, fop->name);
+            goto out;
+        }
+        if (nmo_case_init(&fc, fop, &pb.plan, fns, fsh, &err) != NMO_OK) {
             rc = cli_error("forward op %s of %s: %s", fop->name, pb.op->name, err.msg);
             goto out;
         }
@@ -307,6 +380,7 @@ int cmd_golden(int argc, char **argv)
         o.tier = tier;
         o.forward_source = j == &jb ? fsrc : NULL;
         o.no_tolerance = cli_val(&cmd, "no-tolerance") != NULL;
+        o.informative = cli_val(&cmd, "informative") != NULL;
         char info[512] = "";
         if (nmo_bundle_dir_begin(j->tmp, sizeof j->tmp, j->final, &err) != NMO_OK) {
             rc = cli_error("%s", err.msg);

@@ -450,8 +450,10 @@ static outcome run_one(runner *R, const nmo_disc *d, int i)
         goto report;
     }
     if (computed) nmo_bundle_generate_inputs(&b);
-    if (cli_engine_run(out, cd, &b.c, &err) != NMO_OK) {
-        res = OUT_FAIL;
+    nmo_status es = cli_engine_run(out, cd, &b.c, &err);
+    if (es != NMO_OK) {
+        /* an engine that cannot serve the case (a dtype it lacks) skips it (RFC 0011) */
+        res = es == NMO_ERR_UNSUPPORTED ? OUT_SKIP : OUT_FAIL;
         snprintf(reason, sizeof reason, "engine %s: %s", R->eng->spec, err.msg);
         goto report;
     }

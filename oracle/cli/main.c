@@ -191,10 +191,18 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
         pb->plan.max_ulps = (long)v;
     }
 
-    /* shape */
+    /* shape ("test": the operator's first test shape, the generic tests' small one) */
     int nshape = 0;
     int64_t shape[NMO_MAX_DIMS];
-    if (nmo_shape_parse(&nshape, shape, cli_val(cmd, "shape"), &err) != NMO_OK)
+    const char *shape_text = cli_val(cmd, "shape");
+    char test_shape[128];
+    if (shape_text && strcmp(shape_text, "test") == 0) {
+        const char *ts = op->test_shapes ? op->test_shapes : "";
+        snprintf(test_shape, sizeof test_shape, "%.*s", (int)strcspn(ts, ";"), ts);
+        if (!test_shape[0]) return cli_error("op %s has no test shapes; give --shape", op->name);
+        shape_text = test_shape;
+    }
+    if (nmo_shape_parse(&nshape, shape, shape_text, &err) != NMO_OK)
         return cli_error("%s", err.msg);
 
     /* family and seed */
