@@ -1138,7 +1138,7 @@ nmo_status nmo__bundle_load_core(nmo_bundle *b, const cJSON *graph, const char *
                 else if (lo != lo || hi != hi)
                     s = nmo_err_set(err, NMO_ERR_DATA, "%s: %s: NaN bound at index %s without the MUST_NAN flag", bp[0], lab, ix);
                 else if (lo > hi)
-                    s = nmo_err_set(err, NMO_ERR_DATA, "%s: %s: lo %g > hi %g at index %s", bp[0], lab, lo, hi, ix);
+                    s = nmo_err_set(err, NMO_ERR_DATA, "%s: %s: lo %.9g > hi %.9g at index %s", bp[0], lab, lo, hi, ix);
                 else if (e < lo || e > hi)
                     s = nmo_err_set(err, NMO_ERR_DATA,
                                     "%s: %s: expected value %.9g at index %s lies outside its certified reachable set [%.9g, %.9g] "

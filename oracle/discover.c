@@ -541,7 +541,7 @@ void nmo_verify_tree(nmo_verify_summary *sum, const char *root, const nmo_verify
         if (dc->kind == NMO_BK_SINGLE) check_stray(&v, &b);
         /* check 9, per case */
         if (b.payload_bytes > o.case_warn_bytes)
-            vsay(&v, NMO_DIAG_WARN, "%s: case %s tensor payload %.2f MB exceeds the %.0f MB per-case budget (needs a rationale in review)",
+            vsay(&v, NMO_DIAG_WARN, "%s: case %s tensor payload %.2f MB exceeds the %g MB per-case budget (needs a rationale in review)",
                  b.dir, dc->name, mb(b.payload_bytes), mb(o.case_warn_bytes));
         if (b.payload_bytes > sum->largest) {
             sum->largest = b.payload_bytes;
@@ -556,7 +556,7 @@ void nmo_verify_tree(nmo_verify_summary *sum, const char *root, const nmo_verify
         sum->payload += bin_bytes(td);
     }
     if (sum->payload > o.total_fail_bytes)
-        vsay(&v, NMO_DIAG_ERROR, "%s: total tensor payload %.2f MB exceeds the %.0f MB budget", root, mb(sum->payload),
+        vsay(&v, NMO_DIAG_ERROR, "%s: total tensor payload %.2f MB exceeds the %g MB budget", root, mb(sum->payload),
              mb(o.total_fail_bytes));
     nmo_disc_free(&d);
 }
