@@ -32,22 +32,30 @@ fail=0
 n=0
 
 # golden ARGS...: one bundle (and its forward for a backward operator). Inputs: the first
-# of a few (family, seed) choices whose reachable sets are all informative, so that every
-# shipped bundle is decidable (an element whose R is wider than max_ulps would be
-# INCONCLUSIVE for every candidate).
+# of a few (shape, family, seed) choices whose reachable sets are all informative, so that
+# every shipped bundle is decidable (an element whose R is wider than max_ulps would be
+# INCONCLUSIVE for every candidate; outputs near cancellation, as in backward passes, make
+# a few such elements likely in a large tensor). `--shape test` also tries the op's second
+# test shape; an explicit shape is kept.
 golden() {
-    local last="" fs
-    for fs in "gaussian 1" "shifted 1" "uniform 1" "gaussian 2" "shifted 2" "uniform 2" "shifted 3"; do
-        if out="$("$NMO" golden --root "$gen" --informative --family "${fs% *}" --seed "${fs#* }" "$@" 2>&1)"; then
-            n=$((n + 1))
-            printf '%s\n' "$out" | sed "s|$gen/||"
-            return 0
-        fi
-        case "$out" in
-        *"exists (use --force"*) return 0 ;; # a forward already written by its backward
-        *"wider than max_ulps"*) last="$out" ;;
-        *) last="$out"; break ;;
-        esac
+    local last="" fs shapes=("") a
+    for a in "$@"; do [ "$a" = test ] && shapes=(test test2); done
+    for sh in "${shapes[@]}"; do
+        for fs in "gaussian 1" "shifted 1" "uniform 1" "gaussian 2" "shifted 2" "uniform 2" "gaussian 3" "shifted 3" \
+            "uniform 3" "gaussian 4" "shifted 4" "uniform 4"; do
+            local args=()
+            for a in "$@"; do [ -n "$sh" ] && [ "$a" = test ] && a="$sh"; args+=("$a"); done
+            if out="$("$NMO" golden --root "$gen" --informative --family "${fs% *}" --seed "${fs#* }" "${args[@]}" 2>&1)"; then
+                n=$((n + 1))
+                printf '%s\n' "$out" | sed "s|$gen/||"
+                return 0
+            fi
+            case "$out" in
+            *"exists (use --force"*) return 0 ;; # a forward already written by its backward
+            *"wider than max_ulps"*) last="$out" ;;
+            *) last="$out"; break 2 ;;
+            esac
+        done
     done
     echo "generate.sh: FAILED: numoracle golden $*" >&2
     printf '%s\n' "$last" | sed 's/^/    /' >&2

@@ -242,7 +242,7 @@ int cmd_golden(int argc, char **argv)
     cli_opt opts[] = {
         {"op", "OP", 0, 0, "operator (see numoracle ops)", NULL, {0}, 0},
         {"dtype", "DT", 0, 0, "storage dtype; selects the default plan", NULL, {0}, 0},
-        {"shape", "SHAPE", 0, 0, "problem shape, e.g. 64x4097 (matmul: MxNxK); test: the op's first test shape", NULL, {0}, 0},
+        {"shape", "SHAPE", 0, 0, "problem shape, e.g. 64x4097 (matmul: MxNxK); test, test2: the op's test shapes", NULL, {0}, 0},
         {"family", "F", 0, 0, "input family of generated inputs (default gaussian)", NULL, {0}, 0},
         {"seed", "S", 0, 0, "seed of generated inputs (default 0)", NULL, {0}, 0},
         {"plan", "TEXT", 0, 0, "plan fields over the dtype's default: 'key=value ...'", NULL, {0}, 0},

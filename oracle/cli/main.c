@@ -191,15 +191,17 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
         pb->plan.max_ulps = (long)v;
     }
 
-    /* shape ("test": the operator's first test shape, the generic tests' small one) */
+    /* shape ("test" / "test2": the operator's first / second test shape, the generic
+     * tests' small ones) */
     int nshape = 0;
     int64_t shape[NMO_MAX_DIMS];
     const char *shape_text = cli_val(cmd, "shape");
     char test_shape[128];
-    if (shape_text && strcmp(shape_text, "test") == 0) {
+    if (shape_text && (strcmp(shape_text, "test") == 0 || strcmp(shape_text, "test2") == 0)) {
         const char *ts = op->test_shapes ? op->test_shapes : "";
+        if (shape_text[4] == '2') ts = strchr(ts, ';') ? strchr(ts, ';') + 1 : "";
         snprintf(test_shape, sizeof test_shape, "%.*s", (int)strcspn(ts, ";"), ts);
-        if (!test_shape[0]) return cli_error("op %s has no test shapes; give --shape", op->name);
+        if (!test_shape[0]) return cli_error("op %s has no %s shape; give --shape", op->name, shape_text);
         shape_text = test_shape;
     }
     if (nmo_shape_parse(&nshape, shape, shape_text, &err) != NMO_OK)
