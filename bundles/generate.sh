@@ -24,10 +24,13 @@ NMO="$(cd "$(dirname "$NMO")" && pwd)/$(basename "$NMO")"
 export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-1767225600}" # 2026-01-01T00:00:00Z
 unset NUMORACLE_GOLDEN_DATA_DIR
 
-gen="$here/.gen.$$"
-rm -rf "$gen"
+# the new tree is built as $top/bundles and every command runs in $top, so that the
+# generation_command recorded in each bundle reads `--root bundles` (stable across runs)
+top="$here/.gen.$$"
+gen="$top/bundles"
+rm -rf "$top"
 mkdir -p "$gen"
-trap 'rm -rf "$gen"' EXIT
+trap 'rm -rf "$top"' EXIT
 fail=0
 n=0
 
@@ -45,9 +48,9 @@ golden() {
             "uniform 3" "gaussian 4" "shifted 4" "uniform 4"; do
             local args=()
             for a in "$@"; do [ -n "$sh" ] && [ "$a" = test ] && a="$sh"; args+=("$a"); done
-            if out="$("$NMO" golden --root "$gen" --informative --family "${fs% *}" --seed "${fs#* }" "${args[@]}" 2>&1)"; then
+            if out="$(cd "$top" && "$NMO" golden --root bundles --informative --family "${fs% *}" --seed "${fs#* }" "${args[@]}" 2>&1)"; then
                 n=$((n + 1))
-                printf '%s\n' "$out" | sed "s|$gen/||"
+                printf '%s\n' "$out"
                 return 0
             fi
             case "$out" in
@@ -84,10 +87,10 @@ done
 # A sweep is authored here (graph.template.json + sweep.json), then `numoracle golden
 # --sweep` writes golden/{case}/ for each case. Case ids carry the dtype and layout tokens
 # because both vary within the sweeps.
-sweep() { # sweep DIR: generate every case of DIR/sweep.json
-    if out="$("$NMO" golden --informative --sweep "$1/sweep.json" 2>&1)"; then
+sweep() { # sweep DIR: generate every case of DIR/sweep.json (DIR below $top)
+    if out="$(cd "$top" && "$NMO" golden --informative --sweep "${1#$top/}/sweep.json" 2>&1)"; then
         n=$((n + 1))
-        printf '%s\n' "$out" | sed "s|$gen/||"
+        printf '%s\n' "$out"
     else
         echo "generate.sh: FAILED: numoracle golden --sweep $1/sweep.json" >&2
         printf '%s\n' "$out" | sed 's/^/    /' >&2
