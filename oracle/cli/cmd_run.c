@@ -436,6 +436,15 @@ static outcome run_one(runner *R, const nmo_disc *d, int i)
         goto report;
     }
     loaded = 1;
+    /* RFC arch guard: reference data from a GPU tool is valid on its architecture only;
+     * the engines of this build run on no GPU */
+    const cJSON *arch = b.meta ? cJSON_GetObjectItemCaseSensitive(b.meta, "gpu_architecture") : NULL;
+    if (cJSON_IsString(arch) && arch->valuestring[0] && R->vm != VM_CPU) {
+        res = OUT_SKIP;
+        snprintf(reason, sizeof reason, "golden data is specific to gpu_architecture %s (arch guard); engine %s runs on no GPU",
+                 arch->valuestring, R->eng->spec);
+        goto report;
+    }
     int computed;
     if (b.have_golden) computed = 0;
     else if (R->vm == VM_GOLDEN) {
