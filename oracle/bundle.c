@@ -1585,6 +1585,7 @@ nmo_status nmo_bundle_write(const char *dir, const nmo_case *c, const nmo_bundle
     memcpy(sh, c->shape, sizeof sh);
     cJSON_AddItemToObject(nb, "shape", int_array(c->nshape, sh));
     cJSON_AddStringToObject(nb, "family", o->family ? o->family : "gaussian");
+    if (o->inputs) cJSON_AddItemToObject(nb, "inputs", cJSON_Duplicate(o->inputs, 1));
     cJSON *pa = cJSON_AddObjectToObject(nb, "params");
     for (int k = 0; k < op->n_param; k++) cJSON_AddNumberToObject(pa, op->param[k].name, c->param[k]);
     cJSON_AddItemToObject(nb, "plan_json", nmo_plan_to_json(&c->plan));

@@ -321,7 +321,7 @@ int cmd_golden(int argc, char **argv)
     nmo_case fc;
     int have_fwd = 0;
     const nmo_op *fop = nmo_op_is_backward(pb.op) ? nmo_op_forward(pb.op) : NULL;
-    cJSON *fsrc = NULL;
+    cJSON *fsrc = NULL, *inputs_json = NULL;
     char ts[64];
     nmo_bundle_timestamp(ts, sizeof ts);
     if ((rc = bundle_dir(&jb, root, tier, &pb.c, name, layout))) goto out;
@@ -363,6 +363,8 @@ int cmd_golden(int argc, char **argv)
         cJSON_AddStringToObject(fsrc, "version", nmo_version());
         cJSON_AddStringToObject(fsrc, "generated_at", ts);
     }
+    /* provenance of the inputs: files given with --input make the seed meaningless */
+    inputs_json = cli_inputs_json(&pb);
     job *jobs[2] = {have_fwd ? &jf : NULL, &jb};
     for (int q = 0; q < 2 && !rc; q++)
         if (jobs[q] && nmo__exists(jobs[q]->final) && !force)
@@ -379,6 +381,7 @@ int cmd_golden(int argc, char **argv)
         o.generated_at = ts;
         o.tier = tier;
         o.forward_source = j == &jb ? fsrc : NULL;
+        o.inputs = j == &jb ? inputs_json : NULL;
         o.no_tolerance = cli_val(&cmd, "no-tolerance") != NULL;
         o.informative = cli_val(&cmd, "informative") != NULL;
         char info[512] = "";
@@ -414,6 +417,7 @@ out:
     if (jf.have_tmp) nmo_bundle_dir_remove(jf.tmp);
     if (have_fwd) nmo_case_free(&fc);
     cJSON_Delete(fsrc);
+    cJSON_Delete(inputs_json);
     cli_problem_free(&pb);
     free(cmdline);
     return rc;

@@ -165,6 +165,7 @@ typedef struct {
     const nmo_graph *graph;      /* tensors' uids and strides (template sweeps); NULL:
                                     uids 0.. and the layout above */
     int no_graph_file;           /* 1: no {name}.json (sweep golden directories) */
+    struct cJSON *inputs;        /* how each input was obtained (provenance; may be NULL) */
     int informative;             /* 1: refuse any element whose R is wider than max_ulps
                                     (such an element is INCONCLUSIVE for every candidate) */
 } nmo_bundle_wopts;
