@@ -8,6 +8,8 @@
 #           inputs from the first of gaussian/shifted/uniform x seeds whose reachable sets
 #           are all informative (see golden() below); plus a few template sweeps.
 # standard/ a handful of realistic shapes, each under the 2 MB per-case budget.
+# comprehensive/ quick bundles that no tried input makes decidable (listed at the end).
+# These three tiers are rewritten as a whole; full/ is left alone.
 # Backward operators ("x_bwd") are generated with their forward in the same run (the
 # forward bundle lands under the same name); a forward that a backward already wrote is
 # not regenerated.
@@ -304,7 +306,7 @@ if [ "$fail" != 0 ]; then
 fi
 
 # ---- swap the new tiers in, then verify -------------------------------------------------
-for t in quick standard; do
+for t in quick standard comprehensive; do
     rm -rf "$here/$t.old"
     if [ -d "$here/$t" ]; then mv "$here/$t" "$here/$t.old"; fi
     if [ -d "$gen/$t" ]; then mv "$gen/$t" "$here/$t"; fi
