@@ -2,7 +2,8 @@
 # The shipped golden data (bundles/), as `make test` checks it:
 #   1. `numoracle verify bundles` is clean (exit 0, 0 errors);
 #   2. `numoracle run --golden-data-dir bundles --tier quick --engine cpu` passes every
-#      quick bundle: exit 0, no FAIL, no SKIP, no INCONCLUSIVE;
+#      quick bundle: exit 0, no FAIL, no SKIP, no INCONCLUSIVE; every operator of
+#      `numoracle ops` has one (or, undecidable at quick sizes, bundles in comprehensive/);
 #   3. the same with a CPU mutant (cpu:mut_acc_bf16, a bf16 accumulator) fails the
 #      affected cases with the RFC failure block (bundle, tensor, shape, max abs/rel
 #      error with tolerance, worst element with its reachable set, mismatched count).
@@ -32,7 +33,13 @@ fi
 # every operator has quick bundles (numoracle ops lists them)
 for op in $("$NMO" ops | sed -n 's/^\([a-z0-9_]*\): .*/\1/p'); do
     operation="$(printf '%s' "$op" | sed -E 's/_bwd$//; s/(^|_)([a-z])/\U\2/g')$(case "$op" in *_bwd) echo Bwd ;; *) echo Fwd ;; esac)"
-    grep -q "^PASS ${operation}_" "$out" || { say "no passing quick bundle for op $op ($operation)"; bad=1; }
+    grep -q "^PASS ${operation}_" "$out" && continue
+    # generate.sh moves bundles that no tried input makes decidable to comprehensive/
+    if [ -d "$B/comprehensive/$operation" ]; then
+        say "note: op $op has bundles in comprehensive/ only (undecidable at quick sizes)"
+    else
+        say "no passing quick bundle for op $op ($operation)"; bad=1
+    fi
 done
 
 "$NMO" run --golden-data-dir "$B" --tier quick --engine cpu:mut_acc_bf16 >"$out" 2>&1
