@@ -8,4 +8,57 @@
 /* JSON form of a plan (every field, names as in the text form). */
 cJSON *nmo_plan_to_json(const nmo_plan *p);
 
+
+/* ---- bundles (bundle.c, sweep.c, discover.c): shared helpers -------------------- */
+#include <stdint.h>
+#include <stddef.h>
+#include "numoracle/bundle.h"
+
+/* Whole file as a NUL-terminated string (caller frees); *len may be NULL. */
+char *nmo__read_text(const char *path, size_t *len, nmo_err *err);
+/* Parse JSON text; errors name path and the line/column of the problem. */
+cJSON *nmo__parse_json(const char *text, const char *path, nmo_err *err);
+cJSON *nmo__read_json(const char *path, nmo_err *err);
+/* An integral JSON number in [lo, hi]. */
+int nmo__json_int(const cJSON *v, int64_t lo, int64_t hi, int64_t *out);
+/* out = a "/" b (b alone when absolute or a is empty). */
+void nmo__join(char *out, size_t n, const char *a, const char *b);
+int nmo__exists(const char *path);
+int nmo__is_dir(const char *path);
+/* 1 when path (which must exist) resolves inside root (symlinks followed). */
+int nmo__inside(const char *root, const char *path);
+/* "[0, 17]" for logical index idx of dims. */
+void nmo__fmt_index(char *buf, size_t n, int ndims, const int64_t *dims, int64_t idx);
+/* "[3, 1025]" */
+void nmo__fmt_dims(char *buf, size_t n, int ndims, const int64_t *dims);
+/* Write a whole file (plain write + fsync; used inside temporary directories). */
+nmo_status nmo__write_file(const char *path, const void *data, size_t len, nmo_err *err);
+/* Atomic replace of one file (temporary + rename). */
+nmo_status nmo__write_file_atomic(const char *path, const void *data, size_t len, nmo_err *err);
+
+/* Graph parse with an operator hint (meta "numoracle.op" or "operation"). */
+nmo_status nmo__graph_parse(nmo_graph *g, const cJSON *j, const char *src, const char *hint,
+                            nmo_err *err);
+/* Load a bundle from a parsed graph: tensors in dir/base.tensor{uid}*.bin, meta in
+ * meta_path ("" = none), files must stay inside `root`. Takes ownership of nothing. */
+nmo_status nmo__bundle_load_core(nmo_bundle *b, const cJSON *graph, const char *src,
+                                 const char *dir, const char *base, const char *meta_path,
+                                 const char *root, const cJSON *case_meta, unsigned flags,
+                                 nmo_err *err);
+/* Light look at a graph JSON for test names: operation, layout and dtype tokens (each
+ * "unknown" when it cannot be derived). */
+void nmo__graph_name_tokens(const cJSON *j, char *op, size_t nop, char *layout, size_t nl,
+                            char *dtype, size_t nd);
+/* Vectorized kernels (bundle_kern.c, built with -O3) over bit patterns of `bits`-wide
+ * formats: ok[i]/w[i] for stored-bounds judging, and a screen for unusual bound sets. */
+/* w: widths in ulps, an array of the format's storage type (uint8_t/16/32/64). Returns
+ * the count of ok elements; *wmax their largest width (-1: none). */
+int64_t nmo__judge_pass(int bits, const void *lo, const void *hi, const void *cv, const uint8_t *fl, int64_t m,
+                        uint64_t nan_above, int fnuz, uint8_t *ok, void *w, int64_t *wmax);
+int nmo__bounds_bad(int bits, const void *lo, const void *hi, const void *e, const uint8_t *fl, int64_t m,
+                    uint64_t nan_above, int fnuz);
+
+/* Does this parsed JSON look like a graph (an object with "tensors" or "nodes")? */
+int nmo__is_graph_json(const cJSON *j);
+
 #endif

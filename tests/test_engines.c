@@ -25,9 +25,14 @@ static void run_all(const nmo_plan *(*plan_for)(nmo_fmt, nmo_plan *), int only_d
             const nmo_cand *cd = nmo_cand_at(ci);
             if (strcmp(cd->op, op->name) != 0) continue;
             if (only_default && cd != nmo_cand_find(op->name, NULL)) continue;
+            /* every candidate on bf16; the default one on all three dtypes (NMO_ENGINES_FULL=1:
+             * every candidate on every dtype) */
+            int full = getenv("NMO_ENGINES_FULL") && *getenv("NMO_ENGINES_FULL") == '1';
+            int is_default = cd == nmo_cand_find(op->name, NULL);
             for (int d = 0; d < 3; d++)
                 for (int f = 0; f < NMO_FAM_COUNT; f++)
                     for (int h = 0; h < nsh; h++) {
+                        if (!full && !is_default && nmo_test_dtypes[d] != NMO_BF16) continue;
                         nmo_plan p;
                         const nmo_plan *pp = plan_for(nmo_test_dtypes[d], &p);
                         if (!pp) continue;

@@ -118,11 +118,37 @@ void cli_stage_abort(cli_stage *st);
 /* The command line, quoted for a shell (for provenance); malloc'd. */
 char *cli_command_line(int argc, char **argv);
 
+/* ---- bundles: engines under test and run options (cmd_run.c) -------------------------- */
+
+#include "numoracle/bundle.h"
+
+typedef struct {
+    char spec[256];       /* as given: "cpu", "cpu:mut_acc_bf16" */
+    char cand[128];       /* CPU candidate name; "" = each operator's default */
+} cli_eut;
+
+/* Parse --engine (cpu, cpu:NAME; hip and plugin: are unsupported in this build). */
+int cli_engine_spec(cli_eut *e, const char *spec);
+/* The engine's candidate for op (NULL: the engine does not support the op). */
+const nmo_cand *cli_engine_cand(const cli_eut *e, const nmo_op *op);
+/* Allocate outputs like c->out and run the candidate on c's inputs. */
+nmo_status cli_engine_run(nmo_tensor *out, const nmo_cand *cd, const nmo_case *c, nmo_err *err);
+/* --golden-data-dir / --gd, else $NUMORACLE_GOLDEN_DATA_DIR, else "bundles". */
+const char *cli_data_dir(cli_cmd *cmd);
+/* "I/N" with 0 <= I < N (NULL: 0/1). */
+int cli_parse_shard(int *idx, int *cnt, const char *s);
+/* Diagnostics to stderr as "numoracle: warning: ..." / "numoracle: error: ...". */
+void cli_stderr_diag(void *ctx, nmo_diag_level l, const char *msg);
+
 /* Verbs. argv[0] is the verb name. */
 int cmd_check(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_candidates(int argc, char **argv);
 int cmd_bounds(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
+int cmd_golden(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 
 #endif

@@ -191,10 +191,20 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
         pb->plan.max_ulps = (long)v;
     }
 
-    /* shape */
+    /* shape ("test" / "test2": the operator's first / second test shape, the generic
+     * tests' small ones) */
     int nshape = 0;
     int64_t shape[NMO_MAX_DIMS];
-    if (nmo_shape_parse(&nshape, shape, cli_val(cmd, "shape"), &err) != NMO_OK)
+    const char *shape_text = cli_val(cmd, "shape");
+    char test_shape[128];
+    if (shape_text && (strcmp(shape_text, "test") == 0 || strcmp(shape_text, "test2") == 0)) {
+        const char *ts = op->test_shapes ? op->test_shapes : "";
+        if (shape_text[4] == '2') ts = strchr(ts, ';') ? strchr(ts, ';') + 1 : "";
+        snprintf(test_shape, sizeof test_shape, "%.*s", (int)strcspn(ts, ";"), ts);
+        if (!test_shape[0]) return cli_error("op %s has no %s shape; give --shape", op->name, shape_text);
+        shape_text = test_shape;
+    }
+    if (nmo_shape_parse(&nshape, shape, shape_text, &err) != NMO_OK)
         return cli_error("%s", err.msg);
 
     /* family and seed */
@@ -417,6 +427,10 @@ static void print_main_help(void)
            "  ops         list the operators: tensors, parameters, dtypes and default plans\n"
            "  candidates  list an operator's CPU candidates (correct variants and mutants)\n"
            "  gen         write a problem's generated inputs as .bin files\n"
+           "  golden      write a certified golden bundle (or every case of a template sweep)\n"
+           "  verify      check a golden data tree before commit (integrity, layout, budgets)\n"
+           "  run         run an engine on every bundle of a tier and judge both verdicts\n"
+           "  calibrate   write empirical p99.9 tolerances into bundle metadata\n"
            "\n"
            "options:\n"
            "  -h, --help     print this help (numoracle <command> --help: that command's)\n"
@@ -442,6 +456,10 @@ int main(int argc, char **argv)
     if (strcmp(v, "gen") == 0) return cmd_gen(argc - 1, argv + 1);
     if (strcmp(v, "ops") == 0) return cmd_ops(argc - 1, argv + 1);
     if (strcmp(v, "candidates") == 0) return cmd_candidates(argc - 1, argv + 1);
+    if (strcmp(v, "golden") == 0) return cmd_golden(argc - 1, argv + 1);
+    if (strcmp(v, "verify") == 0) return cmd_verify(argc - 1, argv + 1);
+    if (strcmp(v, "run") == 0) return cmd_run(argc - 1, argv + 1);
+    if (strcmp(v, "calibrate") == 0) return cmd_calibrate(argc - 1, argv + 1);
     if (v[0] == '-') return cli_error("unknown option '%s' (see numoracle --help)", v);
     return cli_error("unknown command '%s' (see numoracle --help)", v);
 }

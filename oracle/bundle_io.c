@@ -1,0 +1,354 @@
+/* numoracle: file-system helpers of the bundle code — whole-file reads, JSON parsing with
+ * line numbers, path containment, plain and atomic file writes, and atomic directories
+ * (a hidden temporary sibling renamed onto the target, so a killed writer never leaves a
+ * partial bundle where a reader looks). */
+/* Messages and paths are truncated to their fixed buffers on purpose. */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nmo_internal.h"
+
+char *nmo__read_text(const char *path, size_t *len, nmo_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        nmo_err_set(err, NMO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        nmo_err_set(err, NMO_ERR_IO, "%s: not a regular file", path);
+        return NULL;
+    }
+    size_t n = (size_t)st.st_size;
+    char *s = malloc(n + 1);
+    if (!s) {
+        fclose(f);
+        nmo_err_set(err, NMO_ERR_NOMEM, "%s: out of memory", path);
+        return NULL;
+    }
+    size_t got = fread(s, 1, n, f);
+    fclose(f);
+    if (got != n) {
+        free(s);
+        nmo_err_set(err, NMO_ERR_IO, "%s: short read", path);
+        return NULL;
+    }
+    s[n] = '\0';
+    if (len) *len = n;
+    return s;
+}
+
+cJSON *nmo__parse_json(const char *text, const char *path, nmo_err *err)
+{
+    const char *end = NULL;
+    cJSON *j = cJSON_ParseWithOpts(text, &end, 1);
+    if (!j) {
+        /* cJSON reports where it stopped; turn that into a line and column */
+        int line = 1, col = 1;
+        for (const char *p = text; end && p < end && *p; p++) {
+            if (*p == '\n') line++, col = 1;
+            else col++;
+        }
+        nmo_err_set(err, NMO_ERR_PARSE, "%s: not valid JSON (line %d, column %d)", path, line, col);
+    }
+    return j;
+}
+
+cJSON *nmo__read_json(const char *path, nmo_err *err)
+{
+    char *t = nmo__read_text(path, NULL, err);
+    if (!t) return NULL;
+    cJSON *j = nmo__parse_json(t, path, err);
+    free(t);
+    return j;
+}
+
+int nmo__json_int(const cJSON *v, int64_t lo, int64_t hi, int64_t *out)
+{
+    if (!cJSON_IsNumber(v)) return 0;
+    double d = v->valuedouble;
+    if (d != d || d < (double)lo || d > (double)hi || d != (double)(int64_t)d) return 0;
+    *out = (int64_t)d;
+    return 1;
+}
+
+void nmo__join(char *out, size_t n, const char *a, const char *b)
+{
+    if (!a || !*a || b[0] == '/') snprintf(out, n, "%s", b);
+    else if (a[strlen(a) - 1] == '/') snprintf(out, n, "%s%s", a, b);
+    else snprintf(out, n, "%s/%s", a, b);
+}
+
+int nmo__exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+int nmo__is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int nmo__inside(const char *root, const char *path)
+{
+    char r[PATH_MAX], p[PATH_MAX];
+    if (!realpath(root, r) || !realpath(path, p)) return 0;
+    size_t n = strlen(r);
+    if (strcmp(r, "/") == 0) return 1;
+    return strncmp(r, p, n) == 0 && (p[n] == '/' || p[n] == '\0');
+}
+
+void nmo__fmt_dims(char *buf, size_t n, int ndims, const int64_t *dims)
+{
+    size_t off = (size_t)snprintf(buf, n, "[");
+    for (int d = 0; d < ndims && off < n; d++)
+        off += (size_t)snprintf(buf + off, n - off, d ? ", %lld" : "%lld", (long long)dims[d]);
+    if (off < n) snprintf(buf + off, n - off, "]");
+}
+
+void nmo__fmt_index(char *buf, size_t n, int ndims, const int64_t *dims, int64_t idx)
+{
+    int64_t co[NMO_MAX_DIMS];
+    for (int d = ndims - 1; d >= 0; d--) {
+        co[d] = idx % dims[d];
+        idx /= dims[d];
+    }
+    nmo__fmt_dims(buf, n, ndims, co);
+}
+
+static nmo_status write_fd(int fd, const char *path, const void *data, size_t len, nmo_err *err)
+{
+    const unsigned char *p = data;
+    size_t done = 0;
+    int e = 0;
+    while (done < len) {
+        ssize_t w = write(fd, p + done, len - done);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            e = errno;
+            break;
+        }
+        done += (size_t)w;
+    }
+    if (!e && fsync(fd) != 0) e = errno;
+    if (close(fd) != 0 && !e) e = errno;
+    if (e) return nmo_err_set(err, NMO_ERR_IO, "%s: cannot write: %s", path, strerror(e));
+    return NMO_OK;
+}
+
+nmo_status nmo__write_file(const char *path, const void *data, size_t len, nmo_err *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) return nmo_err_set(err, NMO_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+    return write_fd(fd, path, data, len, err);
+}
+
+static atomic_uint tmp_seq;
+
+nmo_status nmo__write_file_atomic(const char *path, const void *data, size_t len, nmo_err *err)
+{
+    char tmp[NMO_BPATH + 64];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&tmp_seq, 1u));
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0) return nmo_err_set(err, NMO_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+    nmo_status s = write_fd(fd, path, data, len, err);
+    if (s == NMO_OK && rename(tmp, path) != 0)
+        s = nmo_err_set(err, NMO_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    if (s != NMO_OK) unlink(tmp);
+    return s;
+}
+
+/* ---- atomic directories ----------------------------------------------------------- */
+
+void nmo_bundle_dir_remove(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            char p[NMO_BPATH + 256];
+            nmo__join(p, sizeof p, dir, e->d_name);
+            struct stat st;
+            if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) nmo_bundle_dir_remove(p);
+            else unlink(p);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+static nmo_status mkdir_p(const char *path, nmo_err *err)
+{
+    char buf[NMO_BPATH];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return nmo_err_set(err, NMO_ERR_IO, "%s: cannot create directory: %s", buf, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return nmo_err_set(err, NMO_ERR_IO, "%s: cannot create directory: %s", buf, strerror(errno));
+    return NMO_OK;
+}
+
+static void split_parent(const char *path, char *parent, size_t np, char *leaf, size_t nl)
+{
+    char buf[NMO_BPATH];
+    snprintf(buf, sizeof buf, "%s", path);
+    size_t n = strlen(buf);
+    while (n > 1 && buf[n - 1] == '/') buf[--n] = '\0';
+    char *slash = strrchr(buf, '/');
+    if (!slash) {
+        snprintf(parent, np, ".");
+        snprintf(leaf, nl, "%s", buf);
+    } else {
+        snprintf(leaf, nl, "%s", slash + 1);
+        if (slash == buf) snprintf(parent, np, "/");
+        else {
+            *slash = '\0';
+            snprintf(parent, np, "%s", buf);
+        }
+    }
+}
+
+/* Temporaries are ".{leaf}.tmp-{pid}-XXXXXX": a later writer removes those whose pid is
+ * gone (a writer killed by SIGKILL cannot clean up after itself). */
+static void remove_stale(const char *parent, const char *leaf)
+{
+    char prefix[300];
+    snprintf(prefix, sizeof prefix, ".%s.tmp-", leaf);
+    size_t pl = strlen(prefix);
+    DIR *d = opendir(parent);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, pl) != 0) continue;
+        long pid = strtol(e->d_name + pl, NULL, 10);
+        if (pid > 0 && (kill((pid_t)pid, 0) == 0 || errno != ESRCH)) continue;
+        char p[NMO_BPATH + 300];
+        nmo__join(p, sizeof p, parent, e->d_name);
+        nmo_bundle_dir_remove(p);
+    }
+    closedir(d);
+}
+
+nmo_status nmo_bundle_dir_begin(char *tmp, size_t n, const char *final_dir, nmo_err *err)
+{
+    char parent[NMO_BPATH], leaf[256];
+    split_parent(final_dir, parent, sizeof parent, leaf, sizeof leaf);
+    NMO_RETURN_IF_ERR(mkdir_p(parent, err));
+    remove_stale(parent, leaf);
+    char name[400];
+    snprintf(name, sizeof name, ".%s.tmp-%ld-XXXXXX", leaf, (long)getpid());
+    nmo__join(tmp, n, parent, name);
+    if (!mkdtemp(tmp))
+        return nmo_err_set(err, NMO_ERR_IO, "%s: cannot create a temporary directory: %s", parent,
+                           strerror(errno));
+    chmod(tmp, 0777 & ~(mode_t)0022);
+    return NMO_OK;
+}
+
+static void fsync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+
+static int rename2(const char *from, const char *to, unsigned flags)
+{
+#ifdef SYS_renameat2
+    return (int)syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, flags);
+#else
+    (void)from, (void)to, (void)flags;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+nmo_status nmo_bundle_dir_commit(const char *tmp, const char *final_dir, int force, nmo_err *err)
+{
+    char parent[NMO_BPATH], leaf[256];
+    split_parent(final_dir, parent, sizeof parent, leaf, sizeof leaf);
+    fsync_dir(tmp);
+    if (!nmo__exists(final_dir)) {
+        /* RENAME_NOREPLACE closes the race with a concurrent writer; plain rename where
+         * the file system lacks renameat2 */
+        if (rename2(tmp, final_dir, RENAME_NOREPLACE) != 0) {
+            if ((errno == EINVAL || errno == ENOSYS) && rename(tmp, final_dir) == 0) goto done;
+            if (errno == EEXIST || errno == ENOTEMPTY) goto exists;
+            return nmo_err_set(err, NMO_ERR_IO, "%s: cannot rename into place: %s", final_dir,
+                               strerror(errno));
+        }
+        goto done;
+    }
+exists:
+    if (!force)
+        return nmo_err_set(err, NMO_ERR_IO, "%s exists (use --force to replace it)", final_dir);
+    if (rename2(tmp, final_dir, RENAME_EXCHANGE) == 0) {
+        nmo_bundle_dir_remove(tmp); /* now holds the old bundle */
+        goto done;
+    }
+    {
+        /* no atomic exchange here: move the old one aside first (a window where the
+         * bundle is absent, never partial) */
+        char old[NMO_BPATH + 64];
+        snprintf(old, sizeof old, "%s/.%s.old-%ld", parent, leaf, (long)getpid());
+        nmo_bundle_dir_remove(old);
+        if (rename(final_dir, old) != 0)
+            return nmo_err_set(err, NMO_ERR_IO, "%s: cannot move aside: %s", final_dir, strerror(errno));
+        if (rename(tmp, final_dir) != 0) {
+            int e = errno;
+            rename(old, final_dir);
+            return nmo_err_set(err, NMO_ERR_IO, "%s: cannot rename into place: %s", final_dir,
+                               strerror(e));
+        }
+        nmo_bundle_dir_remove(old);
+    }
+done:
+    fsync_dir(parent);
+    return NMO_OK;
+}
+
+void nmo_bundle_timestamp(char *buf, size_t n)
+{
+    time_t t = time(NULL);
+    const char *sde = getenv("SOURCE_DATE_EPOCH");
+    if (sde && *sde) {
+        char *end;
+        long long v = strtoll(sde, &end, 10);
+        if (!*end && v >= 0) t = (time_t)v;
+    }
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}

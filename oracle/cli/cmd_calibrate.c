@@ -1,0 +1,175 @@
+/* numoracle calibrate: the RFC 0011 tolerance calibration tool. For every selected bundle
+ * case it runs the engine N times on the bundle's inputs, collects the element-wise
+ * absolute and relative errors against the expected output over all runs, and writes
+ * tolerance.absolute = p99.9 of the absolute errors and tolerance.relative = p99.9 of the
+ * relative errors (nearest rank; relative errors over elements with expected != 0) into
+ * the case's .meta.json with a calibration block (method empirical_p99.9, num_runs,
+ * calibrated_on, calibrated_at, engine). deterministic says whether all runs were
+ * bitwise identical. Other metadata fields are kept; the file is replaced atomically.
+ * A case without .meta.json or golden data is skipped (nothing to calibrate against). */
+/* Messages and paths are truncated to their fixed buffers on purpose. */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "nmo_internal.h"
+#include "numoracle/bundle.h"
+
+int cmd_calibrate(int argc, char **argv)
+{
+    cli_opt opts[] = {
+        {"golden-data-dir", "DIR", 0, 0, "golden data root (env NUMORACLE_GOLDEN_DATA_DIR; default ./bundles)", NULL, {0}, 0},
+        {"gd", "DIR", 0, 0, "short for --golden-data-dir", NULL, {0}, 0},
+        {"tier", "TIER", 0, 0, "quick (default), standard, comprehensive or full (cascade)", NULL, {0}, 0},
+        {"engine", "E", 0, 0, "engine to calibrate: cpu (default) or cpu:NAME", NULL, {0}, 0},
+        {"runs", "N", 0, 0, "runs per bundle (default 100)", NULL, {0}, 0},
+        {"filter", "GLOB", 0, 0, "calibrate tests matching POS[:POS...][-NEG[:NEG...]]", NULL, {0}, 0},
+        {"shard", "I/N", 0, 0, "only shard I of N (0-based, after the filter)", NULL, {0}, 0},
+        {"dry-run", NULL, 0, 0, "print the calibrated values, write nothing", NULL, {0}, 0},
+    };
+    cli_cmd cmd = {
+        .verb = "calibrate",
+        .summary = "Run an engine N times per bundle and write the empirical p99.9 tolerance and its\n"
+                   "calibration block into each bundle's .meta.json (RFC 0011 calibration tool).",
+        .usage = "calibrate [--golden-data-dir DIR] [--tier TIER] [--engine E] [--runs N] [options]",
+        .opts = opts,
+        .nopts = (int)(sizeof opts / sizeof opts[0]),
+    };
+    int rc = cli_parse(&cmd, argc, argv);
+    if (rc) return rc < 0 ? 0 : rc;
+    const char *root = cli_data_dir(&cmd);
+    const char *tier_s = cli_val(&cmd, "tier") ? cli_val(&cmd, "tier") : "quick";
+    int tier = nmo_tier_parse(tier_s);
+    if (tier < 0) return cli_error("bad --tier '%s': expected quick, standard, comprehensive or full", tier_s);
+    cli_eut eng;
+    if ((rc = cli_engine_spec(&eng, cli_val(&cmd, "engine")))) return rc;
+    long runs = 100;
+    const char *rs = cli_val(&cmd, "runs");
+    if (rs) {
+        char *end;
+        runs = strtol(rs, &end, 10);
+        if (!*rs || *end || runs < 1 || runs > 100000) return cli_error("bad --runs '%s': expected an integer from 1 to 100000", rs);
+    }
+    int sh_i, sh_n;
+    if ((rc = cli_parse_shard(&sh_i, &sh_n, cli_val(&cmd, "shard")))) return rc;
+    int dry = cli_val(&cmd, "dry-run") != NULL;
+
+    nmo_disc d;
+    nmo_err err;
+    if (nmo_discover(&d, root, tier, 0, cli_stderr_diag, NULL, &err) != NMO_OK) return cli_error("%s", err.msg);
+    char host[128] = "unknown";
+    gethostname(host, sizeof host);
+    char ts[64];
+    nmo_bundle_timestamp(ts, sizeof ts);
+    int n_done = 0, n_skip = 0, n_fail = 0, nf = 0;
+    for (int i = 0; i < d.n; i++) {
+        const char *name = d.cases[i].name;
+        if (!nmo_filter_match(cli_val(&cmd, "filter"), name)) continue;
+        if (nf++ % sh_n != sh_i) continue;
+        nmo_bundle b;
+        if (nmo_disc_load(&b, &d, i, 0, &err) != NMO_OK) {
+            printf("FAIL %s: %s\n", name, err.msg);
+            n_fail++;
+            continue;
+        }
+        const nmo_cand *cd = cli_engine_cand(&eng, b.g.op);
+        const char *why = !b.have_golden ? "no golden data" : !b.meta ? "no .meta.json to write into" : !cd ? "engine does not support the op" : NULL;
+        if (why) {
+            printf("SKIP %s: %s\n", name, why);
+            n_skip++;
+            nmo_bundle_free(&b);
+            continue;
+        }
+        int64_t n = 0;
+        for (int k = 0; k < b.c.n_out; k++) n += nmo_tensor_numel(&b.c.out[k]);
+        double *ab = malloc((size_t)(n * runs) * sizeof(double)), *rl = malloc((size_t)(n * runs) * sizeof(double));
+        int64_t na = 0, nr = 0;
+        int deterministic = 1, bad = 0;
+        nmo_tensor first[NMO_MAX_TENSORS];
+        memset(first, 0, sizeof first);
+        for (long r = 0; r < runs && !bad && ab && rl; r++) {
+            nmo_tensor out[NMO_MAX_TENSORS];
+            if (cli_engine_run(out, cd, &b.c, &err) != NMO_OK) {
+                printf("FAIL %s: engine %s: %s\n", name, eng.spec, err.msg);
+                bad = 1;
+            }
+            for (int k = 0; k < b.c.n_out && !bad; k++) {
+                int64_t m = nmo_tensor_numel(&out[k]);
+                size_t bytes = (size_t)m * nmo_fmt_bytes(out[k].dtype);
+                if (r == 0) {
+                    first[k] = out[k];
+                    out[k].own = 0; /* kept for the determinism comparison */
+                } else if (memcmp(first[k].data, out[k].data, bytes) != 0) {
+                    deterministic = 0;
+                }
+                for (int64_t q = 0; q < m; q++) {
+                    double e = nmo_tensor_get(&b.golden[k], q), c = nmo_tensor_get(&out[k], q);
+                    double dv = fabs(c - e);
+                    if (dv != dv) dv = INFINITY; /* NaN output: unbounded error */
+                    ab[na++] = dv;
+                    if (e != 0) rl[nr++] = dv / fabs(e);
+                }
+            }
+            for (int k = 0; k < NMO_MAX_TENSORS; k++) nmo_tensor_free(&out[k]);
+        }
+        for (int k = 0; k < NMO_MAX_TENSORS; k++) {
+            first[k].own = first[k].data != NULL;
+            nmo_tensor_free(&first[k]);
+        }
+        if (!ab || !rl || bad) {
+            if (!bad) printf("FAIL %s: out of memory\n", name);
+            n_fail++;
+            free(ab), free(rl);
+            nmo_bundle_free(&b);
+            continue;
+        }
+        double atol = nmo_quantile(ab, na, 0.999), rtol = nr ? nmo_quantile(rl, nr, 0.999) : 0.0;
+        if (!isfinite(atol) || !isfinite(rtol)) {
+            printf("FAIL %s: the engine produced NaN/Inf; no finite tolerance covers it\n", name);
+            n_fail++;
+            free(ab), free(rl);
+            nmo_bundle_free(&b);
+            continue;
+        }
+        cJSON *meta = cJSON_Duplicate(b.meta, 1);
+        cJSON *tol = cJSON_CreateObject();
+        cJSON_AddNumberToObject(tol, "absolute", atol);
+        cJSON_AddNumberToObject(tol, "relative", rtol);
+        cJSON_AddBoolToObject(tol, "deterministic", deterministic);
+        cJSON *cal = cJSON_AddObjectToObject(tol, "calibration");
+        cJSON_AddStringToObject(cal, "method", "empirical_p99.9");
+        cJSON_AddNumberToObject(cal, "num_runs", (double)runs);
+        char on[300];
+        snprintf(on, sizeof on, "%s on %s (CPU)", eng.spec, host);
+        cJSON_AddStringToObject(cal, "calibrated_on", on);
+        cJSON_AddStringToObject(cal, "calibrated_at", ts);
+        cJSON_AddStringToObject(cal, "engine", eng.spec);
+        cJSON_DeleteItemFromObjectCaseSensitive(meta, "tolerance");
+        cJSON_AddItemToObject(meta, "tolerance", tol);
+        char *text = cJSON_Print(meta);
+        cJSON_Delete(meta);
+        int werr = 0;
+        if (!dry && (!text || nmo__write_file_atomic(b.meta_path, text, strlen(text), &err) != NMO_OK)) {
+            printf("FAIL %s: %s\n", name, text ? err.msg : "out of memory");
+            werr = 1;
+        }
+        free(text);
+        if (werr) n_fail++;
+        else {
+            printf("calibrated %s: absolute %.3g relative %.3g (%ld run%s, %s)%s\n", name, atol, rtol, runs, runs == 1 ? "" : "s",
+                   deterministic ? "deterministic" : "non-deterministic", dry ? " [dry run]" : "");
+            n_done++;
+        }
+        free(ab), free(rl);
+        nmo_bundle_free(&b);
+    }
+    printf("%d calibrated, %d failed, %d skipped\n", n_done, n_fail, n_skip);
+    nmo_disc_free(&d);
+    return n_fail ? 1 : 0;
+}

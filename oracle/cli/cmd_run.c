@@ -1,0 +1,752 @@
+/* numoracle run: the generic bundle runner (RFC 0011 "Generic Test Runner", RFC 0006
+ * configuration).
+ *
+ * Discovers every case of the tier cascade (quick ⊂ standard ⊂ comprehensive ⊂ full),
+ * runs the engine under test on each case's inputs and judges its outputs twice:
+ *   - oracle: against the reachable sets R (the bundle's stored bounds: no MPFR, no
+ *     recomputation; recomputed only when the bundle has none or a computed mode runs);
+ *   - tolerance: |c - e| <= atol + rtol |e| against the expected output, with (atol,
+ *     rtol) from the chain override -> bundle -> default (the report names the level).
+ * --acceptance picks the verdict that decides (default oracle; both: either may fail it).
+ * Reference source per --verification-mode: golden (bundle data; none -> SKIP), cpu (the
+ * certified engine at runtime on inputs regenerated from the bundle's seed), gpu (no GPU
+ * reference executor in this build -> SKIP), auto (golden, else gpu, else cpu; nothing ->
+ * FAIL: a validation gap). A bad bundle fails its own case; the others still run. The
+ * run ends with "N passed, N failed, N skipped" and "N inconclusive".
+ * Exit: 0 all passed (skips allowed), 1 any failure, 3 inconclusive without failure,
+ * 2 usage, configuration or discovery errors (collisions). */
+/* Messages and paths are truncated to their fixed buffers on purpose. */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#include <errno.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "nmo_internal.h"
+#include "numoracle/bundle.h"
+
+/* ---- engines (shared with calibrate) -------------------------------------------------- */
+
+int cli_engine_spec(cli_eut *e, const char *spec)
+{
+    memset(e, 0, sizeof *e);
+    snprintf(e->spec, sizeof e->spec, "%s", spec ? spec : "cpu");
+    const char *s = e->spec;
+    if (strcmp(s, "cpu") == 0) return 0;
+    if (strncmp(s, "cpu:", 4) == 0 && s[4]) {
+        snprintf(e->cand, sizeof e->cand, "%s", s + 4);
+        for (int i = 0; i < nmo_cand_count(); i++)
+            if (strcmp(nmo_cand_at(i)->name, e->cand) == 0) return 0;
+        return cli_error("unknown CPU candidate '%s' (see numoracle candidates --op OP)", e->cand);
+    }
+    if (strcmp(s, "hip") == 0 || (strncmp(s, "hip:", 4) == 0 && s[4]))
+        return cli_error("engine '%s' is unsupported in this build (the HIP runner needs -Dgpu=hip)", s);
+    if (strncmp(s, "plugin:", 7) == 0 && s[7])
+        return cli_error("engine '%s' is unsupported in this build (the plugin ABI is not built)", s);
+    return cli_error("bad --engine '%s': expected cpu, cpu:NAME, hip[:NAME] or plugin:PATH", s);
+}
+
+const nmo_cand *cli_engine_cand(const cli_eut *e, const nmo_op *op)
+{
+    return nmo_cand_find(op->name, e->cand[0] ? e->cand : NULL);
+}
+
+nmo_status cli_engine_run(nmo_tensor *out, const nmo_cand *cd, const nmo_case *c, nmo_err *err)
+{
+    memset(out, 0, sizeof(nmo_tensor) * NMO_MAX_TENSORS);
+    for (int k = 0; k < c->n_out; k++) {
+        out[k] = c->out[k];
+        out[k].data = NULL;
+        out[k].own = 0;
+        NMO_RETURN_IF_ERR(nmo_tensor_alloc(&out[k], err));
+    }
+    nmo_cand_args a = {c->in, c->n_in, out, c->n_out, c->param, c->op->n_param, &c->plan};
+    return cd->run(&a, err);
+}
+
+const char *cli_data_dir(cli_cmd *cmd)
+{
+    const char *d = cli_val(cmd, "golden-data-dir");
+    if (!d) d = cli_val(cmd, "gd");
+    if (!d) d = getenv("NUMORACLE_GOLDEN_DATA_DIR");
+    if (!d || !*d) d = "bundles";
+    return d;
+}
+
+void cli_stderr_diag(void *ctx, nmo_diag_level l, const char *msg)
+{
+    (void)ctx;
+    fprintf(stderr, "numoracle: %s: %s\n", l == NMO_DIAG_ERROR ? "error" : "warning", msg);
+}
+
+int cli_parse_shard(int *idx, int *cnt, const char *s)
+{
+    *idx = 0;
+    *cnt = 1;
+    if (!s) return 0;
+    char *end;
+    long i = strtol(s, &end, 10);
+    if (end == s || *end != '/') return cli_error("bad --shard '%s': expected I/N with 0 <= I < N", s);
+    const char *q = end + 1;
+    long n = strtol(q, &end, 10);
+    if (end == q || *end || n < 1 || i < 0 || i >= n) return cli_error("bad --shard '%s': expected I/N with 0 <= I < N", s);
+    *idx = (int)i;
+    *cnt = (int)n;
+    return 0;
+}
+
+/* ---- configuration (RFC 0006 style, JSON) ----------------------------------------------- */
+
+typedef struct {
+    char filter[256];
+    nmo_tol tol;
+} tol_ov;
+
+typedef struct {
+    char glob[128];
+    int n_xfail;
+    char (*xfail)[320];
+    int *xfail_hit;
+    int n_ov;
+    tol_ov *ov;
+} eng_cfg;
+
+typedef struct {
+    char path[NMO_BPATH];
+    int n;
+    eng_cfg e[32];
+} run_cfg;
+
+static void cfg_free(run_cfg *c)
+{
+    for (int i = 0; i < c->n; i++) {
+        free(c->e[i].xfail);
+        free(c->e[i].xfail_hit);
+        free(c->e[i].ov);
+    }
+    c->n = 0;
+}
+
+static int check_keys(const cJSON *o, const char *const *known, int nk, const char *where, const char *path)
+{
+    for (const cJSON *c = o->child; c; c = c->next) {
+        int ok = 0;
+        for (int k = 0; k < nk; k++) ok |= strcmp(c->string, known[k]) == 0;
+        if (!ok) {
+            char list[200] = "";
+            size_t off = 0;
+            for (int k = 0; k < nk; k++) off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", k ? " " : "", known[k]);
+            return cli_error("%s: %s: unknown key '%s' (known: %s)", path, where, c->string, list);
+        }
+    }
+    return 0;
+}
+
+static int tol_pair(const cJSON *o, double *atol, double *rtol, const char *where, const char *path)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "atol"), *r = cJSON_GetObjectItemCaseSensitive(o, "rtol");
+    if (!a && !r) return cli_error("%s: %s: needs atol and/or rtol", path, where);
+    if (a && (!cJSON_IsNumber(a) || !(a->valuedouble >= 0) || isinf(a->valuedouble)))
+        return cli_error("%s: %s: atol must be a finite number >= 0", path, where);
+    if (r && (!cJSON_IsNumber(r) || !(r->valuedouble >= 0) || isinf(r->valuedouble)))
+        return cli_error("%s: %s: rtol must be a finite number >= 0", path, where);
+    *atol = a ? a->valuedouble : 0;
+    *rtol = r ? r->valuedouble : 0;
+    return 0;
+}
+
+static int load_config(run_cfg *cfg, const char *path, const cli_eut *eng)
+{
+    memset(cfg, 0, sizeof *cfg);
+    snprintf(cfg->path, sizeof cfg->path, "%s", path);
+    nmo_err err;
+    cJSON *doc = nmo__read_json(path, &err);
+    if (!doc) return cli_error("%s", err.msg);
+    int rc = 0;
+    static const char *const top_keys[] = {"plugins", "engines"};
+    static const char *const plug_keys[] = {"path", "engines"};
+    static const char *const eng_keys[] = {"expected_failures", "tolerance_overrides", "tolerance"};
+    static const char *const ov_keys[] = {"filter", "atol", "rtol"};
+    if (!cJSON_IsObject(doc)) {
+        rc = cli_error("%s: the configuration must be a JSON object", path);
+        goto out;
+    }
+    if ((rc = check_keys(doc, top_keys, 2, "top level", path))) goto out;
+    const cJSON *pl = cJSON_GetObjectItemCaseSensitive(doc, "plugins");
+    if (pl && !cJSON_IsObject(pl)) {
+        rc = cli_error("%s: plugins must be an object of plugin entries", path);
+        goto out;
+    }
+    /* expected plugins: the builtin CPU engine is always loaded; nothing else can be in
+     * this build, and an expected plugin that is not loaded is an error (RFC 0006) */
+    for (const cJSON *p = pl ? pl->child : NULL; p && !rc; p = p->next) {
+        char where[160];
+        snprintf(where, sizeof where, "plugins.%s", p->string);
+        if (!cJSON_IsObject(p)) {
+            rc = cli_error("%s: %s must be an object", path, where);
+            break;
+        }
+        if ((rc = check_keys(p, plug_keys, 2, where, path))) break;
+        const cJSON *pp = cJSON_GetObjectItemCaseSensitive(p, "path");
+        const cJSON *pe = cJSON_GetObjectItemCaseSensitive(p, "engines");
+        if (!cJSON_IsString(pp)) {
+            rc = cli_error("%s: %s: path must be a string", path, where);
+            break;
+        }
+        if (pe && !cJSON_IsArray(pe)) {
+            rc = cli_error("%s: %s: engines must be an array of engine names", path, where);
+            break;
+        }
+        if (strcmp(pp->valuestring, "builtin") != 0) {
+            rc = cli_error("%s: expected plugin '%s' (%s) is not loaded: plugins are unsupported in this build", path, p->string,
+                           pp->valuestring);
+            break;
+        }
+        for (const cJSON *x = pe ? pe->child : NULL; x && !rc; x = x->next)
+            if (!cJSON_IsString(x) || strcmp(x->valuestring, "cpu") != 0)
+                rc = cli_error("%s: %s: the builtin plugin provides engine 'cpu' only", path, where);
+    }
+    if (rc) goto out;
+    const cJSON *en = cJSON_GetObjectItemCaseSensitive(doc, "engines");
+    if (en && !cJSON_IsObject(en)) {
+        rc = cli_error("%s: engines must be an object keyed by engine (glob)", path);
+        goto out;
+    }
+    for (const cJSON *e = en ? en->child : NULL; e && !rc; e = e->next) {
+        char where[200];
+        snprintf(where, sizeof where, "engines.%s", e->string);
+        if (!cJSON_IsObject(e)) {
+            rc = cli_error("%s: %s must be an object", path, where);
+            break;
+        }
+        if ((rc = check_keys(e, eng_keys, 3, where, path))) break;
+        if (cfg->n >= 32) {
+            rc = cli_error("%s: more than 32 engine entries", path);
+            break;
+        }
+        /* entries whose glob does not match the engine under test are validated, then dropped */
+        eng_cfg ec;
+        memset(&ec, 0, sizeof ec);
+        snprintf(ec.glob, sizeof ec.glob, "%s", e->string);
+        const cJSON *xf = cJSON_GetObjectItemCaseSensitive(e, "expected_failures");
+        if (xf) {
+            if (!cJSON_IsArray(xf)) {
+                rc = cli_error("%s: %s: expected_failures must be an array of test names", path, where);
+                break;
+            }
+            ec.n_xfail = cJSON_GetArraySize(xf);
+            ec.xfail = calloc((size_t)ec.n_xfail + 1, sizeof *ec.xfail);
+            ec.xfail_hit = calloc((size_t)ec.n_xfail + 1, sizeof *ec.xfail_hit);
+            int i = 0;
+            for (const cJSON *x = xf->child; x; x = x->next, i++) {
+                if (!cJSON_IsString(x) || !x->valuestring[0]) {
+                    rc = cli_error("%s: %s: expected_failures[%d] must be a test name", path, where, i);
+                    break;
+                }
+                snprintf(ec.xfail[i], sizeof ec.xfail[i], "%s", x->valuestring);
+            }
+        }
+        const cJSON *ov = cJSON_GetObjectItemCaseSensitive(e, "tolerance_overrides");
+        const cJSON *tl = cJSON_GetObjectItemCaseSensitive(e, "tolerance");
+        if (!rc && ov && !cJSON_IsArray(ov)) rc = cli_error("%s: %s: tolerance_overrides must be an array", path, where);
+        if (!rc && tl && !cJSON_IsObject(tl)) rc = cli_error("%s: %s: tolerance must be an object with atol/rtol", path, where);
+        if (!rc) {
+            int n = (ov ? cJSON_GetArraySize(ov) : 0) + (tl ? 1 : 0);
+            ec.ov = calloc((size_t)n + 1, sizeof *ec.ov);
+            int i = 0;
+            for (const cJSON *o = ov ? ov->child : NULL; o && !rc; o = o->next, i++) {
+                char w2[260];
+                snprintf(w2, sizeof w2, "%s.tolerance_overrides[%d]", where, i);
+                const cJSON *f = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "filter") : NULL;
+                if (!cJSON_IsObject(o)) rc = cli_error("%s: %s must be an object", path, w2);
+                else if ((rc = check_keys(o, ov_keys, 3, w2, path))) break;
+                else if (!cJSON_IsString(f) || !f->valuestring[0]) rc = cli_error("%s: %s: missing filter (a test-name glob)", path, w2);
+                else if (!(rc = tol_pair(o, &ec.ov[ec.n_ov].tol.atol, &ec.ov[ec.n_ov].tol.rtol, w2, path))) {
+                    snprintf(ec.ov[ec.n_ov].filter, sizeof ec.ov[ec.n_ov].filter, "%s", f->valuestring);
+                    snprintf(ec.ov[ec.n_ov].tol.source, sizeof ec.ov[ec.n_ov].tol.source, "%s %s (filter '%s')", path, w2,
+                             f->valuestring);
+                    ec.n_ov++;
+                }
+            }
+            if (!rc && tl) {
+                char w2[260];
+                snprintf(w2, sizeof w2, "%s.tolerance", where);
+                static const char *const tk[] = {"atol", "rtol"};
+                if (!(rc = check_keys(tl, tk, 2, w2, path)) &&
+                    !(rc = tol_pair(tl, &ec.ov[ec.n_ov].tol.atol, &ec.ov[ec.n_ov].tol.rtol, w2, path))) {
+                    snprintf(ec.ov[ec.n_ov].filter, sizeof ec.ov[ec.n_ov].filter, "*");
+                    snprintf(ec.ov[ec.n_ov].tol.source, sizeof ec.ov[ec.n_ov].tol.source, "%s %s", path, w2);
+                    ec.n_ov++;
+                }
+            }
+        }
+        if (rc || fnmatch(ec.glob, eng->spec, 0) != 0) {
+            free(ec.xfail);
+            free(ec.xfail_hit);
+            free(ec.ov);
+            continue;
+        }
+        cfg->e[cfg->n++] = ec;
+    }
+out:
+    cJSON_Delete(doc);
+    if (rc) cfg_free(cfg);
+    return rc;
+}
+
+static const nmo_tol *cfg_override(const run_cfg *cfg, const char *test)
+{
+    for (int i = 0; i < cfg->n; i++)
+        for (int k = 0; k < cfg->e[i].n_ov; k++)
+            if (fnmatch(cfg->e[i].ov[k].filter, test, 0) == 0) return &cfg->e[i].ov[k].tol;
+    return NULL;
+}
+
+static int cfg_xfail(run_cfg *cfg, const char *test)
+{
+    int hit = 0;
+    for (int i = 0; i < cfg->n; i++)
+        for (int k = 0; k < cfg->e[i].n_xfail; k++)
+            if (fnmatch(cfg->e[i].xfail[k], test, 0) == 0) cfg->e[i].xfail_hit[k] = hit = 1;
+    return hit;
+}
+
+/* ---- one case ------------------------------------------------------------------------ */
+
+typedef enum { OUT_PASS, OUT_FAIL, OUT_SKIP, OUT_INCONC, OUT_XFAIL, OUT_XPASS } outcome;
+
+typedef enum { ACC_ORACLE, ACC_TOL, ACC_BOTH } acceptance;
+typedef enum { VM_AUTO, VM_GOLDEN, VM_GPU, VM_CPU } vmode;
+
+typedef struct {
+    const cli_eut *eng;
+    acceptance acc;
+    vmode vm;
+    run_cfg *cfg;
+    cJSON *jcases;
+} runner;
+
+static const char *acc_name(acceptance a) { return a == ACC_TOL ? "tolerance" : a == ACC_BOTH ? "both" : "oracle"; }
+
+static void fmt_val(char *buf, size_t n, double v)
+{
+    if (v != v) snprintf(buf, n, "nan");
+    else if (isinf(v)) snprintf(buf, n, v > 0 ? "inf" : "-inf");
+    else snprintf(buf, n, "%.6g", v);
+}
+
+static cJSON *jnum(double v)
+{
+    return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateString(v != v ? "nan" : v > 0 ? "inf" : "-inf");
+}
+
+/* R at element i of output k: stored bounds, or the report's recomputed ones */
+static void r_at(const nmo_bundle *b, const nmo_report *rep, int stored, int k, int64_t i, double *lo, double *hi)
+{
+    if (stored) {
+        *lo = nmo_tensor_get(&b->lo[k], i);
+        *hi = nmo_tensor_get(&b->hi[k], i);
+    } else {
+        *lo = rep->rlo[k] ? rep->rlo[k][i] : NAN;
+        *hi = rep->rhi[k] ? rep->rhi[k][i] : NAN;
+    }
+}
+
+static int64_t ulps_outside(nmo_fmt f, double v, double lo, double hi)
+{
+    if (v != v || lo != lo) return -1;
+    if (v > hi) return nmo_fmt_ordinal(f, v) - nmo_fmt_ordinal(f, hi);
+    if (v < lo) return nmo_fmt_ordinal(f, lo) - nmo_fmt_ordinal(f, v);
+    return 0;
+}
+
+static void print_tensor_block(const nmo_bundle *b, const nmo_report *rep, int stored, int k, const nmo_tensor *exp,
+                               const nmo_tensor *out, const nmo_tol *tol, const nmo_tol_result *tr)
+{
+    const nmo_case *c = &b->c;
+    const nmo_gtensor *gt = &b->g.t[b->g.out_t[k]];
+    char dims[160], ix[160], ev[40], av[40], lo_s[40], hi_s[40];
+    nmo__fmt_dims(dims, sizeof dims, gt->ndims, gt->dims);
+    int64_t n = nmo_tensor_numel(out), nf = 0, ni = 0;
+    for (int64_t i = 0; i < n; i++) {
+        nf += rep->verdicts[k][i] == NMO_FAIL;
+        ni += rep->verdicts[k][i] == NMO_INCONCLUSIVE;
+    }
+    printf("  Tensor: %s (UID %lld, output)\n", gt->name, (long long)gt->uid);
+    printf("  Shape:  %s  %s\n", dims, nmo_fmt_name(c->plan.out));
+    printf("  Oracle: %s  %lld of %lld elements outside the reachable set R, %lld inconclusive\n",
+           nf ? "FAIL" : ni ? "INCONCLUSIVE" : "PASS", (long long)nf, (long long)n, (long long)ni);
+    printf("  Max absolute error: %.2e  (tolerance: %.3g, %s)\n", tr->max_abs, tol->atol, nmo_tol_level_name(tol->level));
+    printf("  Max relative error: %.2e  (tolerance: %.3g)\n", tr->max_rel, tol->rtol);
+    /* worst element: the oracle's worst when it lies in this tensor, else the largest
+     * excess over the tolerance */
+    int64_t w = tr->worst;
+    if (rep->has_worst && rep->worst.k == k && (rep->worst.verdict != NMO_PASS || tr->n_mismatch == 0)) w = rep->worst.index;
+    if (w >= 0) {
+        double e = nmo_tensor_get(exp, w), a = nmo_tensor_get(out, w), lo, hi;
+        r_at(b, rep, stored, k, w, &lo, &hi);
+        nmo__fmt_index(ix, sizeof ix, gt->ndims, gt->dims, w);
+        fmt_val(ev, sizeof ev, e), fmt_val(av, sizeof av, a), fmt_val(lo_s, sizeof lo_s, lo), fmt_val(hi_s, sizeof hi_s, hi);
+        printf("  Worst element: index %s  expected: %s  actual: %s  R = [%s, %s]", ix, ev, av, lo_s, hi_s);
+        int64_t u = ulps_outside(c->plan.out, a, lo, hi);
+        if (rep->verdicts[k][w] == NMO_FAIL) {
+            if (u < 0) printf(", outside (NaN or not representable)");
+            else printf(", outside by %lld ulp%s", (long long)u, u == 1 ? "" : "s");
+        }
+        printf("\n");
+    }
+    printf("  Mismatched elements: %lld / %lld (%.2f%%)\n", (long long)tr->n_mismatch, (long long)tr->n,
+           tr->n ? 100.0 * (double)tr->n_mismatch / (double)tr->n : 0.0);
+}
+
+static outcome run_one(runner *R, const nmo_disc *d, int i)
+{
+    const nmo_disc_case *dc = &d->cases[i];
+    const char *name = dc->name;
+    nmo_err err = {{0}};
+    cJSON *jc = cJSON_CreateObject();
+    cJSON_AddStringToObject(jc, "name", name);
+    cJSON_AddStringToObject(jc, "bundle", dc->src);
+    outcome res = OUT_FAIL;
+    char reason[1200] = "";
+    nmo_bundle b;
+    memset(&b, 0, sizeof b);
+    nmo_tensor out[NMO_MAX_TENSORS], exp[NMO_MAX_TENSORS];
+    memset(out, 0, sizeof out);
+    memset(exp, 0, sizeof exp);
+    nmo_report rep;
+    memset(&rep, 0, sizeof rep);
+    int loaded = 0, stored = 0;
+    const char *ref = "";
+
+    if (R->vm == VM_GPU) {
+        res = OUT_SKIP;
+        snprintf(reason, sizeof reason, "no GPU reference executor in this build");
+        goto report;
+    }
+    /* golden-capable modes load everything; cpu ignores the golden data entirely */
+    if (nmo_disc_load(&b, d, i, R->vm == VM_CPU ? NMO_BL_GRAPH_ONLY : 0, &err) != NMO_OK) {
+        res = OUT_FAIL;
+        snprintf(reason, sizeof reason, "%s", err.msg);
+        goto report;
+    }
+    loaded = 1;
+    /* RFC arch guard: reference data from a GPU tool is valid on its architecture only;
+     * the engines of this build run on no GPU */
+    const cJSON *arch = b.meta ? cJSON_GetObjectItemCaseSensitive(b.meta, "gpu_architecture") : NULL;
+    if (cJSON_IsString(arch) && arch->valuestring[0] && R->vm != VM_CPU) {
+        res = OUT_SKIP;
+        snprintf(reason, sizeof reason, "golden data is specific to gpu_architecture %s (arch guard); engine %s runs on no GPU",
+                 arch->valuestring, R->eng->spec);
+        goto report;
+    }
+    int computed;
+    if (b.have_golden) computed = 0;
+    else if (R->vm == VM_GOLDEN) {
+        res = OUT_SKIP;
+        snprintf(reason, sizeof reason, "bundle has no golden data (graph-only)");
+        goto report;
+    } else computed = 1; /* cpu mode, or auto without golden data (no GPU reference) */
+    const nmo_cand *cd = cli_engine_cand(R->eng, b.g.op);
+    if (!cd) {
+        res = OUT_SKIP;
+        snprintf(reason, sizeof reason, "engine %s does not support op %s", R->eng->spec, b.g.op->name);
+        goto report;
+    }
+    if (computed) nmo_bundle_generate_inputs(&b);
+    nmo_status es = cli_engine_run(out, cd, &b.c, &err);
+    if (es != NMO_OK) {
+        /* an engine that cannot serve the case (a dtype it lacks) skips it (RFC 0011) */
+        res = es == NMO_ERR_UNSUPPORTED ? OUT_SKIP : OUT_FAIL;
+        snprintf(reason, sizeof reason, "engine %s: %s", R->eng->spec, err.msg);
+        goto report;
+    }
+    /* oracle verdict */
+    nmo_check_opts co = {0};
+    co.keep_verdicts = 1;
+    co.keep_bounds = 1;
+    co.keep_enc = computed;
+    nmo_status st;
+    if (!computed && b.have_bounds) {
+        stored = 1;
+        ref = "golden (stored certified bounds)";
+        st = nmo_bundle_judge(&rep, &b, out, NMO_JUDGE_VERDICTS | NMO_JUDGE_WIDTHS, &err);
+    } else {
+        ref = computed ? "cpu (certified engine at runtime, inputs from the seed)"
+                       : "golden (bounds recomputed: the bundle stores none)";
+        st = nmo_check(&rep, &b.c, out, &co, &err);
+    }
+    if (st != NMO_OK) {
+        res = OUT_FAIL;
+        snprintf(reason, sizeof reason, "%s", err.msg);
+        goto report;
+    }
+    /* expected values: the golden outputs, or the enclosure midpoint (computed mode) */
+    for (int k = 0; k < b.c.n_out; k++) {
+        if (!computed) {
+            exp[k] = b.golden[k];
+            exp[k].own = 0;
+            continue;
+        }
+        exp[k] = b.c.out[k];
+        exp[k].data = NULL;
+        exp[k].own = 0;
+        nmo_tensor_alloc(&exp[k], &err);
+        int64_t n = nmo_tensor_numel(&exp[k]);
+        for (int64_t q = 0; q < n; q++) {
+            const nmo_fenc *e = &rep.enc[k][q];
+            double v = nmo_fmt_round(b.c.plan.out, e->lo + 0.5 * (e->hi - e->lo), NMO_RNE, b.c.plan.ftz);
+            if (v < rep.rlo[k][q]) v = rep.rlo[k][q];
+            if (v > rep.rhi[k][q]) v = rep.rhi[k][q];
+            nmo_tensor_set(&exp[k], q, v);
+        }
+    }
+    /* tolerance verdict */
+    nmo_tol tol;
+    if (nmo_tol_resolve(&tol, cfg_override(R->cfg, name), &b, &err) != NMO_OK) {
+        res = OUT_FAIL;
+        snprintf(reason, sizeof reason, "%s", err.msg);
+        goto report;
+    }
+    nmo_tol_result tr[NMO_MAX_TENSORS];
+    nmo_verdict tv = NMO_PASS;
+    for (int k = 0; k < b.c.n_out; k++) {
+        nmo_tol_compare(&tr[k], &tol, &exp[k], &out[k]);
+        if (tr[k].verdict == NMO_FAIL) tv = NMO_FAIL;
+    }
+    nmo_verdict ov = rep.verdict, fv;
+    if (R->acc == ACC_TOL) fv = tv;
+    else if (R->acc == ACC_ORACLE) fv = ov;
+    else fv = (ov == NMO_FAIL || tv == NMO_FAIL) ? NMO_FAIL : ov;
+    res = fv == NMO_PASS ? OUT_PASS : fv == NMO_FAIL ? OUT_FAIL : OUT_INCONC;
+    int xf = cfg_xfail(R->cfg, name);
+    if (xf && res == OUT_FAIL) res = OUT_XFAIL;
+    else if (xf && res == OUT_PASS) res = OUT_XPASS;
+
+    /* report */
+    const char *label = res == OUT_PASS ? "PASS" : res == OUT_INCONC ? "INCONCLUSIVE" : res == OUT_XFAIL ? "XFAIL" : res == OUT_XPASS ? "XPASS" : "FAIL";
+    if (res == OUT_PASS) {
+        printf("PASS %s  oracle %s (%lld/%lld), tolerance %s (%s)\n", name, nmo_verdict_name(ov), (long long)rep.n_pass,
+               (long long)rep.n, nmo_verdict_name(tv), nmo_tol_level_name(tol.level));
+    } else {
+        printf("%s: %s%s\n", label, name,
+               res == OUT_XFAIL ? " (expected failure)" : res == OUT_XPASS ? " (listed in expected_failures but passed: remove it)" : "");
+        printf("  Bundle: %s\n", dc->src);
+        printf("  Engine: %s  reference: %s  acceptance: %s\n", R->eng->spec, ref, acc_name(R->acc));
+        for (int k = 0; k < b.c.n_out; k++) {
+            int64_t n = nmo_tensor_numel(&out[k]), bad = 0;
+            for (int64_t q = 0; q < n; q++) bad += rep.verdicts[k][q] != NMO_PASS;
+            if (res == OUT_XPASS || bad || tr[k].verdict == NMO_FAIL || b.c.n_out == 1)
+                print_tensor_block(&b, &rep, stored, k, &exp[k], &out[k], &tol, &tr[k]);
+        }
+        printf("  Verdicts: oracle %s, tolerance %s (level %s: %s)\n", nmo_verdict_name(ov), nmo_verdict_name(tv),
+               nmo_tol_level_name(tol.level), tol.source);
+    }
+    cJSON_AddStringToObject(jc, "status", label);
+    cJSON_AddStringToObject(jc, "reference", ref);
+    cJSON *jo = cJSON_AddObjectToObject(jc, "oracle");
+    cJSON_AddStringToObject(jo, "verdict", nmo_verdict_name(ov));
+    cJSON_AddNumberToObject(jo, "elements", (double)rep.n);
+    cJSON_AddNumberToObject(jo, "pass", (double)rep.n_pass);
+    cJSON_AddNumberToObject(jo, "fail", (double)rep.n_fail);
+    cJSON_AddNumberToObject(jo, "inconclusive", (double)rep.n_inconc);
+    cJSON_AddStringToObject(jo, "bounds", stored ? "stored" : "recomputed");
+    cJSON *jt = cJSON_AddObjectToObject(jc, "tolerance");
+    cJSON_AddStringToObject(jt, "verdict", nmo_verdict_name(tv));
+    cJSON_AddStringToObject(jt, "level", nmo_tol_level_name(tol.level));
+    cJSON_AddStringToObject(jt, "source", tol.source);
+    cJSON_AddItemToObject(jt, "atol", jnum(tol.atol));
+    cJSON_AddItemToObject(jt, "rtol", jnum(tol.rtol));
+    cJSON *ja = cJSON_AddArrayToObject(jt, "outputs");
+    for (int k = 0; k < b.c.n_out; k++) {
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "tensor", b.g.t[b.g.out_t[k]].name);
+        cJSON_AddNumberToObject(x, "uid", (double)b.g.t[b.g.out_t[k]].uid);
+        cJSON_AddItemToObject(x, "max_abs", jnum(tr[k].max_abs));
+        cJSON_AddItemToObject(x, "max_rel", jnum(tr[k].max_rel));
+        cJSON_AddNumberToObject(x, "mismatched", (double)tr[k].n_mismatch);
+        cJSON_AddItemToArray(ja, x);
+    }
+    goto done;
+
+report:
+    if (res == OUT_SKIP) {
+        printf("SKIP %s: %s\n", name, reason);
+        cJSON_AddStringToObject(jc, "status", "SKIP");
+    } else {
+        int xf = cfg_xfail(R->cfg, name);
+        if (xf) res = OUT_XFAIL;
+        printf("%s: %s%s\n  Bundle: %s\n  Error: %s\n", xf ? "XFAIL" : "FAIL", name, xf ? " (expected failure)" : "", dc->src,
+               reason);
+        cJSON_AddStringToObject(jc, "status", xf ? "XFAIL" : "FAIL");
+    }
+    cJSON_AddStringToObject(jc, "reason", reason);
+done:
+    cJSON_AddItemToArray(R->jcases, jc);
+    fflush(stdout);
+    nmo_report_free(&rep);
+    for (int k = 0; k < NMO_MAX_TENSORS; k++) {
+        nmo_tensor_free(&out[k]);
+        nmo_tensor_free(&exp[k]);
+    }
+    if (loaded) nmo_bundle_free(&b);
+    return res;
+}
+
+/* ---- the verb ----------------------------------------------------------------------------- */
+
+int cmd_run(int argc, char **argv)
+{
+    cli_opt opts[] = {
+        {"golden-data-dir", "DIR", 0, 0, "golden data root (env NUMORACLE_GOLDEN_DATA_DIR; default ./bundles)", NULL, {0}, 0},
+        {"gd", "DIR", 0, 0, "short for --golden-data-dir", NULL, {0}, 0},
+        {"tier", "TIER", 0, 0, "quick (default), standard, comprehensive or full (each includes the ones before)", NULL, {0}, 0},
+        {"engine", "E", 0, 0, "engine under test: cpu (default), cpu:NAME, hip[:NAME], plugin:PATH", NULL, {0}, 0},
+        {"verification-mode", "M", 0, 0, "auto (default), golden, gpu or cpu (env NUMORACLE_VERIFICATION_MODE)", NULL, {0}, 0},
+        {"vm", "M", 0, 0, "short for --verification-mode", NULL, {0}, 0},
+        {"acceptance", "A", 0, 0, "oracle (default), tolerance or both: the verdict that decides", NULL, {0}, 0},
+        {"config", "FILE", 0, 0, "JSON: expected plugins, expected failures, tolerance overrides", NULL, {0}, 0},
+        {"filter", "GLOB", 0, 0, "run tests matching POS[:POS...][-NEG[:NEG...]] (gtest style)", NULL, {0}, 0},
+        {"shard", "I/N", 0, 0, "run only shard I of N (0-based, after the filter)", NULL, {0}, 0},
+        {"json", "FILE", 0, 0, "also write a JSON report to FILE (atomically)", NULL, {0}, 0},
+        {"list", NULL, 0, 0, "list the selected test names and exit", NULL, {0}, 0},
+    };
+    cli_cmd cmd = {
+        .verb = "run",
+        .summary = "Run an engine on every golden bundle of a tier cascade and judge each output with\n"
+                   "both verdicts: the certified reachable sets (oracle) and the tolerance chain.",
+        .usage = "run [--golden-data-dir DIR] [--tier TIER] [--engine E] [options]",
+        .epilog = "Test names: single-graph bundles {Operation}_{layout}_{dtype}.{BundleDir}, sweeps\n"
+                  "{Operation}_{TopologyName}.{case_id}; standard/comprehensive/full add the prefix\n"
+                  "Standard/, Comprehensive/, Full/. Configuration (JSON):\n"
+                  "  {\"plugins\": {\"cpu\": {\"path\": \"builtin\", \"engines\": [\"cpu\"]}},\n"
+                  "   \"engines\": {\"cpu*\": {\"expected_failures\": [\"TEST\", ...],\n"
+                  "                          \"tolerance_overrides\": [{\"filter\": \"GLOB\", \"atol\": A, \"rtol\": R}],\n"
+                  "                          \"tolerance\": {\"atol\": A, \"rtol\": R}}}}\n"
+                  "Engine keys are globs over the --engine value. An expected failure that fails is\n"
+                  "XFAIL (counted as skipped); one that passes is XPASS (counted as failed).\n"
+                  "\n"
+                  "exit: 0 all passed, 1 a failure, 3 inconclusive (no failure), 2 usage/config errors\n",
+        .opts = opts,
+        .nopts = (int)(sizeof opts / sizeof opts[0]),
+    };
+    int rc = cli_parse(&cmd, argc, argv);
+    if (rc) return rc < 0 ? 0 : rc;
+
+    const char *root = cli_data_dir(&cmd);
+    const char *tier_s = cli_val(&cmd, "tier") ? cli_val(&cmd, "tier") : "quick";
+    int tier = nmo_tier_parse(tier_s);
+    if (tier < 0) return cli_error("bad --tier '%s': expected quick, standard, comprehensive or full", tier_s);
+    const char *vm_s = cli_val(&cmd, "verification-mode");
+    if (!vm_s) vm_s = cli_val(&cmd, "vm");
+    int vm_env = 0;
+    if (!vm_s && getenv("NUMORACLE_VERIFICATION_MODE") && *getenv("NUMORACLE_VERIFICATION_MODE"))
+        vm_s = getenv("NUMORACLE_VERIFICATION_MODE"), vm_env = 1;
+    if (!vm_s) vm_s = "auto";
+    vmode vm;
+    if (strcmp(vm_s, "auto") == 0) vm = VM_AUTO;
+    else if (strcmp(vm_s, "golden") == 0) vm = VM_GOLDEN;
+    else if (strcmp(vm_s, "gpu") == 0) vm = VM_GPU;
+    else if (strcmp(vm_s, "cpu") == 0) vm = VM_CPU;
+    else return cli_error("bad %s '%s': expected auto, golden, gpu or cpu", vm_env ? "NUMORACLE_VERIFICATION_MODE" : "--verification-mode", vm_s);
+    const char *acc_s = cli_val(&cmd, "acceptance") ? cli_val(&cmd, "acceptance") : "oracle";
+    acceptance acc;
+    if (strcmp(acc_s, "oracle") == 0) acc = ACC_ORACLE;
+    else if (strcmp(acc_s, "tolerance") == 0) acc = ACC_TOL;
+    else if (strcmp(acc_s, "both") == 0) acc = ACC_BOTH;
+    else return cli_error("bad --acceptance '%s': expected tolerance, oracle or both", acc_s);
+    cli_eut eng;
+    if ((rc = cli_engine_spec(&eng, cli_val(&cmd, "engine")))) return rc;
+    int sh_i, sh_n;
+    if ((rc = cli_parse_shard(&sh_i, &sh_n, cli_val(&cmd, "shard")))) return rc;
+    run_cfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    if (cli_val(&cmd, "config") && (rc = load_config(&cfg, cli_val(&cmd, "config"), &eng))) return rc;
+
+    nmo_disc d;
+    nmo_err err;
+    if (nmo_discover(&d, root, tier, 0, cli_stderr_diag, NULL, &err) != NMO_OK) {
+        cfg_free(&cfg);
+        if (err.msg[0] && strstr(err.msg, "collision")) {
+            nmo_disc_free(&d);
+            return cli_error("%s", err.msg);
+        }
+        return cli_error("%s", err.msg);
+    }
+    const char *filter = cli_val(&cmd, "filter");
+    int *sel = malloc((size_t)(d.n ? d.n : 1) * sizeof(int)), nsel = 0, nf = 0;
+    for (int i = 0; i < d.n; i++) {
+        if (!nmo_filter_match(filter, d.cases[i].name)) continue;
+        if (nf++ % sh_n == sh_i) sel[nsel++] = i;
+    }
+    if (cli_val(&cmd, "list")) {
+        for (int q = 0; q < nsel; q++) printf("%s\n", d.cases[sel[q]].name);
+        free(sel);
+        nmo_disc_free(&d);
+        cfg_free(&cfg);
+        return 0;
+    }
+    /* expected failures naming no discovered test are stale configuration */
+    for (int e = 0; e < cfg.n; e++)
+        for (int k = 0; k < cfg.e[e].n_xfail; k++) {
+            int any = 0;
+            for (int i = 0; i < d.n && !any; i++) any = fnmatch(cfg.e[e].xfail[k], d.cases[i].name, 0) == 0;
+            if (!any)
+                fprintf(stderr, "numoracle: warning: %s: engines.%s: expected failure '%s' matches no discovered test\n", cfg.path,
+                        cfg.e[e].glob, cfg.e[e].xfail[k]);
+        }
+
+    runner R = {&eng, acc, vm, &cfg, cJSON_CreateArray()};
+    int n_pass = 0, n_fail = 0, n_skip = 0, n_inc = 0, n_xfail = 0;
+    for (int q = 0; q < nsel; q++) {
+        outcome o = run_one(&R, &d, sel[q]);
+        switch (o) {
+        case OUT_PASS: n_pass++; break;
+        case OUT_FAIL: case OUT_XPASS: n_fail++; break;
+        case OUT_SKIP: n_skip++; break;
+        case OUT_XFAIL: n_skip++, n_xfail++; break;
+        case OUT_INCONC: n_inc++; break;
+        }
+    }
+    printf("%d passed, %d failed, %d skipped\n", n_pass, n_fail, n_skip);
+    printf("%d inconclusive\n", n_inc);
+    fflush(stdout);
+    rc = n_fail ? 1 : n_inc ? 3 : 0;
+    const char *jpath = cli_val(&cmd, "json");
+    if (jpath) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "numoracle_version", nmo_version());
+        cJSON_AddStringToObject(o, "golden_data_dir", root);
+        cJSON_AddStringToObject(o, "tier", tier_s);
+        cJSON_AddStringToObject(o, "engine", eng.spec);
+        cJSON_AddStringToObject(o, "verification_mode", vm_s);
+        cJSON_AddStringToObject(o, "acceptance", acc_s);
+        if (filter) cJSON_AddStringToObject(o, "filter", filter);
+        if (cli_val(&cmd, "shard")) cJSON_AddStringToObject(o, "shard", cli_val(&cmd, "shard"));
+        cJSON *s = cJSON_AddObjectToObject(o, "summary");
+        cJSON_AddNumberToObject(s, "passed", n_pass);
+        cJSON_AddNumberToObject(s, "failed", n_fail);
+        cJSON_AddNumberToObject(s, "skipped", n_skip);
+        cJSON_AddNumberToObject(s, "expected_failures", n_xfail);
+        cJSON_AddNumberToObject(s, "inconclusive", n_inc);
+        cJSON_AddItemToObject(o, "cases", R.jcases);
+        R.jcases = NULL;
+        char *js = cJSON_Print(o);
+        cJSON_Delete(o);
+        cli_stage st = {0};
+        int wrc = !js ? cli_error("out of memory") : cli_stage_file(&st, jpath, js, strlen(js));
+        if (!wrc) wrc = cli_stage_commit(&st);
+        free(js);
+        if (wrc) rc = wrc;
+    }
+    cJSON_Delete(R.jcases);
+    free(sel);
+    nmo_disc_free(&d);
+    cfg_free(&cfg);
+    return rc;
+}
