@@ -17,8 +17,8 @@
  *   unfused plan (inter != compute):
  *     da = RN_inter(dy*b) * s   (eager autograd; Liger's Triton kernel computes dc*b of
  *                                two 16-bit tensors in that dtype: the same rounding)
- *     db = dy*RN_inter(g) (eager: the stored activation) | dy*g (Liger recomputes g in
- *          fp32)                                                              (hull)
+ *     db = dy*RN_inter(g) (eager: the stored activation; current Liger rounds geglu_a to
+ *          the dtype) | dy*g (earlier Liger kept the recomputed g in fp32)      (hull)
  *   store da, db into `out`   (checker: plan round)
  * Not covered: the pre-multiplied constant beta*3*kappa (Megatron's 0.1070322243),
  * tanh.approx.f32 (use fn=fast). */
