@@ -20,9 +20,12 @@
  *     fused into an FMA with the other rounded: hull(fma(u, c, RN(B)), fma(v, s, RN(A)))
  *     (both orders of `x*cos - x2*sin` as nvcc contracts them)
  *   unfused plan (inter != compute: HF eager `q*cos + rotate_half(q)*sin` in bf16,
- *     Liger's kernel on 16-bit cos/sin): y = RN_inter(A) + RN_inter(B)
+ *     Liger's kernel on 16-bit cos/sin, whose Triton arithmetic is 16-bit):
+ *     y = RN_inter(A) + RN_inter(B)
  *   store y into `out` (checker: plan round)
- * Not covered: cos/sin computed inside the kernel (sincosf of plan accuracy: no
+ * Not covered: a 16-bit kernel that contracts one product into an FMA (fma.rn.bf16) —
+ * modelling it would make every cancelling element of the unfused plan uninformative —,
+ * cos/sin computed inside the kernel (sincosf of plan accuracy: no
  * primitive yet), rotation as a complex multiply in another association. */
 #ifndef NMO_REFS_ROPE_COMMON_H
 #define NMO_REFS_ROPE_COMMON_H

@@ -82,7 +82,7 @@ const nmo_op nmo_op_swiglu_bwd = {
             {"db", NMO_ROLE_DATA, "gradient of b [..., N]"}},
     .n_param = 0,
     .dtypes = "fp32 bf16 fp16",
-    .test_shapes = "3x1025;8x64",
+    .test_shapes = "2x97;4x32", /* small: the engine-equality test certifies every element */
     .test_shapes_large = "3x4097;8x64",
     .setup = pw_setup_same,
     .row_len = nmo_ref_row_len_last,

@@ -1,10 +1,10 @@
 /* The pointwise operators beyond what the registry-driven tests cover (those run the
  * default plan and default parameters only):
  *
- *  - unfused (eager) plans: the eager candidates (swiglu/geglu `eager`, swiglu_bwd
- *    `unsloth`, geglu_bwd `liger_triton`, rope/rope_bwd `eager`) store intermediates in
- *    the input dtype. They are registered as negative controls of the fused default
- *    plan; here they must never FAIL under `inter=<input dtype>`, and must FAIL under
+ *  - unfused (eager) plans: the eager candidates (swiglu/geglu `mut_eager`, swiglu_bwd
+ *    `mut_unsloth`, geglu_bwd `mut_liger_triton(_v0)`, rope/rope_bwd `mut_eager`) store
+ *    intermediates in the input dtype. They are registered as mutants: negative
+ *    controls of the fused default plan (hence the mut_ prefix); here they must never FAIL under `inter=<input dtype>`, and must FAIL under
  *    the fused plan for the 16-bit dtypes. What the fused correct candidates do under
  *    the unfused plan is printed (they are not plan-following there; no assertion);
  *  - gelu approximate=1 (tanh) and rope/rope_bwd layout=1 (GPT-J): every correct variant
@@ -128,8 +128,9 @@ static tally sweep(const nmo_op *op, const nmo_cand *cd, nmo_fmt dt, int unfused
 static const struct {
     const char *op, *eager;
 } eager_pairs[] = {
-    {"swiglu", "eager"}, {"swiglu_bwd", "unsloth"}, {"geglu", "eager"},
-    {"geglu_bwd", "liger_triton"}, {"rope", "eager"}, {"rope_bwd", "eager"},
+    {"swiglu", "mut_eager"}, {"swiglu_bwd", "mut_unsloth"}, {"geglu", "mut_eager"},
+    {"geglu_bwd", "mut_liger_triton"}, {"geglu_bwd", "mut_liger_triton_v0"},
+    {"rope", "mut_eager"}, {"rope_bwd", "mut_eager"},
 };
 #define N_EAGER ((int)(sizeof eager_pairs / sizeof eager_pairs[0]))
 
@@ -138,7 +139,7 @@ static const nmo_fmt dts[3] = {NMO_FP32, NMO_BF16, NMO_FP16};
 Test(pointwise, eager_candidates_pass_under_unfused_plan, .timeout = 600)
 {
     printf("\neager candidates: FAIL runs / runs under each plan\n");
-    printf("%-11s %-13s %-6s %-18s %-18s\n", "op", "candidate", "dtype", "fused (default)",
+    printf("%-11s %-19s %-6s %-18s %-18s\n", "op", "candidate", "dtype", "fused (default)",
            "unfused inter=dt");
     for (int i = 0; i < N_EAGER; i++) {
         const nmo_op *op = nmo_op_find(eager_pairs[i].op);
@@ -151,7 +152,7 @@ Test(pointwise, eager_candidates_pass_under_unfused_plan, .timeout = 600)
                 int pk = nlay == 2 ? nmo_op_param_index(op, "layout") : -1;
                 tally tu = sweep(op, cd, dts[d], 1, pk, lay);
                 tally tf = sweep(op, cd, dts[d], 0, pk, lay);
-                printf("%-11s %-13s %-6s %4ld/%-4ld (inc %3ld) %4ld/%-4ld (inc %3ld)%s\n", op->name,
+                printf("%-11s %-19s %-6s %4ld/%-4ld (inc %3ld) %4ld/%-4ld (inc %3ld)%s\n", op->name,
                        cd->name, nmo_fmt_name(dts[d]), tf.fail, tf.runs, tf.inconc, tu.fail, tu.runs,
                        tu.inconc, nlay == 2 ? (lay ? " gptj" : " neox") : "");
                 cr_expect_eq(tu.fail, 0, "%s/%s %s: FAILs under inter=%s", op->name, cd->name,
@@ -215,10 +216,10 @@ Test(pointwise, engines_equal_on_unfused_plans_and_params, .timeout = 900)
         int unfused;
     } cases[] = {
         {"gelu", NULL, "approximate", 1, 0},     {"rope", NULL, "layout", 1, 0},
-        {"rope_bwd", NULL, "layout", 1, 0},      {"swiglu", "eager", NULL, 0, 1},
-        {"swiglu_bwd", "unsloth", NULL, 0, 1},   {"geglu", "eager", NULL, 0, 1},
-        {"geglu_bwd", "liger_triton", NULL, 0, 1}, {"rope", "eager", "layout", 1, 1},
-        {"rope_bwd", "eager", NULL, 0, 1},
+        {"rope_bwd", NULL, "layout", 1, 0},      {"swiglu", "mut_eager", NULL, 0, 1},
+        {"swiglu_bwd", "mut_unsloth", NULL, 0, 1}, {"geglu", "mut_eager", NULL, 0, 1},
+        {"geglu_bwd", "mut_liger_triton", NULL, 0, 1}, {"rope", "mut_eager", "layout", 1, 1},
+        {"rope_bwd", "mut_eager", NULL, 0, 1},
     };
     long compared = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

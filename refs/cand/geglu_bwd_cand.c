@@ -17,13 +17,17 @@
  *                 s = fmaf((0.5x)*fmaf(-th, th, 1), inner_d, 0.5*(1 + th))
  *   assoc:        term2 = (((0.5*a)*(1 - th*th))*beta)*poly, no FMA, da = (dy*s)*b,
  *                 db = (dy*a)*cdf
- *   liger_triton: Liger's kernel as Triton types it: dc*b of two 16-bit tensors is
- *                 computed in that dtype (one rounding RN_dt), the rest in fp32 with
- *                 Triton's mul+add contraction. Correct ONLY under an unfused plan
- *                 (--plan inter=DT): a negative control of the fused plan. */
+ *   mut_liger_triton: Liger's current kernel as Triton types it: geglu_a rounded to the
+ *                 input dtype (geglu_a.to(dc.dtype)) before db = dc*geglu_a; dc*b of two
+ *                 16-bit tensors computed in that dtype (one rounding RN_dt); the rest in
+ *                 fp32 with Triton's mul+add contraction. Correct ONLY under an unfused
+ *                 plan (--plan inter=DT): a negative control of the fused plan.
+ *   mut_liger_triton_v0: the earlier Liger kernel (before the cast): db = dc*geglu_a in
+ *                 fp32, dc*b still in the 16-bit dtype. Also only under inter=DT (the
+ *                 reference hulls db over the rounded and the fp32 activation). */
 #include "pw_cand_util.h"
 
-enum { GB_LIGER, GB_TORCH_FUSED, GB_ASSOC, GB_LIGER_TRITON, GB_M_NO_TERM1, GB_M_OMT_LINEAR,
+enum { GB_LIGER, GB_TORCH_FUSED, GB_ASSOC, GB_LIGER_TRITON, GB_LIGER_TRITON_V0, GB_M_NO_TERM1, GB_M_OMT_LINEAR,
        GB_M_NO3, GB_M_SWAP_OUT };
 
 static const float gb_beta = 0.79788456080286535588f, gb_kappa = 0.044715f;
@@ -58,10 +62,12 @@ static void geglu_bwd_elem(int kind, const double *param, const float *in, float
         db = (dy * a) * cdf;
         break;
     }
-    case GB_LIGER_TRITON: {
+    case GB_LIGER_TRITON:
+    case GB_LIGER_TRITON_V0: {
         float a3 = a * a * a;
         float th = pw_tanhf(gb_beta * fmaf(gb_kappa, a3, a));
         float g = 0.5f * a * (1.0f + th);
+        if (kind == GB_LIGER_TRITON) g = nmo_cu_round_to(dt, g); /* geglu_a.to(dc.dtype) */
         db = dy * g;
         float term1 = 0.5f * (1.0f + th);
         float omt = fmaf(-th, th, 1.0f);
@@ -99,6 +105,7 @@ GGB(ggb_liger, GB_LIGER, 0)
 GGB(ggb_torch_fused, GB_TORCH_FUSED, 0)
 GGB(ggb_assoc, GB_ASSOC, 0)
 GGB(ggb_liger_triton, GB_LIGER_TRITON, 0)
+GGB(ggb_liger_triton_v0, GB_LIGER_TRITON_V0, 0)
 GGB(ggb_mut_no_term1, GB_M_NO_TERM1, 0)
 GGB(ggb_mut_omt_linear, GB_M_OMT_LINEAR, 0)
 GGB(ggb_mut_no3, GB_M_NO3, 0)
@@ -112,10 +119,14 @@ const nmo_cand nmo_cand_geglu_bwd[] = {
      "PyTorch gelu_backward (tanh) with nvcc contraction, 3.0f*kKappa; da = dy*(b*s)", ggb_torch_fused},
     {"geglu_bwd", "assoc", 1, "term2 = (((0.5a)(1-th^2))beta)poly, no FMA; da = (dy*s)*b; db = (dy*a)*cdf",
      ggb_assoc},
-    {"geglu_bwd", "liger_triton", 0,
-     "NEGATIVE CONTROL of the fused plan: Liger as Triton types it, dc*b in the 16-bit dtype; "
-     "correct under --plan inter=<dtype>",
+    {"geglu_bwd", "mut_liger_triton", 0,
+     "NEGATIVE CONTROL of the fused plan: current Liger as Triton types it, geglu_a and dc*b in "
+     "the 16-bit dtype; correct under --plan inter=<dtype>",
      ggb_liger_triton},
+    {"geglu_bwd", "mut_liger_triton_v0", 0,
+     "NEGATIVE CONTROL of the fused plan: earlier Liger (fp32 geglu_a), dc*b in the 16-bit "
+     "dtype; correct under --plan inter=<dtype>",
+     ggb_liger_triton_v0},
     {"geglu_bwd", "mut_no_term1", 0, "MUTANT: da misses term1 = 0.5*(1 + tanh)", ggb_mut_no_term1},
     {"geglu_bwd", "mut_omt_linear", 0, "MUTANT: 1 - tanh instead of 1 - tanh^2", ggb_mut_omt_linear},
     {"geglu_bwd", "mut_no3", 0, "MUTANT: kappa instead of 3*kappa in the inner derivative", ggb_mut_no3},

@@ -5,14 +5,15 @@
  * Rounding points (fp32, constants as float): a*a*a or the factored 1 + kappa*a*a
  * (FMA or not), the products with beta, tanhf (emulation <= 1.5 ulp), 1 + th, the
  * products with 0.5, a and b in the kernel's association; the store into plan->out.
- *   liger:     Liger _geglu_tanh_forward_kernel: a3 = a*a*a,
+ *   liger:     Liger _geglu_tanh_forward_kernel before its cast to b's dtype: a3 = a*a*a,
  *              tanh_arg = sqrt_2_over_pi*(a + 0.044715*a3), 0.5*a*(1 + th) * b, no FMA
  *   vllm:      vLLM gelu_fast factored form 0.79788456f*a*fmaf(0.044715f*a, a, 1),
  *              (a*(0.5f*(1 + th)))*b
  *   torch_fma: kBeta*fmaf(kKappa, a^3, a), (a*b)*fmaf(0.5f, th, 0.5f)
- *   eager:     PyTorch `F.gelu(a, approximate="tanh") * b`: the gelu stored in the input
- *              dtype, then the multiply. Correct ONLY under an unfused plan
- *              (--plan inter=DT): a negative control of the fused plan. */
+ *   mut_eager: PyTorch `F.gelu(a, approximate="tanh") * b`: the gelu stored in the input
+ *              dtype, then the multiply; numerically also Liger's current forward kernel
+ *              (geglu_a.cast(b.dtype) * b, a 16-bit product). Correct ONLY under an
+ *              unfused plan (--plan inter=DT): a negative control of the fused plan. */
 #include "pw_cand_util.h"
 
 enum { E_LIGER, E_VLLM, E_TORCH_FMA, E_EAGER, E_M_SQUARE, E_M_ERF, E_M_NO_HALF, E_M_BETA };
@@ -84,9 +85,9 @@ const nmo_cand nmo_cand_geglu[] = {
     {"geglu", "liger", 1, "Liger: beta*(a + kappa*a^3), 0.5*a*(1+tanh)*b, no FMA", geglu_liger},
     {"geglu", "vllm", 1, "vLLM gelu_fast: 0.79788456*a*fmaf(0.044715*a, a, 1), (a*cdf)*b", geglu_vllm},
     {"geglu", "torch_fma", 1, "kBeta*fmaf(kKappa, a^3, a), (a*b)*fmaf(0.5, th, 0.5)", geglu_torch_fma},
-    {"geglu", "eager", 0,
-     "NEGATIVE CONTROL of the fused plan: eager F.gelu(a, 'tanh')*b, gelu stored in the input "
-     "dtype; correct under --plan inter=<dtype>",
+    {"geglu", "mut_eager", 0,
+     "NEGATIVE CONTROL of the fused plan: eager F.gelu(a, 'tanh')*b (and current Liger), gelu "
+     "stored in the input dtype; correct under --plan inter=<dtype>",
      geglu_eager},
     {"geglu", "mut_square", 0, "MUTANT: a*a instead of a^3 inside the tanh", geglu_mut_square},
     {"geglu", "mut_erf", 0, "MUTANT: exact-erf gelu in the tanh-gelu op", geglu_mut_erf},

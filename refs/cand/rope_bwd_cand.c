@@ -8,7 +8,7 @@
  *   liger: products rounded, then x1*cos - x2*sin; cos/sin of the first element of the
  *          pair (Liger loads the first half of the cache row)
  *   fma_a: fmaf(x, cos, x_p*sin);  fma_b: fmaf(x_p, sin, x*cos)
- *   eager: HF eager `q*cos + rotate_half(q)*sin` in the storage dtype (each product
+ *   mut_eager: HF eager `q*cos + rotate_half(q)*sin` in the storage dtype (each product
  *          rounded to it). Correct ONLY under an unfused plan (--plan inter=DT): a
  *          negative control of the fused plan. */
 #include "pw_cand_util.h"
@@ -28,7 +28,7 @@ const nmo_cand nmo_cand_rope_bwd[] = {
      rope_bwd_liger},
     {"rope_bwd", "fma_a", 1, "fmaf(x, cos, x_p*sin) (nvcc contraction of the first product)", rope_bwd_fma_a},
     {"rope_bwd", "fma_b", 1, "fmaf(x_p, sin, x*cos) (the second product contracted)", rope_bwd_fma_b},
-    {"rope_bwd", "eager", 0,
+    {"rope_bwd", "mut_eager", 0,
      "NEGATIVE CONTROL of the fused plan: HF eager, each product rounded to the input dtype; "
      "correct under --plan inter=<dtype>",
      rope_bwd_eager},

@@ -12,7 +12,7 @@
  *   liger_fma:   the same with the derivative contracted: fmaf(silu, 1-sig, sig)
  *   inductor:    g = dy*b, da = (g*sig)*fmaf(a, 1-sig, 1), db = (dy*a)*sig, library sigmoid
  *   torch_fused: da = dy*(b*(sig*fmaf(a, 1-sig, 1))), db = dy*(a/(1 + expf(-a)))
- *   unsloth:     Unsloth's _DWf_DW_dfg_kernel: f = RN_dt(sig*a), db = dy*f,
+ *   mut_unsloth: Unsloth's _DWf_DW_dfg_kernel: f = RN_dt(sig*a), db = dy*f,
  *                dg = RN_dt(dy*b), da = (dg*sig)*(1 + a*(1-sig)). Correct ONLY under an
  *                unfused plan (--plan inter=DT): a negative control of the fused plan. */
 #include "pw_cand_util.h"
@@ -95,7 +95,7 @@ const nmo_cand nmo_cand_swiglu_bwd[] = {
      swb_inductor},
     {"swiglu_bwd", "torch_fused", 1, "da = dy*(b*(sig*fmaf(a, 1-sig, 1))); db = dy*(a/(1+expf(-a)))",
      swb_torch_fused},
-    {"swiglu_bwd", "unsloth", 0,
+    {"swiglu_bwd", "mut_unsloth", 0,
      "NEGATIVE CONTROL of the fused plan: Unsloth, f and dy*b rounded to the input dtype; "
      "correct under --plan inter=<dtype>",
      swb_unsloth},

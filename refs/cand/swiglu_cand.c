@@ -9,7 +9,7 @@
  *   liger:    Liger _swiglu_forward_kernel: (a * sigmoid(a)) * b
  *   inductor: (a / (1 + expf(-a))) * b
  *   ab_first: (a * b) * sigmoidf(a), library sigmoid
- *   eager:    PyTorch `F.silu(a) * b`: silu stored in the input dtype (RNE), then the
+ *   mut_eager: PyTorch `F.silu(a) * b`: silu stored in the input dtype (RNE), then the
  *             multiply kernel. Correct ONLY under an unfused plan (--plan inter=DT with
  *             DT the input dtype); under the fused default plan it is outside the plan
  *             (registered as a negative control: tests/test_ops_pointwise.c runs it
@@ -50,7 +50,7 @@ const nmo_cand nmo_cand_swiglu[] = {
     {"swiglu", "liger", 1, "Liger: (a * sigmoid(a)) * b, sigmoid = 1/(1 + expf(-a))", swiglu_liger},
     {"swiglu", "inductor", 1, "(a / (1 + expf(-a))) * b", swiglu_inductor},
     {"swiglu", "ab_first", 1, "(a * b) * sigmoidf(a), library sigmoid within 1.5 ulp", swiglu_ab_first},
-    {"swiglu", "eager", 0,
+    {"swiglu", "mut_eager", 0,
      "NEGATIVE CONTROL of the fused plan: eager F.silu(a)*b, silu stored in the input dtype; "
      "correct under --plan inter=<dtype>",
      swiglu_eager},
