@@ -594,6 +594,8 @@ void nmo_cenc_dot_d(nmo_cctx *c, nmo_cenc *r, const double *x, const double *y, 
     if (inf_in) { ce_set_all(r, 0); return; }
     mpfr_t *pr = malloc((size_t)(n > 0 ? n : 1) * 2 * sizeof(mpfr_t));
     mpfr_ptr *p = ce_ptrs(c, n > 0 ? n : 1);
+    int64_t m = 0; /* terms with both factors nonzero (see nmo_fenc_dot_d) */
+    for (int64_t i = 0; i < n; i++) m += x[i] != 0 && y[i] != 0;
     for (int64_t i = 0; i < n; i++) {
         mpfr_init2(pr[i], 2 * WP);
         mpfr_set_d(pr[i], x[i], MPFR_RNDN);
@@ -611,7 +613,7 @@ void nmo_cenc_dot_d(nmo_cctx *c, nmo_cenc *r, const double *x, const double *y, 
     for (int64_t i = 0; i < 2 * n; i++) mpfr_clear(pr[i]);
     free(pr);
     double keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
-    ce_red_finish(c, r, slo, shi, A, nmo_plan_dot_k(&c->plan, n), keta, 0);
+    ce_red_finish(c, r, slo, shi, A, nmo_plan_dot_k2(&c->plan, n, (int64_t)m), keta, 0);
     mpfr_clears(slo, shi, A, (mpfr_ptr)0);
 }
 
@@ -1028,10 +1030,12 @@ void nmo_cenc_dot_ed(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, const double *
 {
     uint32_t fl = 0;
     int nan = 0, inf = 0;
+    int64_t z = 0; /* exactly zero terms (see nmo_fenc_dot_ed) */
     for (int64_t i = 0; i < n; i++) {
         fl |= x[i].flags;
         nan |= ce_is_nan(&x[i]) | (y[i] != y[i]);
         inf |= mpfr_inf_p(x[i].lo) | mpfr_inf_p(x[i].hi) | isinf(y[i]);
+        z += (mpfr_zero_p(x[i].lo) && mpfr_zero_p(x[i].hi)) || y[i] == 0;
     }
     if (nan) { ce_set_nan(r, fl); return; }
     if (inf) { ce_set_all(r, fl); return; }
@@ -1067,7 +1071,7 @@ void nmo_cenc_dot_ed(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, const double *
     free(pr);
     free(mem);
     double keta = (c->ftz ? 2.0 : 1.0) * fmax(k, (double)n) * c->etaa;
-    ce_red_finish(c, r, slo, shi, A, k, keta, fl);
+    ce_red_finish(c, r, slo, shi, A, fmax(k - (double)z, 0), keta, fl);
     mpfr_clears(slo, shi, A, (mpfr_ptr)0);
 }
 

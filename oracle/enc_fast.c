@@ -38,7 +38,7 @@ nmo_status nmo_fctx_init(nmo_fctx *c, const nmo_plan *p, nmo_err *err)
 
 typedef struct {
     const nmo_tensor *A, *B;
-    double *mid, *abs; /* M x N */
+    double *mid, *abs, *cnt; /* M x N; cnt: terms with both factors nonzero */
 } gemm_prep;
 
 static void gemm_prep_free(void *p)
@@ -47,6 +47,7 @@ static void gemm_prep_free(void *p)
     if (!g) return;
     free(g->mid);
     free(g->abs);
+    free(g->cnt);
     free(g);
 }
 
@@ -111,13 +112,18 @@ static gemm_prep *gemm_prepare(nmo_fctx *c, const nmo_tensor *A, const nmo_tenso
     double *ba = malloc((size_t)(K * N) * sizeof(double));
     g->mid = malloc((size_t)(M * N) * sizeof(double));
     g->abs = malloc((size_t)(M * N) * sizeof(double));
-    if (!g || !a || !b || !aa || !ba || !g->mid || !g->abs) abort();
+    g->cnt = malloc((size_t)(M * N) * sizeof(double));
+    if (!g || !a || !b || !aa || !ba || !g->mid || !g->abs || !g->cnt) abort();
     for (int64_t i = 0; i < M; i++) nmo_tensor_load_f64(a + i * K, A, i * A->strides[0], K, A->strides[1]);
     for (int64_t k = 0; k < K; k++) nmo_tensor_load_f64(b + k * N, B, k * B->strides[0], N, B->strides[1]);
     for (int64_t i = 0; i < M * K; i++) aa[i] = fabs(a[i]);
     for (int64_t i = 0; i < K * N; i++) ba[i] = fabs(b[i]);
     gemm_d(M, N, K, a, b, g->mid);
     gemm_d(M, N, K, aa, ba, g->abs);
+    /* nonzero-term counts (exact: small integers) */
+    for (int64_t i = 0; i < M * K; i++) aa[i] = a[i] != 0;
+    for (int64_t i = 0; i < K * N; i++) ba[i] = b[i] != 0;
+    gemm_d(M, N, K, aa, ba, g->cnt);
     free(a), free(b), free(aa), free(ba);
     g->A = A;
     g->B = B;
@@ -131,7 +137,7 @@ void nmo_fenc_gemm_elem(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *A, const nmo
 {
     gemm_prep *g = gemm_prepare(c, A, B);
     int64_t K = A->dims[1], N = B->dims[1];
-    double s = g->mid[i * N + j], a = g->abs[i * N + j];
+    double s = g->mid[i * N + j], a = g->abs[i * N + j], m = g->cnt[i * N + j];
     if (s != s || !isfinite(a)) {
         /* a NaN or inf input: decide exactly like the certified engine does */
         double *x = nmo_fctx_dvec(c, NMO_SCRATCH - 1, K), *y = nmo_fctx_dvec(c, NMO_SCRATCH - 2, K);
@@ -141,7 +147,7 @@ void nmo_fenc_gemm_elem(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *A, const nmo
         return;
     }
     double keta = (c->ftz ? 2.0 : 1.0) * (double)K * c->etaa;
-    double k = nmo_plan_dot_k(&c->plan, K);
+    double k = nmo_plan_dot_k2(&c->plan, K, (int64_t)m);
     /* Both binary64 products err by <= K 2^-53 |A||B| (any order: Jeannerod & Rump 2013
      * in binary64); |A||B| itself is computed with that relative error. */
     double kd = (double)K * 0x1p-53;
@@ -179,7 +185,7 @@ typedef struct {
     const nmo_tensor *X, *Y;
     int tx, ty;
     int64_t m, n, kk;
-    double *mid, *abs; /* m x n */
+    double *mid, *abs, *cnt; /* m x n; cnt: terms with both factors nonzero */
 } gemmt_entry;
 
 typedef struct {
@@ -194,6 +200,7 @@ static void gemmt_free(void *p)
     for (int s = 0; s < GEMMT_SLOTS; s++) {
         free(g->e[s].mid);
         free(g->e[s].abs);
+        free(g->e[s].cnt);
     }
     free(g);
 }
@@ -248,6 +255,7 @@ static gemmt_entry *gemmt_prepare(nmo_fctx *c, const nmo_tensor *X, int tx, cons
     g->next = (g->next + 1) % GEMMT_SLOTS;
     free(e->mid);
     free(e->abs);
+    free(e->cnt);
     int64_t m = tx ? X->dims[1] : X->dims[0], kk = tx ? X->dims[0] : X->dims[1];
     int64_t n = ty ? Y->dims[0] : Y->dims[1];
     double *a = gemmt_load(X), *b = gemmt_load(Y);
@@ -256,11 +264,15 @@ static gemmt_entry *gemmt_prepare(nmo_fctx *c, const nmo_tensor *X, int tx, cons
     double *ba = malloc((size_t)(nb > 0 ? nb : 1) * sizeof(double));
     e->mid = malloc((size_t)(m * n > 0 ? m * n : 1) * sizeof(double));
     e->abs = malloc((size_t)(m * n > 0 ? m * n : 1) * sizeof(double));
-    if (!aa || !ba || !e->mid || !e->abs) abort();
+    e->cnt = malloc((size_t)(m * n > 0 ? m * n : 1) * sizeof(double));
+    if (!aa || !ba || !e->mid || !e->abs || !e->cnt) abort();
     for (int64_t i = 0; i < na; i++) aa[i] = fabs(a[i]);
     for (int64_t i = 0; i < nb; i++) ba[i] = fabs(b[i]);
     gemmt_d(m, n, kk, a, tx, b, ty, e->mid);
     gemmt_d(m, n, kk, aa, tx, ba, ty, e->abs);
+    for (int64_t i = 0; i < na; i++) aa[i] = a[i] != 0;
+    for (int64_t i = 0; i < nb; i++) ba[i] = b[i] != 0;
+    gemmt_d(m, n, kk, aa, tx, ba, ty, e->cnt);
     free(a), free(b), free(aa), free(ba);
     e->X = X, e->Y = Y, e->tx = tx, e->ty = ty, e->m = m, e->n = n, e->kk = kk;
     return e;
@@ -281,7 +293,7 @@ void nmo_fenc_gemm_elem_t(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *X, int tx,
 {
     gemmt_entry *e = gemmt_prepare(c, X, tx, Y, ty);
     int64_t kk = e->kk;
-    double s = e->mid[i * e->n + j], a = e->abs[i * e->n + j];
+    double s = e->mid[i * e->n + j], a = e->abs[i * e->n + j], cz = e->cnt[i * e->n + j];
     if (s != s || !isfinite(a)) {
         /* a NaN or inf input: decide exactly like the certified engine does */
         int64_t xo, xs, yo, ys;
@@ -295,5 +307,5 @@ void nmo_fenc_gemm_elem_t(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *X, int tx,
     double keta = (c->ftz ? 2.0 : 1.0) * (double)kk * c->etaa;
     double kd = (double)kk * 0x1p-53;
     double err = 2 * kd * a * (1 + 2 * kd);
-    nmo_fe_red_finish(c, r, s, s, a, (double)kk, keta, err, 0);
+    nmo_fe_red_finish(c, r, s, s, a, nmo_plan_dot_k2(&c->plan, kk, (int64_t)cz), keta, err, 0);
 }

@@ -357,17 +357,22 @@ cJSON *nmo_plan_to_json(const nmo_plan *p)
     return o;
 }
 
-double nmo_plan_dot_k(const nmo_plan *p, int64_t n)
+double nmo_plan_dot_k2(const nmo_plan *p, int64_t n, int64_t m)
 {
     switch (p->sum) {
     case NMO_SUM_EXACT: return 0;
     case NMO_SUM_MMA: {
         const nmo_fmt_info *ai = nmo_fmt_get(p->acc);
         int bits = p->mma_p ? p->mma_p : ai->prec;
+        /* blocks that hold a nonzero term: at most m and at most ceil(n/K) (a block of
+         * exact zeros adds nothing) */
         int64_t blocks = (n + p->mma_k - 1) / p->mma_k;
+        if (blocks > m) blocks = m;
         /* 2 * 2^-bits per event, in units of u_acc = 2^-prec(acc) */
-        return 2.0 * (double)(n + blocks) * ldexp(1.0, ai->prec - bits);
+        return 2.0 * (double)(m + blocks) * ldexp(1.0, ai->prec - bits);
     }
-    default: return (double)n;
+    default: return (double)m;
     }
 }
+
+double nmo_plan_dot_k(const nmo_plan *p, int64_t n) { return nmo_plan_dot_k2(p, n, n); }

@@ -1,6 +1,7 @@
 /* Enclosure soundness of the linear-algebra / attention primitives (numoracle issue 3):
  * enc_dot_ed (enclosure . point dot product), enc_widen (model widening) and
- * enc_gemm_elem_t (element of op(X) op(Y) with transposes, BLAS-batched in the fast engine).
+ * enc_gemm_elem_t (element of op(X) op(Y) with transposes, BLAS-batched in the fast engine),
+ * and the zero-term rule of enc_dot_d / enc_dot_ed (exact zero products are not counted).
  *
  * For each: every legitimate implementation evaluated at sampled points of the input
  * intervals lands inside the certified and the fast enclosure, and the fast engine equals
@@ -11,7 +12,8 @@
  *    come near 1 (a test whose inputs never approach the bound could not fail).
  *  - widen: the exact bound lo - rel|lo| - abs (MPFR) is >= the result's lower end and
  *    < its next lattice value up (outward, and no wider than one snap); likewise above.
- *  - gemm_elem_t: bf16 matrices, all four transpose combinations, sequential fmaf
+ *  - gemm_elem_t: bf16 matrices (one set with ReLU-style zeros), all four transpose
+ *    combinations, sequential fmaf
  *    forward and backward, non-FMA pairwise and 4-way split sums in fp32. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -196,6 +198,85 @@ static void dot_ed_orders(nmo_fmt acc, int nmax, int trials)
 Test(linalg_enclosure, dot_ed_orders_bf16, .timeout = 600) { dot_ed_orders(NMO_BF16, 5, 100); }
 Test(linalg_enclosure, dot_ed_orders_fp16, .timeout = 600) { dot_ed_orders(NMO_FP16, 5, 100); }
 
+/* Zero terms (ReLU outputs, padding, one-hot vectors): dot_d and dot_ed drop them from
+ * the rounding count (m = nonzero terms). Every tree over all n terms, zeros included,
+ * must land inside; the worst error is measured against m u sum|x y| (it can exceed 1
+ * slightly in fp16 where products underflow: the enclosure adds the underflow term). */
+static void dot_zero_terms(nmo_fmt acc, int trials)
+{
+    g_acc = acc;
+    nmo_plan p;
+    nmo_plan_default(&p, acc);
+    p.in = p.out = p.compute = p.acc = p.inter = acc;
+    nmo_fctx fc;
+    nmo_cctx cc;
+    nmo_fctx_init(&fc, &p, NULL);
+    nmo_cctx_init(&cc, &p, NULL);
+    double worst = 0;
+    long mism = 0;
+    for (int n = 3; n <= 6; n++)
+        for (int t = 0; t < trials; t++) {
+            int kind = t % 4;
+            double x[8], y[8];
+            nmo_fenc xf[8];
+            nmo_cenc xc[8];
+            int m = 0;
+            for (int i = 0; i < n; i++) {
+                int zero = (nmo_gen_u64((uint64_t)t, 9, (uint64_t)(i + 10 * n)) % 3) == 0;
+                x[i] = zero && (i & 1) ? 0.0 : rn(rand_val((uint64_t)t, (uint64_t)(2 * i + 100 * n), kind));
+                y[i] = zero && !(i & 1) ? 0.0 : rn(rand_val((uint64_t)t + 999, (uint64_t)(2 * i + 1), kind % 2 ? 0 : kind));
+                m += x[i] != 0 && y[i] != 0;
+                xf[i].lo = xf[i].hi = x[i], xf[i].flags = 0;
+                nmo_cenc_init(&cc, &xc[i]);
+                mpfr_set_d(xc[i].lo, x[i], MPFR_RNDN);
+                mpfr_set_d(xc[i].hi, x[i], MPFR_RNDN);
+                xc[i].flags = 0;
+            }
+            for (int prim = 0; prim < 2; prim++) {
+                nmo_fenc ef, ec;
+                nmo_cenc cr;
+                nmo_cenc_init(&cc, &cr);
+                if (prim == 0) {
+                    nmo_fenc_dot_d(&fc, &ef, x, y, n);
+                    nmo_cenc_dot_d(&cc, &cr, x, y, n);
+                } else {
+                    nmo_fenc_dot_ed(&fc, &ef, xf, y, n, (double)n);
+                    nmo_cenc_dot_ed(&cc, &cr, xc, y, n, (double)n);
+                }
+                nmo_cenc_export(&cc, &ec, &cr);
+                nmo_cenc_clear(&cc, &cr);
+                if (!(ef.flags & NMO_EF_UNC) && !(ef.lo == ec.lo && ef.hi == ec.hi)) mism++;
+                g_lo = ec.lo, g_hi = ec.hi;
+                g_flo = ef.flags & NMO_EF_UNC ? -INFINITY : ef.lo;
+                g_fhi = ef.flags & NMO_EF_UNC ? INFINITY : ef.hi;
+                item it[8];
+                double sabs = 0;
+                g_exact = 0;
+                for (int i = 0; i < n; i++) {
+                    it[i].prod = 1, it[i].a = x[i], it[i].b = y[i], it[i].v = 0;
+                    g_exact += x[i] * y[i];
+                    sabs += fabs(x[i] * y[i]);
+                }
+                g_bound = m * fc.ua * sabs;
+                g_worst = 0;
+                enumerate(it, n);
+                if (g_worst > worst) worst = g_worst;
+            }
+            for (int i = 0; i < n; i++) nmo_cenc_clear(&cc, &xc[i]);
+        }
+    printf("dot with zero terms %s: %ld evaluations, %ld outside, %ld fast!=cert, worst |error|/(m u sum|xy|) = %.3f\n",
+           nmo_fmt_name(acc), g_evals, g_out, mism, worst);
+    cr_expect_eq(g_out, 0);
+    cr_expect_eq(mism, 0);
+    cr_expect_gt(worst, 0.2, "inputs never approach the bound (worst ratio %.3f)", worst);
+    g_evals = g_out = 0;
+    nmo_fctx_clear(&fc);
+    nmo_cctx_clear(&cc);
+}
+
+Test(linalg_enclosure, dot_zero_terms_bf16, .timeout = 600) { dot_zero_terms(NMO_BF16, 60); }
+Test(linalg_enclosure, dot_zero_terms_fp16, .timeout = 600) { dot_zero_terms(NMO_FP16, 60); }
+
 /* NaN / inf operands: both engines decide alike */
 Test(linalg_enclosure, dot_ed_special_values)
 {
@@ -335,6 +416,9 @@ Test(linalg_enclosure, gemm_elem_t_transposes, .timeout = 600)
                 nmo_gen_fill(&X, fam == 0 ? NMO_FAM_GAUSSIAN : fam == 1 ? NMO_FAM_NEAR_DEGENERATE : NMO_FAM_LARGE,
                              (uint64_t)(tx * 2 + ty + 1), 0, dx[1]);
                 nmo_gen_fill(&Y, fam == 2 ? NMO_FAM_OUTLIER : NMO_FAM_SHIFTED, (uint64_t)(tx * 2 + ty + 1), 1, dy[1]);
+                if (fam == 0) /* ReLU outputs: exact zeros (the nonzero-term counts) */
+                    for (int64_t e = 0; e < dx[0] * dx[1]; e++)
+                        if (nmo_tensor_get(&X, e) < 0.5) nmo_tensor_set(&X, e, 0.0);
                 nmo_plan p;
                 nmo_plan_default(&p, NMO_BF16);
                 nmo_fctx fc;

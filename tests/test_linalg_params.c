@@ -245,6 +245,55 @@ Test(linalg_params, sdpa_online_rescale_at_every_key, .timeout = 600)
     printf("sdpa online-rescale ramps: %ld runs of correct variants, none FAIL\n", runs);
 }
 
+/* Exact scores: q_i = (1, 0, ..., 0), k_j = (t_j, noise...), explicit scale 1/4: every
+ * s_ij = t_j / 4 is computed exactly by every kernel, so the enclosure width comes only
+ * from exp, the rescales and the accumulation: the online terms are a large part of it. */
+static void exact_ramp_fill(nmo_case *c, void *arg)
+{
+    const ramp_arg *r = arg;
+    int64_t S = c->shape[3], D = c->shape[4];
+    nmo_tensor *q = &c->in[0], *k = &c->in[1];
+    int64_t nq = nmo_tensor_numel(q), nk = nmo_tensor_numel(k);
+    for (int64_t e = 0; e < nq; e++) nmo_tensor_set(q, e, e % D == 0 ? 1.0 : 0.0);
+    for (int64_t e = 0; e < nk; e++) {
+        int64_t j = (e / D) % S;
+        double t = 4 * r->step * (double)(r->decrease ? S - j : j);
+        nmo_tensor_set(k, e, e % D == 0 ? t : nmo_gen_normal(98, 2, (uint64_t)e));
+    }
+}
+
+Test(linalg_params, sdpa_online_exact_scores, .timeout = 600)
+{
+    const char *shape = "1x2x1x64x16";
+    ramp_arg ramps[] = {{0.5, 0}, {0.125, 0}, {2.0, 0}, {0.5, 1}};
+    for (int ri = 0; ri < 4; ri++)
+        for (int ci = 0; ci < nmo_cand_count(); ci++) {
+            const nmo_cand *cd = nmo_cand_at(ci);
+            if (strcmp(cd->op, "sdpa") != 0 || !cd->correct) continue;
+            for (int d = 0; d < 3; d++)
+                for (int causal = 0; causal <= 1; causal++) {
+                    nmo_plan p;
+                    nmo_plan_default(&p, dts[d]);
+                    double par[2] = {causal, 0.25};
+                    nmo_report rep;
+                    run_case(&rep, "sdpa", cd->run, &p, NMO_FAM_GAUSSIAN, 6, shape, par, 3, exact_ramp_fill,
+                             &ramps[ri]);
+                    cr_expect(rep.verdict != NMO_FAIL,
+                              "FALSE ALARM sdpa/%s exact ramp step %g%s causal=%d dtype=%s: worst idx %lld cand "
+                              "%.9g R=[%.9g, %.9g]",
+                              cd->name, ramps[ri].step, ramps[ri].decrease ? " (decreasing)" : "", causal,
+                              nmo_fmt_name(dts[d]), (long long)rep.worst.index, rep.worst.cand, rep.worst.rlo,
+                              rep.worst.rhi);
+                    if (d == 0 && causal == 0 && strcmp(cd->name, "online1_prescaled") == 0)
+                        printf("sdpa exact-score ramp step %g%s, fp32: width (fp32 ulps) median %g p99 %g max %lld\n",
+                               ramps[ri].step, ramps[ri].decrease ? " decreasing" : "",
+                               nmo_report_width_quantile(&rep, 0.5), nmo_report_width_quantile(&rep, 0.99),
+                               (long long)rep.width_max);
+                    nmo_report_free(&rep);
+                }
+        }
+}
+
 /* FlashAttention-2 style: blocks of 16 keys, P rounded to bf16 for P.V, l from fp32 P */
 static nmo_status fa2_bf16p(const nmo_cand_args *a, nmo_err *err)
 {

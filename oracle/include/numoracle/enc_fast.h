@@ -673,16 +673,21 @@ static inline void nmo_fenc_sum(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *x, int
 }
 
 /* Dot product of two point vectors (input values), any order, FMA or not, in acc:
- * |fl(x.y) - x.y| <= n u sum|x_i y_i| (Jeannerod & Rump 2013, Thm 4.2) plus n eta for
- * products that underflow. Products of inputs are exact in binary64. */
+ * |fl(x.y) - x.y| <= m u sum|x_i y_i| (Jeannerod & Rump 2013, Thm 4.2) plus n eta for
+ * products that underflow, with m the number of terms whose factors are both nonzero:
+ * a zero product passes every add, FMA or tree node exactly (RN(s + 0) = s,
+ * fma(0, y, s) = s), so any evaluation over n terms is one over those m terms (ReLU
+ * outputs, padding, one-hot vectors). Products of inputs are exact in binary64. */
 static inline void nmo_fenc_dot_d(nmo_fctx *c, nmo_fenc *r, const double *x, const double *y,
                                   int64_t n)
 {
     double s = 0, a = 0;
+    int64_t m = 0;
     for (int64_t i = 0; i < n; i++) {
         double p = x[i] * y[i];
         s += p;
         a += fabs(p);
+        m += x[i] != 0 && y[i] != 0;
     }
     if (s != s) {
         int nan_in = 0;
@@ -694,7 +699,7 @@ static inline void nmo_fenc_dot_d(nmo_fctx *c, nmo_fenc *r, const double *x, con
     /* underflow: each product may lose eta (half the subnormal spacing); under ftz the
      * products and the partial sums may each flush: 2n min_normal. */
     double keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
-    nmo_fe_red_finish(c, r, s, s, a, nmo_plan_dot_k(&c->plan, n), keta, (double)n * 0x1p-53 * a, 0);
+    nmo_fe_red_finish(c, r, s, s, a, nmo_plan_dot_k2(&c->plan, n, (int64_t)m), keta, (double)n * 0x1p-53 * a, 0);
 }
 
 /* Sum of squares of a point vector: the dot product of x with itself. */
@@ -711,8 +716,8 @@ static inline void nmo_fenc_max_v(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *x, i
 }
 
 /* Element (i, j) of the matrix product A[M,K] * B[K,N] (inputs as stored): a dot
- * product in acc (nmo_fenc_dot_d's model). The first call computes A*B and |A|*|B| for
- * the whole matrices in binary64 (BLAS dgemm when built with it: any order, error
+ * product in acc (nmo_fenc_dot_d's model). The first call computes A*B, |A|*|B| and the
+ * nonzero-term counts nz(A)*nz(B) for the whole matrices in binary64 (BLAS dgemm when built with it: any order, error
  * <= K 2^-53 |A||B| each, Jeannerod & Rump 2013 in binary64) and keeps them in ctx. */
 void nmo_fenc_gemm_elem(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *A, const nmo_tensor *B,
                         int64_t i, int64_t j);
@@ -1139,7 +1144,9 @@ static inline void nmo_fenc_dot_sharp_d(nmo_fctx *c, nmo_fenc *r, const double *
  * Rump 2013, Thm 4.2 (n u sum|x y|, for every point of the x intervals, so for the
  * interval too); a caller that folds further roundings into the sum (rescaling
  * multiplies of online softmax) passes k >= gamma_h / u, gamma_h = h u / (1 - h u) for h
- * roundings on any term's path (Higham, ASNA 2nd ed., Lemma 3.1). The exact products of
+ * roundings on any term's path (Higham, ASNA 2nd ed., Lemma 3.1). Terms that are exactly
+ * zero (x = [0,0] or y = 0) pass every operation exactly: k is reduced by their count
+ * (for k = gamma_h/u that is still >= gamma_{h - zeros}/u). The exact products of
  * lattice values (p <= 26) are exact in binary64. A NaN operand: NaN; an infinite
  * endpoint or input: anything. */
 static inline void nmo_fenc_dot_ed(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *x, const double *y,
@@ -1155,14 +1162,16 @@ static inline void nmo_fenc_dot_ed(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *x, 
     if (nan) { nmo_fenc_set_nan(r, fl); return; }
     if (inf) { nmo_fenc_set_all(r, fl); return; }
     double slo = 0, shi = 0, a = 0;
+    int64_t z = 0; /* exactly zero terms: dropped, k reduced by their count */
     for (int64_t i = 0; i < n; i++) {
         double p1 = x[i].lo * y[i], p2 = x[i].hi * y[i];
         slo += fmin(p1, p2);
         shi += fmax(p1, p2);
         a += fmax(fabs(p1), fabs(p2));
+        z += (x[i].lo == 0 && x[i].hi == 0) || y[i] == 0;
     }
     double keta = (c->ftz ? 2.0 : 1.0) * fmax(k, (double)n) * c->etaa;
-    nmo_fe_red_finish(c, r, slo, shi, a, k, keta, (double)n * 0x1p-53 * a, fl);
+    nmo_fe_red_finish(c, r, slo, shi, a, fmax(k - (double)z, 0), keta, (double)n * 0x1p-53 * a, fl);
 }
 
 /* A model quantity (not a kernel value) known to lie within relative rel and absolute

@@ -71,6 +71,9 @@ const char *nmo_fn_name(nmo_fn f);
  *         unit in the P-th bit of a partial sum <= sum|x y|: 2 * 2^-P per event,
  *         expressed in units of u_acc. */
 double nmo_plan_dot_k(const nmo_plan *p, int64_t n);
+/* The same for n terms of which only m are nonzero (an exactly zero product adds nothing:
+ * padding, masks). */
+double nmo_plan_dot_k2(const nmo_plan *p, int64_t n, int64_t m);
 
 #ifdef __cplusplus
 }
