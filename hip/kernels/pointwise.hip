@@ -41,7 +41,7 @@ template <class T, unsigned OPT, unsigned MUT> NMO_D float swiglu_f(float a, flo
         a = b;
         b = t;
     }
-    const float den = 1.0f + nmo_expf((MUT & SWM_SIG_SIGN) ? a : -a);
+    const float den = nmo_add_rn(1.0f, nmo_expf((MUT & SWM_SIG_SIGN) ? a : -a));
     if (OPT & SW_AB_FIRST) return nmo_mul_nc(a, b) / den;
     float silu = (OPT & SW_DIV) ? a / den : nmo_mul_nc(a, 1.0f / den);
     if (MUT & SWM_EAGER) silu = nmo_ty<T>::round(silu);
