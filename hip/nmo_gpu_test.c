@@ -19,7 +19,7 @@
  * inputs once, then poison + launch + checks + copy back for each kernel) holds a lock.
  * Mutants run at the odd shape (they only need to FAIL somewhere); --mutants-large adds
  * them at the large shape. --time-budget SEC starts no case after SEC seconds and ends
- * with RESULT: INCOMPLETE (exit 3) when cases were left: large cases first, then odd.
+ * with RESULT: INCOMPLETE (exit 3) when cases were left (odd shapes run first).
  *
  * --shapes small uses each operator's own two test shapes (refs: "odd;other"), small
  * enough for the CPU simulator (-Dgpu=sim).
@@ -464,7 +464,7 @@ int main(int argc, char **argv)
            G.mutants_large || small_shapes ? "yes" : "no");
 
     /* the case list: ops of the selected kernels x shapes x dtypes x families x seeds;
-     * large shapes first (the longest cases start early) */
+     * odd shapes first (quick, and where mutants run), then the large ones */
     const nmo_op *opl[64];
     int nop = 0;
     for (int i = 0; i < G.nk; i++) {
@@ -474,7 +474,7 @@ int main(int argc, char **argv)
         if (!seen && nop < 64) opl[nop++] = op;
     }
     G.cases = calloc((size_t)nop * NSH * NDT * NMO_FAM_COUNT * (size_t)G.seeds, sizeof *G.cases);
-    for (int sh = NSH - 1; sh >= 0; sh--)
+    for (int sh = 0; sh < NSH; sh++)
         for (int o = 0; o < nop; o++)
             for (int d = 0; d < NDT; d++)
                 for (int f = 0; f < NMO_FAM_COUNT; f++)
