@@ -17,13 +17,16 @@
  *
  * Cases run in parallel on CPU threads (--jobs); the GPU part of a case (staging the
  * inputs once, then poison + launch + checks + copy back for each kernel) holds a lock.
+ * Mutants run at the odd shape (they only need to FAIL somewhere); --mutants-large adds
+ * them at the large shape. --time-budget SEC starts no case after SEC seconds and ends
+ * with RESULT: INCOMPLETE (exit 3) when cases were left (odd shapes run first).
  *
  * --shapes small uses each operator's own two test shapes (refs: "odd;other"), small
  * enough for the CPU simulator (-Dgpu=sim).
  *
  * usage: nmo_gpu_test [--shapes odd|large|both|small] [--seeds N] [--ops a,b] [--kernels a,b]
  *                     [--dtypes fp32,bf16,fp16] [--families a,b] [--jobs N] [--direct]
- *                     [--log FILE] [--list] */
+ *                     [--mutants-large] [--time-budget SEC] [--log FILE] [--list] */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -66,7 +69,9 @@ static struct {
     int nk;
     const nmo_plugin_kernel *k[MAXK];
     int use_dt[NDT], use_sh[NSH], use_fam[NMO_FAM_COUNT];
-    int seeds, jobs, direct;
+    int seeds, jobs, direct, mutants_large;
+    double budget;  /* --time-budget: no new case starts after this many seconds */
+    long skipped_cases;
     counts cnt[MAXK][NDT][NSH][NMO_FAM_COUNT];
     long errors, false_alarms;
     FILE *log;
@@ -228,6 +233,7 @@ static void run_case(const struct tcase *tc)
     for (int i = 0; i < G.nk; i++) {
         if (strcmp(G.k[i]->op, tc->op->name) != 0) continue;
         if (!nmo_kernel_claims_dtype(G.k[i], dt, dt)) continue;
+        if (tc->sh == 1 && !G.k[i]->correct && !G.mutants_large && !small_shapes) continue;
         ks[nks++] = i;
     }
     if (!nks) return;
@@ -339,6 +345,12 @@ static void *worker(void *arg)
         long i = G.next++;
         pthread_mutex_unlock(&G.mu);
         if (i >= G.ncases) break;
+        if (G.budget > 0 && now_s() - G.t0 > G.budget) {
+            pthread_mutex_lock(&G.mu);
+            G.skipped_cases++;
+            pthread_mutex_unlock(&G.mu);
+            continue;
+        }
         run_case(&G.cases[i]);
         pthread_mutex_lock(&G.mu);
         G.done++;
@@ -354,11 +366,12 @@ static void usage(void)
 {
     printf("usage: nmo_gpu_test [--shapes odd|large|both|small] [--seeds N] [--ops a,b] [--kernels a,b]\n"
            "                    [--dtypes fp32,bf16,fp16] [--families a,b] [--jobs N] [--direct]\n"
-           "                    [--log FILE.csv] [--list]\n"
+           "                    [--mutants-large] [--time-budget SEC] [--log FILE.csv] [--list]\n"
            "Runs every HIP kernel x dtype x family x seed x shape, judges it with numoracle,\n"
            "prints false alarms and the tables; exit 0 iff no false alarm, every mutant\n"
-           "caught, no error. Defaults: both shapes, 5 seeds, all ops/kernels/dtypes/families,\n"
-           "jobs = online CPUs.\n");
+           "caught, no error (3: --time-budget cut the run short). Defaults: both shapes, 5 seeds,\n"
+           "all ops/kernels/dtypes/families, jobs = online CPUs; mutants run at the odd shape only\n"
+           "unless --mutants-large.\n");
 }
 
 int main(int argc, char **argv)
@@ -379,6 +392,8 @@ int main(int argc, char **argv)
         else if (OPT("--families")) faml = v;
         else if (OPT("--jobs")) G.jobs = atoi(v);
         else if (OPT("--log")) logp = v;
+        else if (OPT("--time-budget")) G.budget = atof(v);
+        else if (strcmp(a, "--mutants-large") == 0) G.mutants_large = 1;
         else if (strcmp(a, "--direct") == 0) G.direct = 1;
         else if (strcmp(a, "--list") == 0) list = 1;
         else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -417,7 +432,7 @@ int main(int argc, char **argv)
     }
     if (list) {
         for (int i = 0; i < G.nk; i++)
-            printf("%-12s %-18s %-8s %-16s %-12s %s\n", G.k[i]->op, G.k[i]->name,
+            printf("%-18s %-18s %-8s %-16s %-12s %s\n", G.k[i]->op, G.k[i]->name,
                    G.k[i]->correct ? "correct" : "mutant", G.k[i]->dtypes,
                    G.k[i]->plan[0] ? G.k[i]->plan : "(default)", G.k[i]->desc ? G.k[i]->desc : "");
         return 0;
@@ -444,11 +459,12 @@ int main(int argc, char **argv)
         fprintf(G.log, "op,kernel,kind,dtype,shape,family,seed,verdict,pass,fail,inconclusive\n");
     }
     printf("nmo_gpu_test: %s\n", nmo_gpu_provenance_json());
-    printf("kernels %d, seeds %d, shapes %s, jobs %d, judging %s\n", G.nk, G.seeds, shapes, G.jobs,
-           G.direct ? "nmo_check per kernel" : "shared enclosures + nmo_judge");
+    printf("kernels %d, seeds %d, shapes %s, jobs %d, judging %s, mutants at the large shape: %s\n",
+           G.nk, G.seeds, shapes, G.jobs, G.direct ? "nmo_check per kernel" : "shared enclosures + nmo_judge",
+           G.mutants_large || small_shapes ? "yes" : "no");
 
     /* the case list: ops of the selected kernels x shapes x dtypes x families x seeds;
-     * large shapes first (the longest cases start early) */
+     * odd shapes first (quick, and where mutants run), then the large ones */
     const nmo_op *opl[64];
     int nop = 0;
     for (int i = 0; i < G.nk; i++) {
@@ -458,7 +474,7 @@ int main(int argc, char **argv)
         if (!seen && nop < 64) opl[nop++] = op;
     }
     G.cases = calloc((size_t)nop * NSH * NDT * NMO_FAM_COUNT * (size_t)G.seeds, sizeof *G.cases);
-    for (int sh = NSH - 1; sh >= 0; sh--)
+    for (int sh = 0; sh < NSH; sh++)
         for (int o = 0; o < nop; o++)
             for (int d = 0; d < NDT; d++)
                 for (int f = 0; f < NMO_FAM_COUNT; f++)
@@ -477,7 +493,7 @@ int main(int argc, char **argv)
 
     /* table 1: correct kernels */
     printf("\ncorrect kernels (runs = kernel x dtype x family x seed; FAIL = false alarm)\n");
-    printf("%-12s %-18s %-6s %-6s %7s %7s %7s %7s %7s\n", "op", "kernel", "dtype", "shape", "runs",
+    printf("%-18s %-18s %-6s %-6s %7s %7s %7s %7s %7s\n", "op", "kernel", "dtype", "shape", "runs",
            "pass", "inconc", "FAIL", "skipped");
     long runs_correct = 0;
     for (int i = 0; i < G.nk; i++) {
@@ -493,14 +509,14 @@ int main(int argc, char **argv)
                 }
                 if (!t.runs && !t.skipped) continue;
                 runs_correct += t.runs;
-                printf("%-12s %-18s %-6s %-6s %7ld %7ld %7ld %7ld %7ld\n", G.k[i]->op, G.k[i]->name,
+                printf("%-18s %-18s %-6s %-6s %7ld %7ld %7ld %7ld %7ld\n", G.k[i]->op, G.k[i]->name,
                        nmo_fmt_name(dts[d]), shape_names[sh], t.runs, t.pass, t.inconc, t.fail, t.skipped);
             }
     }
 
     /* table 2: mutants x families */
     printf("\nmutants x families (FAIL: caught on some dtype/shape/seed; '.': never; '-': not run)\n");
-    printf("%-12s %-18s", "op", "mutant");
+    printf("%-18s %-18s", "op", "mutant");
     for (int f = 0; f < NMO_FAM_COUNT; f++) printf(" %-8.8s", nmo_family_name(f));
     printf(" %s\n", "caught");
     int nmut = 0, ncaught = 0;
@@ -508,7 +524,7 @@ int main(int argc, char **argv)
         if (G.k[i]->correct) continue;
         nmut++;
         int any = 0;
-        printf("%-12s %-18s", G.k[i]->op, G.k[i]->name);
+        printf("%-18s %-18s", G.k[i]->op, G.k[i]->name);
         for (int f = 0; f < NMO_FAM_COUNT; f++) {
             long fails = 0, runs = 0;
             for (int d = 0; d < NDT; d++)
@@ -525,8 +541,15 @@ int main(int argc, char **argv)
     printf("\nsummary: %ld runs of correct kernels, %ld false alarms; %d/%d mutants caught; %ld errors; "
            "%.1f s\n",
            runs_correct, G.false_alarms, ncaught, nmut, G.errors, secs);
+    if (G.skipped_cases)
+        printf("INCOMPLETE: %ld of %ld cases not run (--time-budget %.0f s reached)\n", G.skipped_cases,
+               G.ncases, G.budget);
     if (G.log) fclose(G.log);
     int ok = G.false_alarms == 0 && ncaught == nmut && G.errors == 0 && runs_correct > 0;
+    if (G.skipped_cases && G.false_alarms == 0 && G.errors == 0) {
+        printf("RESULT: INCOMPLETE (no false alarm in what ran)\n");
+        return 3;
+    }
     printf("%s\n", ok ? "RESULT: OK" : "RESULT: NOT OK");
     return ok ? 0 : 1;
 }

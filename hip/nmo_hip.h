@@ -455,9 +455,16 @@ NMO_D float nmo_cosf(float x) { return __ocml_cos_f32(x); }
 #endif
 /* acc + a*b with the product rounded first: never contracted into an FMA, whatever
  * the compiler's contraction default (nvcc --fmad=true, hipcc -ffp-contract=fast). */
+/* nmo_mul_nc / nmo_add_rn / nmo_sub_rn: one correctly rounded operation that the
+ * compiler never fuses with a neighbour (a product feeding an add, or an add fed by a
+ * library function whose last step is a product). Kernels use them wherever the plan
+ * has a rounding point between a multiply and an add (mean = sum * RN(1/N) before
+ * x - mean, ms * ... + eps, 1 + expf(-a), m + logf(s), acc + expf(d)). */
 #if defined(NMO_HIP_NVIDIA)
 NMO_D float nmo_madd_nofma(float acc, float a, float b) { return __fadd_rn(acc, __fmul_rn(a, b)); }
 NMO_D float nmo_mul_nc(float a, float b) { return __fmul_rn(a, b); }
+NMO_D float nmo_add_rn(float a, float b) { return __fadd_rn(a, b); }
+NMO_D float nmo_sub_rn(float a, float b) { return __fsub_rn(a, b); }
 #elif defined(__clang__)
 NMO_D float nmo_madd_nofma(float acc, float a, float b)
 {
@@ -469,9 +476,21 @@ NMO_D float nmo_mul_nc(float a, float b)
 #pragma clang fp contract(off)
     return a * b;
 }
+NMO_D float nmo_add_rn(float a, float b)
+{
+#pragma clang fp contract(off)
+    return a + b;
+}
+NMO_D float nmo_sub_rn(float a, float b)
+{
+#pragma clang fp contract(off)
+    return a - b;
+}
 #else /* g++ (the simulator): built with -ffp-contract=off */
 NMO_D float nmo_madd_nofma(float acc, float a, float b) { return acc + a * b; }
 NMO_D float nmo_mul_nc(float a, float b) { return a * b; }
+NMO_D float nmo_add_rn(float a, float b) { return a + b; }
+NMO_D float nmo_sub_rn(float a, float b) { return a - b; }
 #endif
 /* IEEE max that ignores NaN like fmaxf (the kernels' row max). */
 #if defined(NMO_HIP_BARE) || defined(NMO_HIP_SIM)

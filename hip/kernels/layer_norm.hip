@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(BLOCK)
             if (MUT & M_ONEPASS_VAR) acc2 = sq_acc<OPT, ACC16>(acc2, v);
         }
         const float sum = row_sum<GROUP, BLOCK, RED, ACC16>(acc, smem);
-        const float mean = (OPT & O_RECIP_N) ? sum * inv_n : sum / (float)n;
+        const float mean = (OPT & O_RECIP_N) ? nmo_mul_nc(sum, inv_n) : sum / (float)n;
 
         /* pass 2: sum of squared deviations */
         float ss;
@@ -163,7 +163,7 @@ __global__ void __launch_bounds__(BLOCK)
             for (int64_t j = body_end + t; j < n; j += NT) a2 = sq_acc<OPT, ACC16>(a2, nmo_ldf(xr + j) - mean);
             ss = row_sum<GROUP, BLOCK, RED, ACC16>(a2, smem);
         }
-        const float var = (MUT & M_VAR_N1) ? ss / (float)(n - 1) : (OPT & O_RECIP_N) ? ss * inv_n : ss / (float)n;
+        const float var = (MUT & M_VAR_N1) ? ss / (float)(n - 1) : (OPT & O_RECIP_N) ? nmo_mul_nc(ss, inv_n) : ss / (float)n;
         float rstd;
         if (MUT & M_EPS_OUTSIDE) rstd = 1.0f / (nmo_sqrtf(var) + eps);
         else rstd = (OPT & O_ROOT_DIV) ? 1.0f / nmo_sqrtf(var + eps) : nmo_rsqrtf(var + eps);

@@ -202,7 +202,7 @@ __global__ void __launch_bounds__(BLOCK)
         }
 
         /* the reciprocal root */
-        float ms = (MUT & M_MEAN_N1) ? ss / (float)(n - 1) : (OPT & O_MEAN_RECIP) ? ss * inv_n : ss / (float)n;
+        float ms = (MUT & M_MEAN_N1) ? ss / (float)(n - 1) : (OPT & O_MEAN_RECIP) ? nmo_mul_nc(ss, inv_n) : ss / (float)n;
         float r;
         if (MUT & M_EPS_OUTSIDE) {
             r = 1.0f / (nmo_sqrtf(ms) + eps);

@@ -50,7 +50,7 @@ template <unsigned OPT, unsigned MUT, int LOG> NMO_D float sm_out(float x, const
     }
     if (MUT & M_LOG_OF_SM) return nmo_logf(sm_exp<MUT>(x, k.m) / k.s);
     if (OPT & O_LSE) return x - k.lse;
-    return ((MUT & M_NO_MAX) ? x : x - k.m) - k.l;
+    return nmo_sub_rn((MUT & M_NO_MAX) ? x : x - k.m, k.l);
 }
 
 template <class T, int VB, unsigned OPT, unsigned MUT, int LOG>
@@ -112,7 +112,7 @@ __global__ void __launch_bounds__(BLOCK)
         /* pass 2: sum of exponentials */
         const int64_t nred = (MUT & M_SKIP_LAST) ? n - 1 : n;
         float acc = 0.0f;
-        if (t < head && t < nred) acc = nmo_acc_round<ACC16>(acc + sm_exp<MUT>(nmo_ldf(xr + t), m));
+        if (t < head && t < nred) acc = nmo_acc_round<ACC16>(nmo_add_rn(acc, sm_exp<MUT>(nmo_ldf(xr + t), m)));
 #pragma unroll
         for (int i = 0; i < CACHE; i++) {
             const int64_t v = t + (int64_t)i * NT;
@@ -120,7 +120,7 @@ __global__ void __launch_bounds__(BLOCK)
 #pragma unroll
                 for (int e = 0; e < E; e++)
                     if (head + v * E + e < nred)
-                        acc = nmo_acc_round<ACC16>(acc + sm_exp<MUT>(nmo_ty<T>::lane(cache[i].w, e), m));
+                        acc = nmo_acc_round<ACC16>(nmo_add_rn(acc, sm_exp<MUT>(nmo_ty<T>::lane(cache[i].w, e), m)));
             }
         }
         for (int64_t v = t + (int64_t)CACHE * NT; v < nvec; v += NT) {
@@ -128,10 +128,10 @@ __global__ void __launch_bounds__(BLOCK)
 #pragma unroll
             for (int e = 0; e < E; e++)
                 if (head + v * E + e < nred)
-                    acc = nmo_acc_round<ACC16>(acc + sm_exp<MUT>(nmo_ty<T>::lane(q.w, e), m));
+                    acc = nmo_acc_round<ACC16>(nmo_add_rn(acc, sm_exp<MUT>(nmo_ty<T>::lane(q.w, e), m)));
         }
         for (int64_t j = body_end + t; j < nred; j += NT)
-            acc = nmo_acc_round<ACC16>(acc + sm_exp<MUT>(nmo_ldf(xr + j), m));
+            acc = nmo_acc_round<ACC16>(nmo_add_rn(acc, sm_exp<MUT>(nmo_ldf(xr + j), m)));
         float s;
         if (GROUP == G_BLOCK) {
             s = nmo_block_sum<BLOCK, RED, ACC16>(acc, smem);
@@ -144,7 +144,7 @@ __global__ void __launch_bounds__(BLOCK)
         k.s = s;
         k.inv = 1.0f / s;
         k.l = LOG ? nmo_logf(s) : 0.0f;
-        k.lse = LOG ? ((MUT & M_NO_MAX) ? k.l : m + k.l) : 0.0f;
+        k.lse = LOG ? ((MUT & M_NO_MAX) ? k.l : nmo_add_rn(m, k.l)) : 0.0f;
 
         /* pass 3: normalize */
         if (t < head) nmo_stf(yr + t, sm_out<OPT, MUT, LOG>(nmo_ldf(xr + t), k), RZ);
