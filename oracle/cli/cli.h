@@ -123,5 +123,7 @@ int cmd_check(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_candidates(int argc, char **argv);
 int cmd_bounds(int argc, char **argv);
+int cmd_campaign(int argc, char **argv);
+int cmd_mutants(int argc, char **argv);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "campaign/engine.h"
 #include "cli.h"
 
 /* ---- errors ------------------------------------------------------------------------ */
@@ -418,6 +419,8 @@ static void print_main_help(void)
            "  bounds      write the reachable set of every output element (lo, hi, flags)\n"
            "  ops         list the operators: tensors, parameters, dtypes and default plans\n"
            "  candidates  list an operator's CPU candidates (correct variants and mutants)\n"
+           "  campaign    run a mutation-testing campaign: numoracle vs fixed-tolerance baselines\n"
+           "  mutants     list the mutants the mutation engine generates for a kernel source\n"
            "\n"
            "options:\n"
            "  -h, --help     print this help (numoracle <command> --help: that command's)\n"
@@ -442,6 +445,11 @@ int main(int argc, char **argv)
     if (strcmp(v, "bounds") == 0) return cmd_bounds(argc - 1, argv + 1);
     if (strcmp(v, "ops") == 0) return cmd_ops(argc - 1, argv + 1);
     if (strcmp(v, "candidates") == 0) return cmd_candidates(argc - 1, argv + 1);
+    if (strcmp(v, "campaign") == 0) {
+        nmo_camp_no_aslr(argc, argv); /* reproducible garbage reads of mutants */
+        return cmd_campaign(argc - 1, argv + 1);
+    }
+    if (strcmp(v, "mutants") == 0) return cmd_mutants(argc - 1, argv + 1);
     if (v[0] == '-') return cli_error("unknown option '%s' (see numoracle --help)", v);
     return cli_error("unknown command '%s' (see numoracle --help)", v);
 }
