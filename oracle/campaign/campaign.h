@@ -22,6 +22,7 @@
 #include "campaign/mutate.h"
 #include "numoracle/numoracle.h"
 
+#define NMO_CAMP_ENGINE_VERSION "campaign-1"
 #define NMO_CAMP_MAX_OPS 64
 #define NMO_CAMP_MAX_SHAPES 8
 #define NMO_CAMP_MAX_FAM 8
@@ -74,8 +75,9 @@ typedef struct {
  * shifted large near_degenerate outlier, seeds 1..4, mutant seeds = seeds, calibration
  * seeds 1001..1010 on the main families, generated + hand-written mutants, all checks,
  * 2 workers, timeout 10 s, journal <config>.jsonl. Paths are relative to the current
- * directory. */
-nmo_status nmo_camp_cfg_load(nmo_camp_cfg *cfg, const char *path, nmo_err *err);
+ * directory. ops_override (may be NULL): a comma-separated operator list replacing the
+ * config's. */
+nmo_status nmo_camp_cfg_load(nmo_camp_cfg *cfg, const char *path, const char *ops_override, nmo_err *err);
 void nmo_camp_cfg_free(nmo_camp_cfg *cfg);
 /* Restrict the operator list (comma-separated names; "all" = registry). */
 nmo_status nmo_camp_cfg_set_ops(nmo_camp_cfg *cfg, const char *list, nmo_err *err);

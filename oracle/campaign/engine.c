@@ -14,6 +14,7 @@
  * with different stack fill: outputs that differ make the run "nondet" (reads of
  * uninitialized memory), excluded from verdicts. ASLR is switched off for the campaign
  * process (personality, re-exec) so that the remaining garbage is reproducible. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -444,7 +445,18 @@ typedef struct {
     char v[NMO_CK_COUNT + 1];
     int64_t pass, fail, inc;
     nmo_ck_stats st;
+    int64_t ulp; /* max distance from the reference in output ulps (ordinals) */
 } verdicts_t;
+
+#define ULP_HUGE ((int64_t)1 << 40)
+
+static int64_t ulp_dist(nmo_fmt f, double a, double e)
+{
+    if (a == e || (isnan(a) && isnan(e))) return 0;
+    if (!isfinite(a) || !isfinite(e)) return ULP_HUGE;
+    int64_t d = nmo_fmt_ordinal(f, a) - nmo_fmt_ordinal(f, e);
+    return d < 0 ? -d : d;
+}
 
 static void judge(verdicts_t *r, input_t *in, const nmo_camp_cfg *cfg, nmo_tensor *out)
 {
@@ -460,6 +472,8 @@ static void judge(verdicts_t *r, input_t *in, const nmo_camp_cfg *cfg, nmo_tenso
             if (vd == NMO_PASS) r->pass++;
             else if (vd == NMO_FAIL) r->fail++;
             else r->inc++;
+            int64_t u = ulp_dist(in->c.plan.out, in->dec[k][i], in->ref[k][i]);
+            if (u > r->ulp) r->ulp = u;
         }
         for (int c = 1; c < NMO_CK_COUNT; c++) {
             if (!cfg->check_on[c]) continue;
@@ -494,8 +508,8 @@ static void record_verdicts(sbuf *b, const verdicts_t *r)
     nmo_eng_jnum(a, sizeof a, r->st.max_abs);
     nmo_eng_jnum(m, sizeof m, r->st.max_rel);
     nmo_eng_jnum(t, sizeof t, r->st.min_eq_tol);
-    sb_add(b, ",\"v\":\"%s\",\"nmo\":[%lld,%lld,%lld],\"mae\":%s,\"mre\":%s,\"teq\":%s", r->v, (long long)r->pass,
-           (long long)r->fail, (long long)r->inc, a, m, t);
+    sb_add(b, ",\"v\":\"%s\",\"nmo\":[%lld,%lld,%lld],\"mae\":%s,\"mre\":%s,\"teq\":%s,\"ulp\":%lld", r->v,
+           (long long)r->pass, (long long)r->fail, (long long)r->inc, a, m, t, (long long)r->ulp);
 }
 
 /* sparse histograms of |a-e| and |a-e|/|e| for calibration: per output
@@ -603,10 +617,6 @@ static const char *exec_mutant(worker_t *w, nmo_camp_mutant *m, input_t *in, nmo
         snprintf(detail, dn, "no shared memory");
         return "error";
     }
-    if (nmo_camp_mutant_load(m, cfg) != 0) {
-        snprintf(detail, dn, "cannot load %.200s", m->so_path);
-        return "error";
-    }
     shm_head *hd = (shm_head *)w->shm;
     memset(hd, 0, sizeof *hd);
     hd->status = -1;
@@ -618,6 +628,8 @@ static const char *exec_mutant(worker_t *w, nmo_camp_mutant *m, input_t *in, nmo
     }
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
+        int dn0 = open("/dev/null", O_WRONLY);
+        if (dn0 >= 0) dup2(dn0, 2), close(dn0); /* glibc's "stack smashing detected" etc. */
         signal(SIGALRM, SIG_DFL);
         sigset_t none;
         sigemptyset(&none);
@@ -625,6 +637,13 @@ static const char *exec_mutant(worker_t *w, nmo_camp_mutant *m, input_t *in, nmo
         struct itimerval it = {{0, 0}, {(time_t)cfg->timeout, (suseconds_t)((cfg->timeout - floor(cfg->timeout)) * 1e6)}};
         if (it.it_value.tv_sec == 0 && it.it_value.tv_usec == 0) it.it_value.tv_usec = 1000;
         setitimer(ITIMER_REAL, &it, NULL);
+        /* the shared object is loaded here, not in the worker: a lean worker forks fast */
+        if (nmo_camp_mutant_load(m, cfg) != 0) {
+            const char *de = dlerror();
+            snprintf(((shm_head *)w->shm)->msg, sizeof hd->msg, "cannot load %.200s: %.40s", m->so_path,
+                     de ? de : "candidate or runtime symbol missing");
+            _exit(5);
+        }
         stack_fill(fillv);
         int guarded = m->kind != NMO_MUT_HAND;
         if (guarded) m->rt_fill(0xff);
@@ -693,7 +712,7 @@ static const char *exec_mutant(worker_t *w, nmo_camp_mutant *m, input_t *in, nmo
         snprintf(detail, dn, "%s", sig_name(WTERMSIG(st)));
         return "crash";
     }
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 3) {
+    if (WIFEXITED(st) && (WEXITSTATUS(st) == 3 || WEXITSTATUS(st) == 5)) {
         snprintf(detail, dn, "%s", hd->msg);
         return "error";
     }
@@ -1330,7 +1349,7 @@ nmo_status nmo_camp_run(nmo_camp_cfg *cfg, const nmo_camp_opts *o, FILE *out, nm
     x.bar = o->progress < 0 ? isatty(2) : o->progress;
     if (o->quiet) x.bar = 0;
     nmo_camp_mutants ms;
-    FILE *log = o->quiet ? NULL : stderr;
+    FILE *log = o->quiet ? NULL : out;
     if (nmo_camp_mkdirs(cfg->work_dir) != 0)
         return nmo_err_set(err, NMO_ERR_IO, "%s: cannot create: %s", cfg->work_dir, strerror(errno));
     nmo_status st = nmo_camp_mutants_prepare(&ms, cfg, log, err);

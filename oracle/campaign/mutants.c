@@ -151,6 +151,7 @@ static int file_exists(const char *p)
 /* Run argv with stdout/stderr to logpath (or /dev/null); returns the pid, -1 on error. */
 static pid_t spawn(char *const argv[], const char *logpath, const char *cwd)
 {
+    fflush(NULL); /* no stdio buffer duplicated into the child */
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
@@ -311,6 +312,7 @@ static int coverage(cov_t *cov, const nmo_camp_cfg *cfg, int oi, const char *bas
     snprintf(gcda, sizeof gcda, "%s/%s_cand.gcda", dir, op->name);
     remove(gcda);
 
+    fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {

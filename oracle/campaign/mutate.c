@@ -36,6 +36,7 @@ static const nmo_mut_profile prof_c = {
     .ncall = 1,
     .call_from = {"nmo_cu_plan_store"},
     .call_to = {"NMO_CU_ST_RZ"},
+    .knob_suffix = "_cfg",
     .nskip = 8,
     .skip = {"nmo_err_set", "NMO_RETURN_IF_ERR", "malloc", "calloc", "realloc", "free",
              "nmo_cu_check_args", "nmo_cu_check_tensor"},
@@ -547,6 +548,7 @@ typedef struct {
     int *loop_cond_begin, *loop_cond_end; /* condition clause tokens [b, e) */
     /* float variables per function: token indices of declared names */
     unsigned char *is_float_decl; /* per token: this identifier is a float(-ish) name */
+    unsigned char *knob;          /* per token: the field of a knob access c->field */
 } nmo_ana;
 
 static int stmt_end(const nmo_src *s, int i, int limit);
@@ -595,6 +597,7 @@ static void ana_free(nmo_ana *a)
     free(a->loop_cond_begin);
     free(a->loop_cond_end);
     free(a->is_float_decl);
+    free(a->knob);
     memset(a, 0, sizeof *a);
 }
 
@@ -612,7 +615,8 @@ static int analyze(nmo_ana *a, const nmo_src *s, const nmo_mut_profile *p)
     a->loop_cond_begin = malloc((size_t)(n + 1) * sizeof(int));
     a->loop_cond_end = malloc((size_t)(n + 1) * sizeof(int));
     a->is_float_decl = calloc((size_t)n + 1, 1);
-    if (!a->seg || !a->seg_begin || !a->seg_end || !a->skip || !a->loop_var || !a->loop_begin ||
+    a->knob = calloc((size_t)n + 1, 1);
+    if (!a->knob ||!a->seg || !a->seg_begin || !a->seg_end || !a->skip || !a->loop_var || !a->loop_begin ||
         !a->loop_end || !a->loop_cond_begin || !a->loop_cond_end || !a->is_float_decl) {
         ana_free(a);
         return -1;
@@ -641,6 +645,22 @@ static int analyze(nmo_ana *a, const nmo_src *s, const nmo_mut_profile *p)
             if (tk_is_punct(s, k, ")")) {
                 popen = s->tok[k].match;
                 break;
+            }
+        /* knob parameters: `const X_cfg *c` */
+        if (popen >= 0 && p->knob_suffix)
+            for (int k = popen + 1; k < fn->body_open; k++) {
+                if (s->tok[k].kind != NMO_TK_IDENT || !tk_is_punct(s, k + 1, "*") || s->tok[k + 2].kind != NMO_TK_IDENT)
+                    continue;
+                size_t sl = strlen(p->knob_suffix);
+                if ((size_t)s->tok[k].len < sl ||
+                    memcmp(s->text + s->tok[k].off + s->tok[k].len - sl, p->knob_suffix, sl) != 0)
+                    continue;
+                int pn = k + 2;
+                for (int q = fn->body_open + 1; q + 2 < fn->body_close; q++)
+                    if (s->tok[q].kind == NMO_TK_IDENT && s->tok[q].len == s->tok[pn].len &&
+                        memcmp(s->text + s->tok[q].off, s->text + s->tok[pn].off, (size_t)s->tok[pn].len) == 0 &&
+                        tk_is_punct(s, q + 1, "->") && s->tok[q + 2].kind == NMO_TK_IDENT)
+                        a->knob[q + 2] = 1;
             }
         if (popen >= 0)
             for (int k = popen + 1; k < fn->body_open; k++)
@@ -950,6 +970,21 @@ static int for_cond_loop(const nmo_ana *a, int i)
     return -1;
 }
 
+/* Token i is a comparison operator, or a constant compared, next to a knob field:
+ * `c->assoc == 1` (variant selection of the emulation, not kernel arithmetic). */
+static int knob_compare(const nmo_ana *a, const nmo_src *s, int i)
+{
+    static const char *const rel[] = {"==", "!=", "<", "<=", ">", ">=", NULL};
+    int isrel = 0;
+    for (int k = 0; rel[k]; k++) isrel |= tk_is_punct(s, i, rel[k]);
+    if (isrel) return (i > 0 && a->knob[i - 1]) || (i + 3 < s->ntok && a->knob[i + 3]);
+    if (s->tok[i].kind != NMO_TK_NUMBER) return 0;
+    int p = prev_sig(s, i);
+    int prel = 0, nrel = 0;
+    for (int k = 0; rel[k]; k++) prel |= tk_is_punct(s, p, rel[k]), nrel |= tk_is_punct(s, i + 1, rel[k]);
+    return (prel && p > 0 && a->knob[p - 1]) || (nrel && i + 4 < s->ntok && a->knob[i + 4]);
+}
+
 /* ---------------------------------------------------------------- the operators */
 
 static void gen_token_ops(mut_vec *v, const nmo_src *s, const nmo_ana *a, const nmo_mut_profile *p,
@@ -962,6 +997,7 @@ static void gen_token_ops(mut_vec *v, const nmo_src *s, const nmo_ana *a, const 
         int g = a->seg[i];
         if (g < 0 || a->skip[g]) continue;
         if (!line_ok(f, s->tok[i].line)) continue;
+        if (knob_compare(a, s, i)) continue;
         const nmo_tok *t = &s->tok[i];
         size_t off = (size_t)t->off, len = (size_t)t->len;
         char txt[96];

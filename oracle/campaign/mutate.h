@@ -84,6 +84,11 @@ typedef struct {
     const char *swap_from[24], *swap_to[24];
     int ncall;                   /* call replacements: NAME(...) -> text */
     const char *call_from[8], *call_to[8];
+    const char *knob_suffix;     /* pointer parameters whose type name ends so (the
+                                    emulation's variant-selection config, e.g. rms_cfg)
+                                    are knobs: comparisons and constants tested against
+                                    their fields select another emulated kernel and are
+                                    not mutated */
     int nskip;                   /* statements holding one of these identifiers are not
                                     mutated (error paths, allocation, frees) */
     const char *skip[16];

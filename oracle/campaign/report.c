@@ -258,6 +258,7 @@ typedef struct {
     char probe[16], probe_detail[160];
     long runs[5]; /* ok crash timeout error nondet */
     int eff[2];   /* main, shifted */
+    int acc[2];   /* beyond the correct variants' error on some input */
     int det[2][NMO_CK_COUNT];
     char det_input[NMO_CK_COUNT][96]; /* smallest input key where the check detects (main) */
     long nrec;
@@ -265,6 +266,8 @@ typedef struct {
 
 typedef struct {
     uint64_t key;  /* hash of op|dt|shape|fam|seed|base */
+    uint64_t ikey; /* hash of op|dt|shape|fam|seed */
+    int64_t ulp;
     int mut;       /* index into muts */
     int cls;       /* 0 main, 1 shifted */
     char v[NMO_CK_COUNT + 1];
@@ -275,6 +278,12 @@ typedef struct {
     uint64_t key;
     char v[NMO_CK_COUNT + 1];
 } brun;
+
+/* input -> max distance (ulps) of any correct variant from the reference */
+typedef struct {
+    uint64_t key;
+    int64_t v;
+} imax_e;
 
 typedef struct {
     long runs[2], err[2];
@@ -292,6 +301,8 @@ typedef struct {
     long nmr, capmr;
     brun *br; /* open addressing table */
     size_t capbr, nbr;
+    imax_e *im;
+    size_t capim, nim;
     role_agg role[NMO_CAMP_MAX_OPS][2]; /* [op][correct, bp] */
     double teq[NMO_CAMP_MAX_OPS][NMO_CAMP_MAX_DT][NMO_FAM_COUNT];
     long teq_runs[NMO_CAMP_MAX_OPS][NMO_CAMP_MAX_DT][NMO_FAM_COUNT];
@@ -333,6 +344,46 @@ static int brun_put(agg_ctx *a, uint64_t key, const char *v)
             snprintf(a->br[i].v, sizeof a->br[i].v, "%s", v);
             return 0;
         }
+    }
+}
+
+static int imax_put(agg_ctx *a, uint64_t key, int64_t v)
+{
+    if ((a->nim + 1) * 2 > a->capim) {
+        size_t nc = a->capim ? a->capim * 2 : 4096;
+        imax_e *nb = calloc(nc, sizeof *nb);
+        if (!nb) return -1;
+        for (size_t i = 0; i < a->capim; i++)
+            if (a->im[i].key)
+                for (size_t j = a->im[i].key & (nc - 1);; j = (j + 1) & (nc - 1))
+                    if (!nb[j].key) {
+                        nb[j] = a->im[i];
+                        break;
+                    }
+        free(a->im);
+        a->im = nb;
+        a->capim = nc;
+    }
+    for (size_t i = key & (a->capim - 1);; i = (i + 1) & (a->capim - 1)) {
+        if (!a->im[i].key) {
+            a->im[i].key = key;
+            a->im[i].v = v;
+            a->nim++;
+            return 0;
+        }
+        if (a->im[i].key == key) {
+            if (v > a->im[i].v) a->im[i].v = v;
+            return 0;
+        }
+    }
+}
+
+static const imax_e *imax_get(const agg_ctx *a, uint64_t key)
+{
+    if (!a->capim) return NULL;
+    for (size_t i = key & (a->capim - 1);; i = (i + 1) & (a->capim - 1)) {
+        if (a->im[i].key == key) return &a->im[i];
+        if (!a->im[i].key) return NULL;
     }
 }
 
@@ -427,6 +478,10 @@ static int agg_line(void *vc, cJSON *rec, const char *line)
         if (!(t <= a->teq[op][dt][fam])) a->teq[op][dt][fam] = t; /* NaN-safe max */
         a->teq_runs[op][dt][fam]++;
         if (!r && !(t <= a->teq_def[op][dt][fam])) a->teq_def[op][dt][fam] = t;
+        snprintf(key, sizeof key, "%s|%s|%s|%s|%.0f", jstr(rec, "op"), jstr(rec, "dtype"), jstr(rec, "shape"),
+                 jstr(rec, "family"), jnum(rec, "seed"));
+        double u = jnum(rec, "ulp");
+        if (imax_put(a, nmo_hkey(key), isnan(u) ? 0 : (int64_t)u)) return -1;
         snprintf(key, sizeof key, "%s|%s|%s|%s|%.0f|%s", jstr(rec, "op"), jstr(rec, "dtype"), jstr(rec, "shape"),
                  jstr(rec, "family"), jnum(rec, "seed"), jstr(rec, "cand"));
         return brun_put(a, nmo_hkey(key), v);
@@ -456,6 +511,11 @@ static int agg_line(void *vc, cJSON *rec, const char *line)
     snprintf(key, sizeof key, "%s|%s|%s|%s|%.0f|%s", jstr(rec, "op"), jstr(rec, "dtype"), jstr(rec, "shape"),
              jstr(rec, "family"), jnum(rec, "seed"), jstr(rec, "base"));
     x->key = nmo_hkey(key);
+    snprintf(key, sizeof key, "%s|%s|%s|%s|%.0f", jstr(rec, "op"), jstr(rec, "dtype"), jstr(rec, "shape"),
+             jstr(rec, "family"), jnum(rec, "seed"));
+    x->ikey = nmo_hkey(key);
+    double u = jnum(rec, "ulp");
+    x->ulp = isnan(u) ? 0 : (int64_t)u;
     x->mut = mi;
     x->cls = cls;
     snprintf(x->v, sizeof x->v, "%s", v);
@@ -531,6 +591,7 @@ typedef struct {
     long total, gen, hand, nul, stillborn, probe_killed[3], evaluated, eff_main, eff_shift, eff_any, equivalent,
         nondet_runs, nondet_mut, unrun;
     long det[2][NMO_CK_COUNT];
+    long acc_main, acc_det[NMO_CK_COUNT]; /* effective beyond the correct variants' error */
 } summary_t;
 
 nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals, int nj, const char *out_dir, FILE *out,
@@ -564,6 +625,8 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
             continue;
         }
         rmut *m = &a->m[x->mut];
+        const imax_e *t = imax_get(a, x->ikey);
+        if (t && x->ulp > t->v) m->acc[x->cls] = 1;
         for (int c = 0; c < NMO_CK_COUNT && x->v[c] && b->v[c]; c++)
             if (x->v[c] == 'F' && b->v[c] == 'P') {
                 m->det[x->cls][c] = 1;
@@ -634,6 +697,10 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
                     if (bm) bm->det[c]++;
                 }
         }
+        if (m->eff[0] && m->acc[0]) {
+            S.acc_main++;
+            for (int c = 0; c < NMO_CK_COUNT; c++) S.acc_det[c] += m->det[0][c];
+        }
         if (m->eff[1]) {
             S.eff_shift++;
             for (int c = 0; c < NMO_CK_COUNT; c++) S.det[1][c] += m->det[1][c];
@@ -698,6 +765,16 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
         cJSON *bc = cJSON_AddObjectToObject(d, "detected");
         for (int c = 0; c < NMO_CK_COUNT; c++)
             if (cfg->check_on[c]) cJSON_AddNumberToObject(bc, nmo_ck_name((nmo_ck)c), (double)S.det[cl][c]);
+    }
+    {
+        cJSON *d = cJSON_AddObjectToObject(R, "detection_main_beyond_correct_error");
+        cJSON_AddStringToObject(d, "definition",
+                                "effective mutants whose output, on some main input, is further from the reference (in output "
+                                "ulps) than every correct variant's output on that input");
+        cJSON_AddNumberToObject(d, "effective", (double)S.acc_main);
+        cJSON *bc = cJSON_AddObjectToObject(d, "detected");
+        for (int c = 0; c < NMO_CK_COUNT; c++)
+            if (cfg->check_on[c]) cJSON_AddNumberToObject(bc, nmo_ck_name((nmo_ck)c), (double)S.acc_det[c]);
     }
     cJSON *fa = cJSON_AddObjectToObject(R, "false_alarms");
     for (int r = 0; r < 2; r++) {
@@ -815,6 +892,7 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
                             : m->nrec == 0 ? "not_run"
                             : m->eff[0] ? "effective_main" : m->eff[1] ? "effective_shifted_only" : "never_effective";
         cJSON_AddStringToObject(x, "state", state);
+        if (m->eff[0]) cJSON_AddBoolToObject(x, "beyond_correct_error_main", m->acc[0]);
         if (m->cc_error[0]) cJSON_AddStringToObject(x, "cc_error", m->cc_error);
         if (m->probe[0]) cJSON_AddStringToObject(x, "probe", m->probe);
         if (m->probe_detail[0] && strcmp(m->probe, "ok")) cJSON_AddStringToObject(x, "probe_detail", m->probe_detail);
@@ -866,6 +944,13 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
         tb(&md, "| %s | %ld / %ld (%.1f%%) | %ld / %ld | %ld / %ld | %ld / %ld |\n", nmo_ck_label((nmo_ck)c), S.det[0][c], E,
            pct(S.det[0][c], E), S.det[1][c], S.eff_shift, T[0].fa[0][c], T[0].fa[1][c], T[1].fa[0][c], T[1].fa[1][c]);
     }
+    tb(&md, "\nSecondary view: of the %ld effective mutants, %ld are *beyond correct error* on some main input (further "
+            "from the reference, in output ulps, than every correct variant there); the others are never less accurate than "
+            "some correct kernel. Detected among those %ld:",
+       E, S.acc_main, S.acc_main);
+    for (int c = 0; c < NMO_CK_COUNT; c++)
+        if (cfg->check_on[c]) tb(&md, " %s %ld (%.1f%%)%s", nmo_ck_name((nmo_ck)c), S.acc_det[c], pct(S.acc_det[c], S.acc_main), c + 1 < NMO_CK_COUNT ? "," : ".");
+    tb(&md, "\n");
     tb(&md, "\nRuns: %ld correct (%ld main, %ld shifted), %ld behaviour-preserving (%ld main, %ld shifted); %ld calibration "
             "runs (not counted above).\n\n",
        T[0].runs[0] + T[0].runs[1], T[0].runs[0], T[0].runs[1], T[1].runs[0] + T[1].runs[1], T[1].runs[0], T[1].runs[1],
@@ -1167,6 +1252,8 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
         }
         fprintf(out, "numoracle inconclusive on shifted inputs: %ld correct, %ld behaviour-preserving runs\n", T[0].inc[1],
                 T[1].inc[1]);
+        fprintf(out, "beyond correct error (main): %ld effective mutants, numoracle detects %ld\n", S.acc_main,
+                S.acc_det[0]);
         if (null_bad) fprintf(out, "WARNING: a null-mutant control is effective or stillborn: see the report\n");
         fprintf(out, "report: %s/report.{json,md,html}\n", out_dir);
     }
@@ -1177,6 +1264,7 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
     free(a->m);
     free(a->mr);
     free(a->br);
+    free(a->im);
     free(a->mids.h);
     free(ts.t);
     free(a);

@@ -79,12 +79,7 @@ int cmd_campaign(int argc, char **argv)
     if (jo->nvals > 1 && !o.report_only) return cli_error("several --journal only with --report-only (merging shards)");
     nmo_camp_cfg cfg;
     nmo_err err = {{0}};
-    if (nmo_camp_cfg_load(&cfg, cli_val(&cmd, "config"), &err) != NMO_OK) {
-        nmo_camp_cfg_free(&cfg);
-        return cli_error("%s", err.msg);
-    }
-    const char *ops = cli_val(&cmd, "ops");
-    if (ops && nmo_camp_cfg_set_ops(&cfg, ops, &err) != NMO_OK) {
+    if (nmo_camp_cfg_load(&cfg, cli_val(&cmd, "config"), cli_val(&cmd, "ops"), &err) != NMO_OK) {
         nmo_camp_cfg_free(&cfg);
         return cli_error("%s", err.msg);
     }
