@@ -745,7 +745,6 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
     cJSON_AddStringToObject(cp, "config_hash", cfg->config_hash);
     cJSON_AddStringToObject(cp, "backend", cfg->backend);
     cJSON_AddItemToObject(cp, "config", cJSON_Parse(cfg->config_text));
-    cJSON_AddNumberToObject(cp, "journals", nj);
     if (a->hash_mismatch) cJSON_AddStringToObject(cp, "warning", "journals with different config hashes were merged");
     cJSON *cks = cJSON_AddArrayToObject(R, "checks");
     for (int c = 0; c < NMO_CK_COUNT; c++) {
