@@ -16,6 +16,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -836,7 +837,7 @@ static int func_ok(const nmo_mut_filter *f, const nmo_src *s, int func)
     if (func < 0) return 0;
     if (!f || !f->functions) return 1;
     for (int i = 0; i < f->nfunctions; i++)
-        if (strcmp(f->functions[i], s->fn[func].name) == 0) return 1;
+        if (fnmatch(f->functions[i], s->fn[func].name, 0) == 0) return 1;
     return 0;
 }
 

@@ -108,7 +108,7 @@ typedef struct {
 typedef struct {
     /* enabled mutation operators (1 each); NULL: all */
     const int *mop_on;
-    /* functions allowed (NULL: all functions of the file) */
+    /* functions allowed, shell patterns (NULL: all functions of the file) */
     const char *const *functions;
     int nfunctions;
     /* lines allowed: covered[line] != 0 (NULL: every line); ncovered = array size */

@@ -122,7 +122,7 @@ int cmd_mutants(int argc, char **argv)
         {"op", "OP", 0, 0, "operator: mutate refs/cand/<op>_cand.c", NULL, {0}, 0},
         {"file", "PATH", 0, 0, "a kernel source to mutate instead (C or HIP)", NULL, {0}, 0},
         {"profile", "P", 0, 0, "language profile: c (default) or hip", NULL, {0}, 0},
-        {"function", "NAME", 0, 1, "only mutate these functions", NULL, {0}, 0},
+        {"function", "PATTERN", 0, 1, "only mutate these functions (shell patterns)", NULL, {0}, 0},
         {"mutop", "NAME", 0, 1, "only these mutation operators (aor ror lb cp rwc acc rnd sdl term idx bcast)", NULL, {0}, 0},
         {"source-root", "DIR", 0, 0, "source tree holding refs/ (default: the build's)", NULL, {0}, 0},
         {"diff", NULL, 0, 0, "print each mutant's unified diff", NULL, {0}, 0},
