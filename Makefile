@@ -15,7 +15,7 @@ DEB_PKGS := build-essential meson ninja-build pkg-config libmpfr-dev libgmp-dev 
             libcjson-dev libcriterion-dev libopenblas-dev
 DEMO_ARGS := check --op rms_norm --dtype bf16 --shape 64x4097 --family gaussian --seed 1
 
-.PHONY: all deps build demo test clean soundness bench
+.PHONY: all deps build demo test clean soundness bench campaign-tests
 
 all: build
 
@@ -49,11 +49,15 @@ demo: deps
 
 test: deps
 	@$(MAKE) --no-print-directory build
-	meson test -C $(BUILD) --print-errorlogs
+	meson test -C $(BUILD) --print-errorlogs --no-suite slow
 	bash tests/cli/run.sh $(BUILD)/oracle/numoracle
 	bash tests/readme_example.sh $(BUILD)
 
 # Larger sweeps and benchmarks: separate from `make test` (quote their output in notes).
+# The campaign's kill/resume and shard tests (minutes each).
+campaign-tests: build
+	meson test -C $(BUILD) --print-errorlogs --suite slow
+
 soundness: build
 	NMO_SEEDS=20 NMO_LARGE=1 ./$(BUILD)/tests/test_soundness --verbose
 

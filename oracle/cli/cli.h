@@ -150,5 +150,7 @@ int cmd_golden(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_campaign(int argc, char **argv);
+int cmd_mutants(int argc, char **argv);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "campaign/engine.h"
 #include "cli.h"
 
 /* ---- errors ------------------------------------------------------------------------ */
@@ -431,6 +432,8 @@ static void print_main_help(void)
            "  verify      check a golden data tree before commit (integrity, layout, budgets)\n"
            "  run         run an engine on every bundle of a tier and judge both verdicts\n"
            "  calibrate   write empirical p99.9 tolerances into bundle metadata\n"
+           "  campaign    run a mutation-testing campaign: numoracle vs fixed-tolerance baselines\n"
+           "  mutants     list the mutants the mutation engine generates for a kernel source\n"
            "\n"
            "options:\n"
            "  -h, --help     print this help (numoracle <command> --help: that command's)\n"
@@ -460,6 +463,11 @@ int main(int argc, char **argv)
     if (strcmp(v, "verify") == 0) return cmd_verify(argc - 1, argv + 1);
     if (strcmp(v, "run") == 0) return cmd_run(argc - 1, argv + 1);
     if (strcmp(v, "calibrate") == 0) return cmd_calibrate(argc - 1, argv + 1);
+    if (strcmp(v, "campaign") == 0) {
+        nmo_camp_no_aslr(argc, argv); /* reproducible garbage reads of mutants */
+        return cmd_campaign(argc - 1, argv + 1);
+    }
+    if (strcmp(v, "mutants") == 0) return cmd_mutants(argc - 1, argv + 1);
     if (v[0] == '-') return cli_error("unknown option '%s' (see numoracle --help)", v);
     return cli_error("unknown command '%s' (see numoracle --help)", v);
 }
