@@ -1209,7 +1209,20 @@ static nmo_status journal_open(ctx_t *x, const nmo_camp_opts *o, nmo_err *err)
                                    cfg->journal);
             }
         } else if (line_id(line, id, sizeof id) == 0) {
-            if (strncmp(line, "{\"type\":\"mutant\"", 16) == 0) {
+            if (strncmp(line, "{\"type\":\"note\"", 14) == 0) {
+                const char *t = strstr(line, "\"text\":\"");
+                if (t) {
+                    char k[600], txt[590];
+                    size_t q = 0;
+                    for (t += 8; *t && *t != '"' && q + 1 < sizeof txt; t++) {
+                        if (*t == '\\' && t[1]) t++;
+                        txt[q++] = *t;
+                    }
+                    txt[q] = '\0';
+                    snprintf(k, sizeof k, "n|%s", txt);
+                    nmo_hset_add(&x->done, nmo_hkey(k));
+                }
+            } else if (strncmp(line, "{\"type\":\"mutant\"", 16) == 0) {
                 char k[600];
                 snprintf(k, sizeof k, "m|%s", id);
                 nmo_hset_add(&x->done, nmo_hkey(k));
@@ -1271,6 +1284,28 @@ static nmo_status journal_mutants(ctx_t *x, nmo_err *err)
             return nmo_err_set(err, NMO_ERR_IO, "%s: cannot write", x->cfg->journal);
         }
         nmo_hset_add(&x->done, nmo_hkey(k));
+    }
+    /* what could not be done while preparing (no gcov, missing sources): into the report */
+    char notes[2048];
+    snprintf(notes, sizeof notes, "%s", x->ms->notes);
+    char *save = NULL;
+    for (char *t = strtok_r(notes, "\n", &save); t; t = strtok_r(NULL, "\n", &save)) {
+        while (*t == ' ') t++;
+        if (!*t) continue;
+        char k[600];
+        snprintf(k, sizeof k, "n|%s", t);
+        uint64_t h = nmo_hkey(k);
+        if (nmo_hset_has(&x->done, h)) continue;
+        b.n = 0;
+        sb_add(&b, "{\"type\":\"note\",\"id\":\"n|%016llx\",\"text\":", (unsigned long long)h);
+        sb_json_str(&b, t);
+        sb_add(&b, "}\n");
+        if (!b.p || journal_line(x, b.p, b.n) != 0) {
+            free(b.p);
+            return nmo_err_set(err, NMO_ERR_IO, "%s: cannot write", x->cfg->journal);
+        }
+        nmo_hset_add(&x->done, h);
+        if (x->out) fprintf(x->out, "campaign: note: %s\n", t);
     }
     free(b.p);
     if (x->cfg->fsync_line) fsync(x->jfd);

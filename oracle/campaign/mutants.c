@@ -448,7 +448,7 @@ static nmo_status gen_op(nmo_camp_mutants *ms, build_job **jobs, int *njobs, con
     snprintf(utilfile, sizeof utilfile, "%.1000s/refs/cand/cand_util.h", cfg->source_root);
     snprintf(oplabel, sizeof oplabel, "refs/cand/%s_cand.c", op->name);
     if (!file_exists(opfile)) {
-        note(ms, "%s: no source %s, no generated mutants; ", op->name, oplabel);
+        note(ms, "%s: no source %s, no generated mutants\n", op->name, oplabel);
         return NMO_OK;
     }
     nmo_src so, su;
@@ -471,7 +471,7 @@ static nmo_status gen_op(nmo_camp_mutants *ms, build_job **jobs, int *njobs, con
         int have_cov = 0;
         if (cfg->coverage) {
             have_cov = coverage(&cov, cfg, oi, base->name, rt_o, rt_hp) == 0;
-            if (!have_cov) note(ms, "%s/%s: coverage unavailable (gcov); op file mutated on every line, helpers not mutated; ", op->name, base->name);
+            if (!have_cov) note(ms, "%s/%s: coverage unavailable (gcov): op file mutated on every line, helpers not mutated\n", op->name, base->name);
         }
         const char *ufn[48];
         for (int i = 0; i < cfg->nutil; i++) ufn[i] = cfg->util_fns[i];
@@ -634,7 +634,7 @@ nmo_status nmo_camp_mutants_prepare(nmo_camp_mutants *ms, const nmo_camp_cfg *cf
         const nmo_op *op = cfg->ops[oi];
         const nmo_cand *def = nmo_camp_correct(op, 0);
         if (!def) {
-            note(ms, "%s: no correct CPU candidate%s; ", op->name, "");
+            note(ms, "%s: no correct CPU candidate%s\n", op->name, "");
             continue;
         }
         if (cfg->hand)
