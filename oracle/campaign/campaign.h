@@ -22,7 +22,7 @@
 #include "campaign/mutate.h"
 #include "numoracle/numoracle.h"
 
-#define NMO_CAMP_ENGINE_VERSION "campaign-1"
+#define NMO_CAMP_ENGINE_VERSION "campaign-2"
 #define NMO_CAMP_MAX_OPS 64
 #define NMO_CAMP_MAX_SHAPES 8
 #define NMO_CAMP_MAX_FAM 8

@@ -8,9 +8,11 @@
  * writes each line with one write(2) and fsyncs before reading more (group commit), so
  * a SIGKILL loses no finished run and a torn last line is dropped on resume.
  *
- * Mutant children: die with the worker (PR_SET_PDEATHSIG), stop after `timeout`
- * (ITIMER_REAL -> SIGALRM; the worker kills at 2x as a backstop), get their inputs and
- * outputs in guard-allocated, poison-filled buffers (compiled mutants), and are run twice
+ * Mutant children: die with the worker (PR_SET_PDEATHSIG), stop after `timeout` seconds
+ * of CPU time (ITIMER_PROF -> SIGPROF: load on the machine does not change which mutants
+ * time out; the worker kills at 10x timeout + 5 s of wall time as a backstop), get their inputs and
+ * outputs in guard-allocated (PROT_NONE on both sides), poison-filled buffers (compiled
+ * mutants), and are run twice
  * with different stack fill: outputs that differ make the run "nondet" (reads of
  * uninitialized memory), excluded from verdicts. ASLR is switched off for the campaign
  * process (personality, re-exec) so that the remaining garbage is reproducible. */
@@ -634,9 +636,11 @@ static const char *exec_mutant(worker_t *w, nmo_camp_mutant *m, input_t *in, nmo
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
+        /* CPU time, not wall time: a busy machine does not turn slow mutants into hangs */
+        signal(SIGPROF, SIG_DFL);
         struct itimerval it = {{0, 0}, {(time_t)cfg->timeout, (suseconds_t)((cfg->timeout - floor(cfg->timeout)) * 1e6)}};
         if (it.it_value.tv_sec == 0 && it.it_value.tv_usec == 0) it.it_value.tv_usec = 1000;
-        setitimer(ITIMER_REAL, &it, NULL);
+        setitimer(ITIMER_PROF, &it, NULL);
         /* the shared object is loaded here, not in the worker: a lean worker forks fast */
         if (nmo_camp_mutant_load(m, cfg) != 0) {
             const char *de = dlerror();
@@ -684,7 +688,7 @@ static const char *exec_mutant(worker_t *w, nmo_camp_mutant *m, input_t *in, nmo
         _exit(0);
     }
     /* wait: SIGCHLD is blocked in the worker; sigtimedwait until the backstop */
-    double deadline = now_s() + 2 * cfg->timeout + 1;
+    double deadline = now_s() + 10 * cfg->timeout + 5; /* wall-clock backstop (sleeping or blocked children) */
     int st = 0, killed = 0;
     sigset_t set;
     sigemptyset(&set);
@@ -704,8 +708,9 @@ static const char *exec_mutant(worker_t *w, nmo_camp_mutant *m, input_t *in, nmo
         if (ts.tv_sec > 1) ts.tv_sec = 1, ts.tv_nsec = 0;
         sigtimedwait(&set, NULL, &ts);
     }
-    if (killed || (WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM)) {
-        snprintf(detail, dn, "no result within %g s", cfg->timeout);
+    if (killed || (WIFSIGNALED(st) && (WTERMSIG(st) == SIGPROF || WTERMSIG(st) == SIGALRM))) {
+        snprintf(detail, dn, killed ? "no result within %g s of wall time" : "no result within %g s of CPU time",
+                 killed ? 10 * cfg->timeout + 5 : cfg->timeout);
         return "timeout";
     }
     if (WIFSIGNALED(st)) {
@@ -1204,7 +1209,20 @@ static nmo_status journal_open(ctx_t *x, const nmo_camp_opts *o, nmo_err *err)
                                    cfg->journal);
             }
         } else if (line_id(line, id, sizeof id) == 0) {
-            if (strncmp(line, "{\"type\":\"mutant\"", 16) == 0) {
+            if (strncmp(line, "{\"type\":\"note\"", 14) == 0) {
+                const char *t = strstr(line, "\"text\":\"");
+                if (t) {
+                    char k[600], txt[590];
+                    size_t q = 0;
+                    for (t += 8; *t && *t != '"' && q + 1 < sizeof txt; t++) {
+                        if (*t == '\\' && t[1]) t++;
+                        txt[q++] = *t;
+                    }
+                    txt[q] = '\0';
+                    snprintf(k, sizeof k, "n|%s", txt);
+                    nmo_hset_add(&x->done, nmo_hkey(k));
+                }
+            } else if (strncmp(line, "{\"type\":\"mutant\"", 16) == 0) {
                 char k[600];
                 snprintf(k, sizeof k, "m|%s", id);
                 nmo_hset_add(&x->done, nmo_hkey(k));
@@ -1266,6 +1284,28 @@ static nmo_status journal_mutants(ctx_t *x, nmo_err *err)
             return nmo_err_set(err, NMO_ERR_IO, "%s: cannot write", x->cfg->journal);
         }
         nmo_hset_add(&x->done, nmo_hkey(k));
+    }
+    /* what could not be done while preparing (no gcov, missing sources): into the report */
+    char notes[2048];
+    snprintf(notes, sizeof notes, "%s", x->ms->notes);
+    char *save = NULL;
+    for (char *t = strtok_r(notes, "\n", &save); t; t = strtok_r(NULL, "\n", &save)) {
+        while (*t == ' ') t++;
+        if (!*t) continue;
+        char k[600];
+        snprintf(k, sizeof k, "n|%s", t);
+        uint64_t h = nmo_hkey(k);
+        if (nmo_hset_has(&x->done, h)) continue;
+        b.n = 0;
+        sb_add(&b, "{\"type\":\"note\",\"id\":\"n|%016llx\",\"text\":", (unsigned long long)h);
+        sb_json_str(&b, t);
+        sb_add(&b, "}\n");
+        if (!b.p || journal_line(x, b.p, b.n) != 0) {
+            free(b.p);
+            return nmo_err_set(err, NMO_ERR_IO, "%s: cannot write", x->cfg->journal);
+        }
+        nmo_hset_add(&x->done, h);
+        if (x->out) fprintf(x->out, "campaign: note: %s\n", t);
     }
     free(b.p);
     if (x->cfg->fsync_line) fsync(x->jfd);

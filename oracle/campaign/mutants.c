@@ -53,13 +53,15 @@ static const char rt_c[] =
     "HID void *nmo_mut_malloc(size_t n) {\n"
     "    size_t pg = (size_t)sysconf(_SC_PAGESIZE), need = (n + 15) & ~(size_t)15;\n"
     "    if (!need) need = 16;\n"
-    "    size_t data = (need + pg - 1) / pg * pg + pg, total = data + pg;\n"
+    "    /* [guard page][fill ... block][guard page]: runs off either end fault */\n"
+    "    size_t data = (need + pg - 1) / pg * pg + pg, total = data + 2 * pg;\n"
     "    if (nblk >= 8192) return NULL;\n"
     "    unsigned char *b = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);\n"
     "    if (b == MAP_FAILED) return NULL;\n"
-    "    memset(b, fill, data);\n"
-    "    mprotect(b + data, pg, PROT_NONE);\n"
-    "    blk k = {b, total, b + data - need, n};\n"
+    "    mprotect(b, pg, PROT_NONE);\n"
+    "    memset(b + pg, fill, data);\n"
+    "    mprotect(b + pg + data, pg, PROT_NONE);\n"
+    "    blk k = {b, total, b + pg + data - need, n};\n"
     "    blks[nblk++] = k;\n"
     "    return k.user;\n"
     "}\n"
@@ -446,7 +448,7 @@ static nmo_status gen_op(nmo_camp_mutants *ms, build_job **jobs, int *njobs, con
     snprintf(utilfile, sizeof utilfile, "%.1000s/refs/cand/cand_util.h", cfg->source_root);
     snprintf(oplabel, sizeof oplabel, "refs/cand/%s_cand.c", op->name);
     if (!file_exists(opfile)) {
-        note(ms, "%s: no source %s, no generated mutants; ", op->name, oplabel);
+        note(ms, "%s: no source %s, no generated mutants\n", op->name, oplabel);
         return NMO_OK;
     }
     nmo_src so, su;
@@ -469,7 +471,7 @@ static nmo_status gen_op(nmo_camp_mutants *ms, build_job **jobs, int *njobs, con
         int have_cov = 0;
         if (cfg->coverage) {
             have_cov = coverage(&cov, cfg, oi, base->name, rt_o, rt_hp) == 0;
-            if (!have_cov) note(ms, "%s/%s: coverage unavailable (gcov); op file mutated on every line, helpers not mutated; ", op->name, base->name);
+            if (!have_cov) note(ms, "%s/%s: coverage unavailable (gcov): op file mutated on every line, helpers not mutated\n", op->name, base->name);
         }
         const char *ufn[48];
         for (int i = 0; i < cfg->nutil; i++) ufn[i] = cfg->util_fns[i];
@@ -632,7 +634,7 @@ nmo_status nmo_camp_mutants_prepare(nmo_camp_mutants *ms, const nmo_camp_cfg *cf
         const nmo_op *op = cfg->ops[oi];
         const nmo_cand *def = nmo_camp_correct(op, 0);
         if (!def) {
-            note(ms, "%s: no correct CPU candidate%s; ", op->name, "");
+            note(ms, "%s: no correct CPU candidate%s\n", op->name, "");
             continue;
         }
         if (cfg->hand)

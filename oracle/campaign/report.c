@@ -310,6 +310,7 @@ typedef struct {
     double teq_def[NMO_CAMP_MAX_OPS][NMO_CAMP_MAX_DT][NMO_FAM_COUNT]; /* default variant only */
     long calib_runs;
     int headers;
+    char notes[4096];
     char header_hash[32];
     int hash_mismatch;
 } agg_ctx;
@@ -434,6 +435,11 @@ static int agg_line(void *vc, cJSON *rec, const char *line)
         m->col = (int)jnum(rec, "col");
         const char *d = jstr(rec, "diff");
         m->diff = *d ? strdup(d) : NULL;
+        return 0;
+    }
+    if (strcmp(type, "note") == 0) {
+        size_t l = strlen(a->notes);
+        snprintf(a->notes + l, sizeof a->notes - l, "%s%s", l ? "\n" : "", jstr(rec, "text"));
         return 0;
     }
     if (strcmp(type, "probe") == 0) {
@@ -894,6 +900,14 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
         null_bad += m->eff[0] || m->eff[1] || strcmp(m->status, "stillborn") == 0;
         cJSON_AddItemToArray(nc, x);
     }
+    cJSON *nt = cJSON_AddArrayToObject(R, "notes");
+    {
+        char tmp[4096];
+        snprintf(tmp, sizeof tmp, "%s", a->notes);
+        char *save = NULL;
+        for (char *t = strtok_r(tmp, "\n", &save); t; t = strtok_r(NULL, "\n", &save))
+            cJSON_AddItemToArray(nt, cJSON_CreateString(t));
+    }
     cJSON *ml = cJSON_AddArrayToObject(R, "mutant_list");
     for (int i = 0; i < a->nm; i++) {
         rmut *m = &a->m[i];
@@ -1042,6 +1056,13 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
            : (m->eff[0] || m->eff[1])          ? "EFFECTIVE — the mutant build does not reproduce the library build"
                                                : "never effective (bit-identical to the library's candidate)",
            m->nrec);
+    }
+    if (a->notes[0]) {
+        tb(&md, "\n## Notes\n\n");
+        char tmp[4096];
+        snprintf(tmp, sizeof tmp, "%s", a->notes);
+        char *save = NULL;
+        for (char *t = strtok_r(tmp, "\n", &save); t; t = strtok_r(NULL, "\n", &save)) tb(&md, "- %s\n", t);
     }
     tb(&md, "\n## Effective mutants numoracle missed (main inputs)\n\n");
     int missed = 0;

@@ -40,7 +40,7 @@ int cmd_campaign(int argc, char **argv)
 {
     cli_opt opts[] = {
         {"config", "FILE", 1, 0, "campaign configuration (JSON)", NULL, {0}, 0},
-        {"journal", "PATH", 0, 1, "JSONL journal (default from the config); with --report-only: repeatable", NULL, {0}, 0},
+        {"journal", "PATH", 0, 1, "JSONL journal (default from the config); several only with --report-only", NULL, {0}, 0},
         {"out", "DIR", 0, 0, "report directory (default <journal>-report)", NULL, {0}, 0},
         {"workers", "N", 0, 0, "parallel worker processes (default from the config, 2)", NULL, {0}, 0},
         {"shard", "I/N", 0, 0, "run shard I of N of the evaluation inputs", NULL, {0}, 0},
