@@ -5,6 +5,10 @@
 #   make demo    deps + build, then check rms_norm with a correct CPU candidate (PASS)
 #                and with a mutant (FAIL; the demo still succeeds)
 #   make test    deps + build, then the Criterion suites and the CLI cases
+#   make gpu-compile  compile every hip/ source for sm_90 (nvcc), gfx90a (hipcc) and
+#                gfx942 (clang-19) without a GPU (hip/ci_compile.sh)
+#   make gpu-sim configure build-sim/ with -Dgpu=sim and run every HIP kernel through the
+#                CPU simulator and the oracle (nmo_gpu_test --shapes small --seeds 1)
 #   make clean   remove build/
 SHELL := /bin/bash
 BUILD ?= build
@@ -13,7 +17,7 @@ DEB_PKGS := build-essential meson ninja-build pkg-config libmpfr-dev libgmp-dev 
             libcjson-dev libcriterion-dev libopenblas-dev
 DEMO_ARGS := check --op rms_norm --dtype bf16 --shape 64x4097 --family gaussian --seed 1
 
-.PHONY: all deps build demo test clean
+.PHONY: all deps build demo test clean gpu-compile gpu-sim
 
 all: build
 
@@ -52,3 +56,11 @@ test: deps
 
 clean:
 	rm -rf $(BUILD)
+
+gpu-compile:
+	bash hip/ci_compile.sh
+
+gpu-sim:
+	@if [ ! -f build-sim/build.ninja ]; then meson setup build-sim -Dgpu=sim -Dtests=disabled; fi
+	ninja -C build-sim
+	meson test -C build-sim gpu_sim --print-errorlogs
