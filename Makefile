@@ -7,6 +7,10 @@
 #   make test    deps + build, then the Criterion suites and the CLI cases
 #   make soundness  20-seed soundness sweep at the large shapes (minutes)
 #   make bench   bench/nmo_bench: ratios measured side by side
+#   make gpu-compile  compile every hip/ source for sm_90 (nvcc), gfx90a (hipcc) and
+#                gfx942 (clang-19) without a GPU (hip/ci_compile.sh)
+#   make gpu-sim configure build-sim/ with -Dgpu=sim and run every HIP kernel through the
+#                CPU simulator and the oracle (nmo_gpu_test --shapes small --seeds 1)
 #   make clean   remove build/
 SHELL := /bin/bash
 BUILD ?= build
@@ -15,7 +19,7 @@ DEB_PKGS := build-essential meson ninja-build pkg-config libmpfr-dev libgmp-dev 
             libcjson-dev libcriterion-dev libopenblas-dev
 DEMO_ARGS := check --op rms_norm --dtype bf16 --shape 64x4097 --family gaussian --seed 1
 
-.PHONY: all deps build demo test clean soundness bench campaign-tests
+.PHONY: all deps build demo test clean soundness bench campaign-tests gpu-compile gpu-sim
 
 all: build
 
@@ -67,3 +71,11 @@ bench: build
 
 clean:
 	rm -rf $(BUILD)
+
+gpu-compile:
+	bash hip/ci_compile.sh
+
+gpu-sim:
+	@if [ ! -f build-sim/build.ninja ]; then meson setup build-sim -Dgpu=sim -Dtests=disabled; fi
+	ninja -C build-sim
+	meson test -C build-sim gpu_sim --print-errorlogs

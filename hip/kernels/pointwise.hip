@@ -66,8 +66,8 @@ __global__ void __launch_bounds__(256)
             nmo_ty<T>::set_lane(yv.w, e, swiglu_f<T, OPT, MUT>(nmo_ty<T>::lane(av.w, e), nmo_ty<T>::lane(bv.w, e)), RZ);
         nmo_st<T, VB>(y + v * E, yv);
     }
-    if (MUT & SWM_TAIL_SKIP) return;
-    for (int64_t j = nvec * E + gid; j < n; j += stride)
+    const int64_t tail_end = (MUT & SWM_TAIL_SKIP) ? nvec * E : n; /* the mutant forgets the tail */
+    for (int64_t j = nvec * E + gid; j < tail_end; j += stride)
         nmo_stf(y + j, swiglu_f<T, OPT, MUT>(nmo_ldf(a + j), nmo_ldf(b + j)), RZ);
 }
 
