@@ -271,7 +271,7 @@ const nmo_op nmo_op_sdpa = {
     .n_param = 2,
     .param = {{"causal", 1, "1: key j attends only for j <= i (top-left aligned); 0: no mask"},
               {"scale", 0, "score scale; 0 means 1/sqrt(D)"}},
-    .dtypes = "fp32 bf16 fp16",
+    .dtypes = "fp32 bf16 fp16 fp8_e4m3 fp8_e5m2",
     .test_shapes = "1x4x2x33x16;2x2x1x16x8",
     .test_shapes_large = "1x4x2x129x16;2x2x1x16x8",
     .setup = sdpa_setup,

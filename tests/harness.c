@@ -20,6 +20,36 @@ int nmo_test_shapes(const nmo_op *op, nmo_test_shape *out, int large)
     return n;
 }
 
+int nmo_test_op_dtypes(const nmo_op *op, nmo_fmt *out)
+{
+    int n = 0;
+    for (int d = 0; d < 3; d++) out[n++] = nmo_test_dtypes[d];
+    static const nmo_fmt fp8[2] = {NMO_FP8_E4M3, NMO_FP8_E5M2};
+    for (int d = 0; d < 2; d++) {
+        const char *name = nmo_fmt_name(fp8[d]), *p = op->dtypes ? op->dtypes : "";
+        size_t len = strlen(name);
+        for (const char *q = strstr(p, name); q; q = strstr(q + 1, name))
+            if ((q == p || q[-1] == ' ') && (q[len] == 0 || q[len] == ' ')) {
+                out[n++] = fp8[d];
+                break;
+            }
+    }
+    return n;
+}
+
+int nmo_test_name_in_list(const char *name, const char *list)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0) return 1;
+        if (!e) break;
+        p = e + 1;
+    }
+    return 0;
+}
+
 static nmo_status run_cand(nmo_tensor *out, const nmo_case *c, const nmo_cand *cand, nmo_err *err)
 {
     for (int k = 0; k < c->n_out; k++) {
@@ -39,6 +69,8 @@ nmo_status nmo_test_run(nmo_report *rep, const nmo_op *op, const nmo_cand *cand,
 {
     nmo_plan p;
     nmo_plan_default(&p, dtype);
+    /* fp8 inputs: real fp8 kernels (cuBLASLt fp8 GEMM, FlashAttention-3 fp8) write bf16 */
+    if (dtype == NMO_FP8_E4M3 || dtype == NMO_FP8_E5M2) p.out = NMO_BF16;
     nmo_case c;
     nmo_status s = nmo_case_init(&c, op, &p, sh->nshape, sh->shape, err);
     if (s != NMO_OK) return s;

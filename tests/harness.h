@@ -12,6 +12,9 @@ typedef struct {
 /* Two shapes per operator, one with an odd reduction width. */
 int nmo_test_shapes(const nmo_op *op, nmo_test_shape *out, int large);
 
+/* 1 when name is one of the comma-separated names of list. */
+int nmo_test_name_in_list(const char *name, const char *list);
+
 /* Build the case for (op, dtype, family, seed, shape), run candidate `cand`, check it.
  * Returns NMO_OK and fills rep (caller frees with nmo_report_free). */
 nmo_status nmo_test_run(nmo_report *rep, const nmo_op *op, const nmo_cand *cand, nmo_fmt dtype,
@@ -25,5 +28,9 @@ int64_t nmo_test_engines_differ(const nmo_op *op, const nmo_cand *cand, const nm
                                 int64_t *n_escalated, nmo_err *err);
 
 extern const nmo_fmt nmo_test_dtypes[3];
+
+/* fp32, bf16, fp16, then the fp8 formats the operator lists in its dtypes (matmul,
+ * sdpa): at most 5. Returns the count. */
+int nmo_test_op_dtypes(const nmo_op *op, nmo_fmt *out);
 
 #endif

@@ -1,7 +1,10 @@
 /* Soundness (registry-driven): every correct CPU variant of every operator PASSes or is
- * INCONCLUSIVE — never FAILs — over every family x fp32/bf16/fp16 x seeds x two shapes
+ * INCONCLUSIVE — never FAILs — over every family x fp32/bf16/fp16 (and the fp8 inputs an
+ * operator lists: matmul, sdpa; default plans) x seeds x two shapes
  * (one with an odd reduction width). NMO_SEEDS sets the seed count (default 3 here;
- * `make soundness` runs 20 at the large shapes). */
+ * `make soundness` runs 20 at the large shapes), NMO_LARGE=1 the large test shapes,
+ * NMO_OPS=a,b,c restricts the run to those operators (tests/soundness_sweep.sh runs one
+ * process per operator). One summary line per operator is printed. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,9 +21,12 @@ static int env_int(const char *name, int def)
 Test(soundness, correct_variants_never_fail, .timeout = 1200)
 {
     int seeds = env_int("NMO_SEEDS", 3), large = env_int("NMO_LARGE", 0);
+    const char *only = getenv("NMO_OPS");
     long runs = 0, fails = 0, inconc = 0;
     for (int oi = 0; oi < nmo_op_count(); oi++) {
         const nmo_op *op = nmo_op_at(oi);
+        if (only && *only && !nmo_test_name_in_list(op->name, only)) continue;
+        long op_runs = runs, op_fails = fails, op_inconc = inconc;
         nmo_test_shape sh[4];
         int nsh = nmo_test_shapes(op, sh, large);
         int ncorrect = 0;
@@ -28,13 +34,15 @@ Test(soundness, correct_variants_never_fail, .timeout = 1200)
             const nmo_cand *cd = nmo_cand_at(ci);
             if (strcmp(cd->op, op->name) != 0 || !cd->correct) continue;
             ncorrect++;
-            for (int d = 0; d < 3; d++)
+            nmo_fmt dts[5];
+            int ndt = nmo_test_op_dtypes(op, dts);
+            for (int d = 0; d < ndt; d++)
                 for (int f = 0; f < NMO_FAM_COUNT; f++)
                     for (int s = 0; s < seeds; s++)
                         for (int h = 0; h < nsh; h++) {
                             nmo_report rep;
                             nmo_err err = {{0}};
-                            nmo_status st = nmo_test_run(&rep, op, cd, nmo_test_dtypes[d], f,
+                            nmo_status st = nmo_test_run(&rep, op, cd, dts[d], f,
                                                          (uint64_t)s + 1, &sh[h], NULL, &err);
                             cr_assert_eq(st, NMO_OK, "%s/%s: %s", op->name, cd->name, err.msg);
                             runs++;
@@ -44,7 +52,7 @@ Test(soundness, correct_variants_never_fail, .timeout = 1200)
                                 cr_expect(0,
                                           "FALSE ALARM %s/%s dtype=%s family=%s seed=%d shape#%d: "
                                           "%lld fails, worst idx %lld cand %.9g R=[%.9g, %.9g]",
-                                          op->name, cd->name, nmo_fmt_name(nmo_test_dtypes[d]),
+                                          op->name, cd->name, nmo_fmt_name(dts[d]),
                                           nmo_family_name(f), s + 1, h, (long long)rep.n_fail,
                                           (long long)rep.worst.index, rep.worst.cand,
                                           rep.worst.rlo, rep.worst.rhi);
@@ -53,6 +61,9 @@ Test(soundness, correct_variants_never_fail, .timeout = 1200)
                         }
         }
         cr_expect_geq(ncorrect, 3, "%s has %d correct variants, need >= 3", op->name, ncorrect);
+        printf("soundness-op: %-22s variants=%d runs=%ld FAIL=%ld INCONCLUSIVE=%ld\n", op->name,
+               ncorrect, runs - op_runs, fails - op_fails, inconc - op_inconc);
+        fflush(stdout);
     }
     printf("soundness: %ld runs, %ld FAIL, %ld INCONCLUSIVE (seeds=%d)\n", runs, fails, inconc,
            seeds);
