@@ -151,11 +151,11 @@ int sdpa_supports(const nmo_plugin_args *a)
         NMO_K_DISPATCH(sdpa_launch, __VA_ARGS__)                                         \
     }
 /* NT, BK, SCORE (0: RN(sc*dot), 1: q pre-scaled), ONLINE, RECIP, MUT */
-SD_K(sd_flash32, 64, 32, 0, true, false, 0u)
+SD_K(sd_flash16, 64, 16, 0, true, false, 0u)
 SD_K(sd_flash128_prescaled, 128, 128, 1, true, true, 0u)
-SD_K(sd_flash16_prescaled, 64, 16, 1, true, false, 0u)
+SD_K(sd_flash32_recip, 64, 32, 0, true, true, 0u)
 SD_K(sd_twopass, 128, 128, 0, false, true, 0u)
-#define SD_MUT(fname, m) SD_K(fname, 64, 32, 0, true, false, m)
+#define SD_MUT(fname, m) SD_K(fname, 64, 16, 0, true, false, m)
 SD_MUT(sd_mut_no_scale, SD_NO_SCALE)
 SD_MUT(sd_mut_causal_off1, SD_CAUSAL_OFF1)
 SD_MUT(sd_mut_gqa_mod, SD_GQA_MOD)
@@ -170,14 +170,13 @@ SD_MUT(sd_mut_l_no_rescale, SD_L_NO_RESCALE)
     {"sdpa", name, "fp32 bf16 fp16", NMO_HIP_FN_PLAN, correct, desc, sdpa_supports, fn}
 NMO_HIP_TABLE(sdpa);
 extern "C" const nmo_plugin_kernel nmo_hip_kernels_sdpa[] = {
-    SD_ENTRY("flash32", 1,
-             "block (64) per query row, online softmax over tiles of 32 keys, s = RN(sc*fmaf-dot), "
+    SD_ENTRY("flash16", 1,
+             "block (64) per query row, online softmax over tiles of 16 keys, s = RN(sc*fmaf-dot), "
              "rescaled l and acc, o = acc/l",
-             sd_flash32),
+             sd_flash16),
     SD_ENTRY("flash128_prescaled", 1, "block (128) per query, tiles of 128 keys, q pre-scaled, o = acc*RN(1/l)",
              sd_flash128_prescaled),
-    SD_ENTRY("flash16_prescaled", 1, "block (64) per query, tiles of 16 keys, q pre-scaled, o = acc/l",
-             sd_flash16_prescaled),
+    SD_ENTRY("flash32_recip", 1, "block (64) per query, tiles of 32 keys, o = acc*RN(1/l)", sd_flash32_recip),
     SD_ENTRY("twopass", 1, "block (128) per query, row max first, then p, l and P.V without rescaling",
              sd_twopass),
     SD_ENTRY("mut_no_scale", 0, "MUTANT: the score scale is forgotten", sd_mut_no_scale),
