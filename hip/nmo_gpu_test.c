@@ -1,6 +1,6 @@
 /* nmo_gpu_test: the GPU acceptance driver (a plain executable; no Criterion on the GPU
  * machine). For every HIP kernel of the registry x dtype (fp32, bf16, fp16) x input
- * family x seed x shape (one odd reduction width, one >= 16M elements), run the kernel on
+ * family x seed x shape (an odd reduction width, short odd rows, >= 16M elements), run the kernel on
  * the device and judge its output with numoracle; print
  *   - every FALSE ALARM (a correct kernel that FAILs) with its worst element,
  *   - a table of correct kernels: runs, PASS, INCONCLUSIVE, FAIL, skipped per dtype/shape,
@@ -17,7 +17,7 @@
  *
  * Cases run in parallel on CPU threads (--jobs); the GPU part of a case (staging the
  * inputs once, then poison + launch + checks + copy back for each kernel) holds a lock.
- * Mutants run at the odd shape (they only need to FAIL somewhere); --mutants-large adds
+ * Mutants run at the odd and short shapes (they only need to FAIL somewhere); --mutants-large adds
  * them at the large shape. --time-budget SEC starts no case after SEC seconds and ends
  * with RESULT: INCOMPLETE (exit 3) when cases were left (odd shapes run first).
  *
@@ -40,25 +40,43 @@
 
 #define MAXK 256
 #define NDT 3
-#define NSH 2
+#define NSH 3
 
 static const nmo_fmt dts[NDT] = {NMO_FP32, NMO_BF16, NMO_FP16};
-static const char *shape_names[NSH] = {"odd", "large"};
+/* shape classes: 0 odd, 1 large, 2 short (run with odd; listed in this order of index) */
+static const char *shape_names[NSH] = {"odd", "large", "short"};
 
-/* Shapes per operator: an odd reduction width (misaligned rows: vector head and tail),
- * and one of >= 16M output elements. Other operators fall back to their test shapes. */
+/* Shapes per operator: an odd reduction width (misaligned rows: vector head and tail;
+ * an odd element count, so a flat vector loop has a scalar tail), one of >= 16M output
+ * elements, and short odd rows. The short rows are where an N vs N-1 divisor (a 1/N
+ * relative error) and a one-pass variance show: at N = 4099 the error bound of an fp32
+ * sum in any order (about N u relative) is as large as 1/N, so those bugs hide inside the
+ * enclosure of a correct kernel; at N = 131 it is 30x smaller. sdpa's large shape is far
+ * below 16M outputs: the oracle's cost grows with S^2 D per head. Other operators fall
+ * back to their test shapes. */
 static const struct {
-    const char *op, *odd, *large;
+    const char *op, *odd, *large, *shrt;
 } shape_tab[] = {
-    {"rms_norm", "64x4099", "4096x4096"},
-    {"softmax", "64x4099", "4096x4096"},
-    {"log_softmax", "64x4099", "4096x4096"},
-    {"layer_norm", "64x4099", "4096x4096"},
-    {"fused_add_rms_norm", "64x4099", "4096x4096"},
-    {"swiglu", "64x4099", "4096x4096"},
-    {"geglu", "64x4099", "4096x4096"},
-    {"matmul", "67x61x1031", "4096x4096x256"},
-    {"rope", "4x8x33x66", "8x32x512x128"},
+    {"rms_norm", "64x4099", "4096x4096", "1023x131"},
+    {"softmax", "64x4099", "4096x4096", "1023x131"},
+    {"log_softmax", "64x4099", "4096x4096", "1023x131"},
+    {"layer_norm", "64x4099", "4096x4096", "1023x131"},
+    {"fused_add_rms_norm", "64x4099", "4096x4096", "1023x131"},
+    {"rms_norm_bwd", "64x4099", "4096x4096", "1023x131"},
+    {"layer_norm_bwd", "64x4099", "4096x4096", "1023x131"},
+    {"cross_entropy", "64x4099", "4096x4096", "1023x131"},
+    {"cross_entropy_bwd", "64x4099", "4096x4096", "1023x131"},
+    {"kl_div", "64x4099", "4096x4096", "1023x131"},
+    {"jsd", "64x4099", "4096x4096", "1023x131"},
+    {"swiglu", "63x4099", "4096x4096", "1023x131"},
+    {"geglu", "63x4099", "4096x4096", "1023x131"},
+    {"swiglu_bwd", "63x4099", "4096x4096", "1023x131"},
+    {"geglu_bwd", "63x4099", "4096x4096", "1023x131"},
+    {"batchnorm_inference", "3x7x33x35", "64x64x64x64", "2x3x5x7"},
+    {"matmul", "67x61x1031", "4096x4096x256", "5x7x131"},
+    {"rope", "4x8x33x66", "8x32x512x128", "3x5x7x34"},
+    {"rope_bwd", "4x8x33x66", "8x32x512x128", "3x5x7x34"},
+    {"sdpa", "1x4x2x129x64", "1x8x2x512x64", "2x4x1x33x16"},
 };
 
 typedef struct {
@@ -124,8 +142,11 @@ static int op_shape(const nmo_op *op, int sh, int *nshape, int64_t *shape)
     }
     for (size_t i = 0; i < sizeof shape_tab / sizeof shape_tab[0]; i++)
         if (strcmp(shape_tab[i].op, op->name) == 0)
-            return nmo_shape_parse(nshape, shape, sh ? shape_tab[i].large : shape_tab[i].odd, &err) == NMO_OK;
-    const char *spec = sh && op->test_shapes_large ? op->test_shapes_large : op->test_shapes;
+            return nmo_shape_parse(nshape, shape,
+                                   sh == 1 ? shape_tab[i].large : sh == 2 ? shape_tab[i].shrt : shape_tab[i].odd,
+                                   &err) == NMO_OK;
+    const char *spec = sh == 1 && op->test_shapes_large ? op->test_shapes_large : op->test_shapes;
+    if (sh == 2) return 0; /* no short shape for this operator */
     char buf[128];
     snprintf(buf, sizeof buf, "%s", spec ? spec : "3x1025");
     char *semi = strchr(buf, ';');
@@ -418,6 +439,7 @@ int main(int argc, char **argv)
     if (small_shapes) shape_names[1] = "other";
     G.use_sh[0] = strcmp(shapes, "large") != 0;
     G.use_sh[1] = strcmp(shapes, "odd") != 0;
+    G.use_sh[2] = G.use_sh[0] && !small_shapes; /* short odd rows go with the odd shapes */
     for (int d = 0; d < NDT; d++) G.use_dt[d] = in_list(dtl, nmo_fmt_name(dts[d]));
     for (int f = 0; f < NMO_FAM_COUNT; f++) G.use_fam[f] = in_list(faml, nmo_family_name(f));
 
@@ -474,11 +496,13 @@ int main(int argc, char **argv)
         if (!seen && nop < 64) opl[nop++] = op;
     }
     G.cases = calloc((size_t)nop * NSH * NDT * NMO_FAM_COUNT * (size_t)G.seeds, sizeof *G.cases);
-    for (int sh = 0; sh < NSH; sh++)
+    static const int sh_order[NSH] = {0, 2, 1}; /* odd, short, then large */
+    for (int si = 0; si < NSH; si++)
         for (int o = 0; o < nop; o++)
             for (int d = 0; d < NDT; d++)
                 for (int f = 0; f < NMO_FAM_COUNT; f++)
                     for (int s = 1; s <= G.seeds; s++) {
+                        const int sh = sh_order[si];
                         if (!G.use_sh[sh] || !G.use_dt[d] || !G.use_fam[f]) continue;
                         G.cases[G.ncases++] = (struct tcase){opl[o], d, sh, f, s};
                     }

@@ -198,4 +198,94 @@ template <class T, int VB> NMO_D void nmo_st(T *p, const nmo_vecb<VB> &v)
 template <class T> NMO_D float nmo_ldf(const T *p) { return nmo_ty<T>::to_f(*p); }
 template <class T> NMO_D void nmo_stf(T *p, float v, bool rz) { *p = nmo_ty<T>::store(v, rz); }
 
+/* ------------------------------------------------------------------ row helpers (new ops) */
+
+/* Row groups: one block per row (G_BLOCK) or one warp per row (G_WARP). */
+enum { NMO_G_BLOCK = 0, NMO_G_WARP = 1 };
+
+/* Sum / max over the threads of a row group; every thread of the group gets the result. */
+template <int GROUP, int BLOCK, int RED, int ACC16> NMO_D float nmo_grp_sum(float v, float *smem)
+{
+    if (GROUP == NMO_G_BLOCK) return nmo_block_sum<BLOCK, RED, ACC16>(v, smem);
+    float s = nmo_warp_sum<RED, ACC16>(v);
+    return RED == NMO_RED_SHFL_XOR ? s : nmo_shfl(s, 0);
+}
+template <int GROUP, int BLOCK> NMO_D float nmo_grp_max(float v, float *smem)
+{
+    if (GROUP == NMO_G_BLOCK) return nmo_block_max<BLOCK, 0>(v, smem);
+    return nmo_warp_max_xor(v);
+}
+
+/* Visit the part of a row [0, n) at p that thread t of NT handles: a scalar head up to
+ * the first VB-aligned address of p, whole VB-byte vectors, a scalar tail. f(j, cnt):
+ * cnt == E (VB / sizeof(T)) elements starting at j (p + j VB-aligned), or cnt == 1. */
+template <class T, int VB, class F> NMO_D void nmo_row_visit(const T *p, int64_t n, int t, int NT, F &&f)
+{
+    constexpr int E = VB / (int)sizeof(T);
+    int64_t head, nvec;
+    nmo_row_split<T, VB>(p, n, &head, &nvec);
+    if (t < head) f((int64_t)t, 1);
+    for (int64_t v = t; v < nvec; v += NT) f(head + v * E, E);
+    for (int64_t j = head + nvec * E + t; j < n; j += NT) f(j, 1);
+}
+/* cnt (E or 1) elements of p at j into o[]: one vector load when p + j is VB-aligned,
+ * scalar loads otherwise (arrays that do not share the row's alignment, e.g. w[N]). */
+template <class T, int VB> NMO_D void nmo_ld_chunk(const T *p, int64_t j, int cnt, float *o)
+{
+    constexpr int E = VB / (int)sizeof(T);
+    if (cnt == E && ((uintptr_t)(p + j) % (uintptr_t)VB) == 0) {
+        const nmo_vecb<VB> v = nmo_ld<T, VB>(p + j);
+#pragma unroll
+        for (int e = 0; e < E; e++) o[e] = nmo_ty<T>::lane(v.w, e);
+    } else {
+        for (int e = 0; e < cnt; e++) o[e] = nmo_ldf(p + j + e);
+    }
+}
+template <class T, int VB> NMO_D void nmo_st_chunk(T *p, int64_t j, int cnt, const float *o, bool rz)
+{
+    constexpr int E = VB / (int)sizeof(T);
+    if (cnt == E && ((uintptr_t)(p + j) % (uintptr_t)VB) == 0) {
+        nmo_vecb<VB> v;
+#pragma unroll
+        for (int e = 0; e < E; e++) nmo_ty<T>::set_lane(v.w, e, o[e], rz);
+        nmo_st<T, VB>(p + j, v);
+    } else {
+        for (int e = 0; e < cnt; e++) nmo_stf(p + j + e, o[e], rz);
+    }
+}
+/* A class label stored as an fp32 value: its index, or -1 for ignore_index / a value
+ * that is not a class of [0, V) (refs/cand/smx_util.h nmo_sf_label). */
+NMO_D int64_t nmo_label(float v, int64_t V, float ignore)
+{
+    if (v == ignore || !(v >= 0.0f) || v >= (float)V) return -1;
+    const int64_t y = (int64_t)v; /* in range: the conversion is defined */
+    return (float)y == v ? y : -1;
+}
+/* Row geometry of a launch: threads per row, this thread's index in its row group, the
+ * first row and the row step of a grid-stride loop. */
+template <int GROUP, int BLOCK> struct nmo_rowgeo {
+    int nt, t;
+    int64_t r0, rstep;
+    NMO_D nmo_rowgeo()
+    {
+        nt = GROUP == NMO_G_BLOCK ? BLOCK : NMO_WARP_SIZE;
+        t = GROUP == NMO_G_BLOCK ? (int)threadIdx.x : (int)threadIdx.x % NMO_WARP_SIZE;
+        const int64_t rpb = GROUP == NMO_G_BLOCK ? 1 : BLOCK / NMO_WARP_SIZE;
+        r0 = (int64_t)blockIdx.x * rpb + (GROUP == NMO_G_BLOCK ? 0 : (int)threadIdx.x / NMO_WARP_SIZE);
+        rstep = (int64_t)gridDim.x * rpb;
+    }
+};
+/* Blocks of a row-group launch over `rows` rows (host). */
+template <int GROUP, int BLOCK> static inline unsigned nmo_k_row_grid(int64_t rows)
+{
+    if (GROUP == NMO_G_BLOCK) return nmo_k_grid(rows);
+    const int64_t rpb = BLOCK / nmo_k_warp_size();
+    return nmo_k_grid((rows + rpb - 1) / rpb);
+}
+/* Tensor k packed with dtype dt and the given dims count (>= 1). */
+static inline int nmo_k_tensor_ok(const nmo_plugin_tensor *t, int dt)
+{
+    return t->dtype == dt && nmo_k_packed(t) && t->ndims >= 1;
+}
+
 #endif
