@@ -254,6 +254,8 @@ static void mark_lines(unsigned char **v, int *n, const cJSON *lines)
     }
 }
 
+static int cov_parse(cov_t *cov, const nmo_op *op, char *buf);
+
 static const char *base_name(const char *p)
 {
     const char *s = strrchr(p, '/');
@@ -275,8 +277,40 @@ static int coverage(cov_t *cov, const nmo_camp_cfg *cfg, int oi, const char *bas
     if (!text) return -1;
     snprintf(src, sizeof src, "%s/%s_cand.c", dir, op->name);
     int w = write_if_changed(src, text, len);
+    /* cache key of the gcov result: the op source, the helpers, the runtime header, the
+     * compiler and the dtypes x shapes the base runs on (a resumed or repeated campaign
+     * does not rebuild and rerun the instrumented object) */
+    uint64_t ck = nmo_fnv1a(text, len, NMO_FNV_INIT);
     free(text);
     if (w) return -1;
+    {
+        char up[1300];
+        snprintf(up, sizeof up, "%.1000s/refs/cand/cand_util.h", cfg->source_root);
+        size_t ul;
+        char *ut = read_all(up, &ul);
+        if (ut) ck = nmo_fnv1a(ut, ul, ck), free(ut);
+        size_t rl;
+        char *rt = read_all(rt_hp, &rl);
+        if (rt) ck = nmo_fnv1a(rt, rl, ck), free(rt);
+        char extra[2048];
+        int el = snprintf(extra, sizeof extra, "%s|%s|", cfg->cc, basename_);
+        for (int d = 0; d < cfg->ndt && el < (int)sizeof extra - 64; d++)
+            el += snprintf(extra + el, sizeof extra - (size_t)el, "%s,", nmo_fmt_name(cfg->dt[d]));
+        for (int s = 0; s < cfg->nshapes[oi] && el < (int)sizeof extra - 80; s++)
+            el += snprintf(extra + el, sizeof extra - (size_t)el, "%s;", cfg->shapes[oi][s].text);
+        ck = nmo_fnv1a(extra, (size_t)el, ck);
+    }
+    char keypath[1300], jsonpath[1300], keytxt[32];
+    snprintf(keypath, sizeof keypath, "%s/gcov.key", dir);
+    snprintf(jsonpath, sizeof jsonpath, "%s/gcov.json", dir);
+    snprintf(keytxt, sizeof keytxt, "%016llx\n", (unsigned long long)ck);
+    char *cached = NULL;
+    {
+        char *kt = read_all(keypath, NULL);
+        if (kt && strcmp(kt, keytxt) == 0) cached = read_all(jsonpath, NULL);
+        free(kt);
+    }
+    if (cached) return cov_parse(cov, op, cached);
     snprintf(obj, sizeof obj, "%s/%s_cand.o", dir, op->name);
     snprintf(so, sizeof so, "%s/cov.so", dir);
     snprintf(inc1, sizeof inc1, "-I%.1000s/refs/cand", cfg->source_root);
@@ -387,6 +421,15 @@ static int coverage(cov_t *cov, const nmo_camp_cfg *cfg, int oi, const char *bas
         free(buf);
         return -1;
     }
+    /* cache: the JSON first, then the key (a torn write leaves a stale key: recomputed) */
+    remove(keypath);
+    if (write_if_changed(jsonpath, buf, got) == 0) write_if_changed(keypath, keytxt, strlen(keytxt));
+    return cov_parse(cov, op, buf);
+}
+
+/* Mark the executed lines from gcov's JSON output (takes buf). */
+static int cov_parse(cov_t *cov, const nmo_op *op, char *buf)
+{
     /* gcov may print one JSON document per line */
     char opname[128];
     snprintf(opname, sizeof opname, "%s_cand.c", op->name);
