@@ -26,6 +26,7 @@
 #include <cjson/cJSON.h>
 
 #include "campaign/campaign.h"
+#include "nmo_runner.h"
 
 /* ---------------------------------------------------------------- the mutant runtime */
 
@@ -629,6 +630,69 @@ static void first_error(char *dst, size_t n, const char *logpath)
     free(t);
 }
 
+/* ---------------------------------------------------------------- backend hip */
+
+int nmo_camp_hip_kernels(const nmo_plugin_kernel **k, int max, const char *op, int correct)
+{
+    nmo_kernel_set ks;
+    nmo_kernel_set_hip(&ks);
+    int n = 0;
+    for (int i = 0; i < nmo_kernel_set_count(&ks); i++) {
+        const nmo_plugin_kernel *e = nmo_kernel_set_at(&ks, i);
+        if (!e || strcmp(e->op, op) != 0 || (e->correct != 0) != (correct != 0)) continue;
+        if (n < max && k) k[n] = e;
+        n++;
+    }
+    return n;
+}
+
+const nmo_plugin_kernel *nmo_camp_hip_base(const nmo_plugin_kernel *mut)
+{
+    const nmo_plugin_kernel *c[256];
+    int n = nmo_camp_hip_kernels(c, 256, mut->op, 1);
+    if (n > 256) n = 256;
+    if (n == 0) return NULL;
+    const char *p = strstr(mut->name, "mut_");
+    size_t pl = p ? (size_t)(p - mut->name) : 0;
+    if (pl > 0)
+        for (int i = 0; i < n; i++)
+            if (strncmp(c[i]->name, mut->name, pl) == 0) return c[i];
+    return c[0];
+}
+
+/* The HIP registry's mutant kernels of every configured operator: hand-written mutants
+ * (kind hand), run through the runner like the correct kernels. Generated mutants and
+ * null controls of .hip sources would need a device compiler per mutant: noted. */
+static nmo_status hip_prepare(nmo_camp_mutants *ms, const nmo_camp_cfg *cfg, FILE *log, nmo_err *err)
+{
+    if (cfg->gen)
+        note(ms, "backend hip: generated mutants of the .hip sources are not built (a device compile per mutant); "
+                 "the registry's hand-written mutant kernels are run%s%s\n", "", "");
+    if (cfg->null_control) note(ms, "backend hip: no null controls (nothing is compiled per mutant)%s%s\n", "", "");
+    for (int oi = 0; oi < cfg->nops; oi++) {
+        const nmo_op *op = cfg->ops[oi];
+        if (!cfg->hand) continue;
+        const nmo_plugin_kernel *mk[256];
+        int n = nmo_camp_hip_kernels(mk, 256, op->name, 0);
+        for (int i = 0; i < n && i < 256; i++) {
+            const nmo_plugin_kernel *base = nmo_camp_hip_base(mk[i]);
+            if (!base) continue;
+            nmo_camp_mutant *m = push_mutant(ms);
+            if (!m) return nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
+            m->op = oi;
+            m->kind = NMO_MUT_HAND;
+            snprintf(m->id, sizeof m->id, "H-%s-%s", op->name, mk[i]->name);
+            snprintf(m->base, sizeof m->base, "%s", base->name);
+            snprintf(m->mop, sizeof m->mop, "hand");
+            snprintf(m->file, sizeof m->file, "hip/kernels (registry)");
+            snprintf(m->desc, sizeof m->desc, "%s", mk[i]->desc ? mk[i]->desc : "");
+            m->kern = mk[i];
+        }
+    }
+    if (log) fprintf(log, "campaign: backend hip: %d mutant kernels\n", ms->n);
+    return NMO_OK;
+}
+
 nmo_status nmo_camp_mutants_prepare(nmo_camp_mutants *ms, const nmo_camp_cfg *cfg, FILE *log, nmo_err *err)
 {
     memset(ms, 0, sizeof *ms);
@@ -670,6 +734,8 @@ nmo_status nmo_camp_mutants_prepare(nmo_camp_mutants *ms, const nmo_camp_cfg *cf
             }
         }
     }
+
+    if (strcmp(cfg->backend, "hip") == 0) return hip_prepare(ms, cfg, log, err);
 
     build_job *jobs = NULL;
     int njobs = 0;
