@@ -15,7 +15,12 @@
  * mutants), and are run twice
  * with different stack fill: outputs that differ make the run "nondet" (reads of
  * uninitialized memory), excluded from verdicts. ASLR is switched off for the campaign
- * process (personality, re-exec) so that the remaining garbage is reproducible. */
+ * process (personality, re-exec) so that the remaining garbage is reproducible.
+ *
+ * Backend hip: the correct variants and mutants are the HIP registry's kernels, run in
+ * the worker through the runner (a device context does not survive fork; the parent
+ * never touches the device); a failed launch ends the worker after its line (exit 7, not
+ * counted as a death) so that a faulted context is never reused. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
