@@ -21,6 +21,7 @@
 #include "campaign/checks.h"
 #include "campaign/mutate.h"
 #include "numoracle/numoracle.h"
+#include "numoracle/plugin.h"
 
 #define NMO_CAMP_ENGINE_VERSION "campaign-2"
 #define NMO_CAMP_MAX_OPS 64
@@ -66,6 +67,7 @@ typedef struct {
     int fsync_line;             /* 1: every journal line is fsynced before it counts */
     char journal[1024], work_dir[1024], out_dir[1024], source_root[1024], cc[256];
     int work_dir_set, out_dir_set; /* given explicitly (else derived from the journal) */
+    char hip_dropped[1024];     /* backend hip: operators without HIP kernels (not run) */
     char config_hash[17];
     char *config_text;          /* canonical JSON of the effective config (malloc'd) */
 } nmo_camp_cfg;
@@ -101,6 +103,7 @@ typedef struct {
     char cc_error[512];
     char so_path[1100];
     const nmo_cand *hand;       /* hand-written: the registry entry */
+    const nmo_plugin_kernel *kern; /* backend hip: the HIP registry's mutant kernel */
     /* loaded in a worker */
     void *dl;
     nmo_status (*run)(const nmo_cand_args *, nmo_err *);
@@ -128,6 +131,14 @@ nmo_status nmo_camp_mutants_prepare(nmo_camp_mutants *ms, const nmo_camp_cfg *cf
 void nmo_camp_mutants_free(nmo_camp_mutants *ms);
 /* Load a compiled mutant (dlopen) in the calling process. */
 int nmo_camp_mutant_load(nmo_camp_mutant *m, const nmo_camp_cfg *cfg);
+
+/* Backend hip: the HIP registry's kernels of an operator (correct: 1 correct variants,
+ * 0 mutants), in registry order; returns how many, fills up to max. */
+int nmo_camp_hip_kernels(const nmo_plugin_kernel **k, int max, const char *op, int correct);
+/* Backend hip: the correct kernel a mutant kernel derives from: the first correct kernel
+ * of its operator whose name starts with the mutant's prefix before "mut_" ("tc_mut_x"
+ * -> the first correct "tc_*"), else the operator's first correct kernel. */
+const nmo_plugin_kernel *nmo_camp_hip_base(const nmo_plugin_kernel *mut);
 
 /* The first correct candidate of an operator (its default), and the i-th correct one. */
 const nmo_cand *nmo_camp_correct(const nmo_op *op, int i);

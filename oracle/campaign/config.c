@@ -437,6 +437,26 @@ nmo_status nmo_camp_cfg_finish(nmo_camp_cfg *cfg, nmo_err *err)
         if (l > 6 && strcmp(base + l - 6, ".jsonl") == 0) base[l - 6] = '\0';
         snprintf(cfg->out_dir, sizeof cfg->out_dir, "%.1000s-report", base);
     }
+    /* backend hip: only operators with correct kernels in the HIP registry (this build's:
+     * -Dgpu=none has none); the others are listed in hip_dropped */
+    if (strcmp(cfg->backend, "hip") == 0) {
+        int w = 0;
+        size_t dl = strlen(cfg->hip_dropped);
+        for (int i = 0; i < cfg->nops; i++) {
+            if (nmo_camp_hip_kernels(NULL, 0, cfg->ops[i]->name, 1) > 0) {
+                if (w != i) {
+                    cfg->ops[w] = cfg->ops[i];
+                    cfg->nshapes[w] = cfg->nshapes[i];
+                    memcpy(cfg->shapes[w], cfg->shapes[i], sizeof cfg->shapes[i]);
+                }
+                w++;
+            } else if (dl + strlen(cfg->ops[i]->name) + 2 < sizeof cfg->hip_dropped) {
+                dl += (size_t)snprintf(cfg->hip_dropped + dl, sizeof cfg->hip_dropped - dl, "%s%s", dl ? " " : "",
+                                       cfg->ops[i]->name);
+            }
+        }
+        cfg->nops = w;
+    }
     /* canonical effective config: everything that changes results (not workers, paths) */
     cJSON *o = cJSON_CreateObject();
     if (!o) return nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
@@ -485,6 +505,20 @@ nmo_status nmo_camp_cfg_finish(nmo_camp_cfg *cfg, nmo_err *err)
     cJSON_AddNumberToObject(ca, "quantile", cfg->quantile);
     cJSON_AddStringToObject(o, "reference", cfg->ref_fp64 ? "fp64" : "midpoint");
     cJSON_AddNumberToObject(o, "timeout", cfg->timeout);
+    if (strcmp(cfg->backend, "hip") == 0) { /* the registry's kernels are part of the campaign */
+        cJSON *hk = cJSON_AddArrayToObject(o, "hip_kernels");
+        for (int i = 0; i < cfg->nops; i++)
+            for (int c = 1; c >= 0; c--) {
+                const nmo_plugin_kernel *k[256];
+                int n = nmo_camp_hip_kernels(k, 256, cfg->ops[i]->name, c);
+                for (int q = 0; q < n && q < 256; q++) {
+                    char t[256];
+                    snprintf(t, sizeof t, "%s:%s:%s:%s", cfg->ops[i]->name, k[q]->name, k[q]->dtypes ? k[q]->dtypes : "",
+                             k[q]->plan ? k[q]->plan : "");
+                    cJSON_AddItemToArray(hk, cJSON_CreateString(t));
+                }
+            }
+    }
     free(cfg->config_text);
     cfg->config_text = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);

@@ -15,7 +15,12 @@
  * mutants), and are run twice
  * with different stack fill: outputs that differ make the run "nondet" (reads of
  * uninitialized memory), excluded from verdicts. ASLR is switched off for the campaign
- * process (personality, re-exec) so that the remaining garbage is reproducible. */
+ * process (personality, re-exec) so that the remaining garbage is reproducible.
+ *
+ * Backend hip: the correct variants and mutants are the HIP registry's kernels, run in
+ * the worker through the runner (a device context does not survive fork; the parent
+ * never touches the device); a failed launch ends the worker after its line (exit 7, not
+ * counted as a death) so that a faulted context is never reused. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +44,11 @@
 
 #include "campaign/campaign.h"
 #include "campaign/engine.h"
+#include "nmo_gpu.h"
+#include "nmo_runner.h"
+
+#define NMO_HIP_MAXK 64  /* correct HIP kernels per operator */
+#define NMO_NGRP 4       /* distinct declared plans among one operator's kernels */
 
 /* ---------------------------------------------------------------- small helpers */
 
@@ -169,7 +179,29 @@ typedef struct {
     double t0, last_bar;
     int bar;
     FILE *out;
+    /* backend hip: the HIP registry's correct kernels per operator, in registry order */
+    int hip;
+    nmo_kernel_set ks;
+    const nmo_plugin_kernel *hk[NMO_CAMP_MAX_OPS][NMO_HIP_MAXK];
+    int nhk[NMO_CAMP_MAX_OPS];
 } ctx_t;
+
+/* Correct variants of operator oi: the CPU candidate registry's, or the HIP kernels. */
+static int ncorrect(const ctx_t *x, int oi)
+{
+    return x->hip ? x->nhk[oi] : nmo_camp_ncorrect(x->cfg->ops[oi]);
+}
+static const char *correct_name(const ctx_t *x, int oi, int v)
+{
+    return x->hip ? x->hk[oi][v]->name : nmo_camp_correct(x->cfg->ops[oi], v)->name;
+}
+/* backend hip: does any correct kernel of oi run storage dtype d? */
+static int hip_claims(const ctx_t *x, int oi, nmo_fmt d)
+{
+    for (int v = 0; v < x->nhk[oi]; v++)
+        if (nmo_kernel_claims_dtype(x->hk[oi][v], d, d)) return 1;
+    return 0;
+}
 
 #define TOL_IDX(x, o, d, s, k) (((((size_t)(o) * NMO_CAMP_MAX_DT + (d)) * NMO_CAMP_MAX_SHAPES + (s)) * NMO_MAX_TENSORS + (k)) * 2)
 
@@ -177,12 +209,11 @@ static const char *phase_name(int p) { return p == NMO_PH_PROBE ? "probe" : p ==
 
 static const nmo_camp_mutant *job_mutant(const ctx_t *x, const job_t *j, int r, int *is_mut)
 {
-    const nmo_op *op = x->cfg->ops[j->op];
     if (j->phase == NMO_PH_PROBE) {
         *is_mut = 1;
         return &x->ms->m[j->m0 + r];
     }
-    int nc = nmo_camp_ncorrect(op);
+    int nc = ncorrect(x, j->op);
     if (r < nc) {
         *is_mut = 0;
         return NULL;
@@ -194,7 +225,7 @@ static const nmo_camp_mutant *job_mutant(const ctx_t *x, const job_t *j, int r, 
 static int job_nruns(const ctx_t *x, const job_t *j)
 {
     if (j->phase == NMO_PH_PROBE) return j->m1 - j->m0;
-    int n = nmo_camp_ncorrect(x->cfg->ops[j->op]);
+    int n = ncorrect(x, j->op);
     if (j->phase == NMO_PH_EVAL && j->with_mut) n += x->nalive[j->op];
     return n;
 }
@@ -209,7 +240,7 @@ static void run_id(char *buf, size_t n, const ctx_t *x, const job_t *j, int r)
         return;
     }
     const nmo_op *op = x->cfg->ops[j->op];
-    const char *cand = is_mut ? m->id : nmo_camp_correct(op, r)->name;
+    const char *cand = is_mut ? m->id : correct_name(x, j->op, r);
     snprintf(buf, n, "%c|%s|%s|%s|%s|%llu|%s", j->phase == NMO_PH_CALIB ? 'c' : 'e', op->name,
              nmo_fmt_name(x->cfg->dt[j->dt]), x->cfg->shapes[j->op][j->shape].text, nmo_family_name(j->fam),
              (unsigned long long)j->seed, cand);
@@ -240,7 +271,7 @@ static int plan_jobs(ctx_t *x, const nmo_camp_opts *o)
         for (int i = 0; i <= x->ms->n; i++) {
             int mine = i < x->ms->n && x->ms->m[i].op == oi && !x->ms->m[i].stillborn;
             if (mine && start < 0) start = i;
-            if (start >= 0 && (!mine || i - start == 8)) {
+            if (start >= 0 && (!mine || i - start == (x->hip ? 1 : 8))) {
                 job_t j = {.phase = NMO_PH_PROBE, .op = oi, .m0 = start, .m1 = i};
                 if (push_job(x, &j)) return -1;
                 start = mine ? i : -1;
@@ -251,7 +282,7 @@ static int plan_jobs(ctx_t *x, const nmo_camp_opts *o)
     if (cfg->check_on[NMO_CK_P999])
         for (int oi = 0; oi < cfg->nops; oi++)
             for (int d = 0; d < cfg->ndt; d++)
-                for (int s = 0; s < cfg->nshapes[oi]; s++)
+                for (int s = 0; s < cfg->nshapes[oi] && (!x->hip || hip_claims(x, oi, cfg->dt[d])); s++)
                     for (int f = 0; f < cfg->ncfam; f++)
                         for (int k = 0; k < cfg->ncseeds; k++) {
                             job_t j = {.phase = NMO_PH_CALIB, .op = oi, .dt = d, .shape = s, .fam = cfg->cfam[f],
@@ -262,7 +293,7 @@ static int plan_jobs(ctx_t *x, const nmo_camp_opts *o)
     long eidx = 0;
     for (int oi = 0; oi < cfg->nops; oi++)
         for (int d = 0; d < cfg->ndt; d++)
-            for (int s = 0; s < cfg->nshapes[oi]; s++)
+            for (int s = 0; s < cfg->nshapes[oi] && (!x->hip || hip_claims(x, oi, cfg->dt[d])); s++)
                 for (int f = 0; f < cfg->nmain + cfg->nshift; f++)
                     for (int k = 0; k < cfg->nseeds; k++, eidx++) {
                         if (o->shard_n > 0 && eidx % o->shard_n != o->shard_i - 1) continue;
@@ -284,6 +315,8 @@ typedef struct {
     size_t shm_cap;
     char *line;
     size_t line_cap;
+    int gpu_bad;        /* backend hip: a launch failed; the worker exits after its line */
+    int gpu_noted;      /* backend hip: the device provenance note was sent */
 } worker_t;
 
 static void emit_line(worker_t *w, const char *s)
@@ -343,6 +376,14 @@ typedef struct {
     char (*errmsg)[256];
     nmo_report rep;                          /* enclosures (keep_enc) of the default */
     int have_rep;
+    int def;                                 /* the default correct variant (role correct) */
+    /* backend hip: kernels declaring another plan than the default kernel are judged by
+     * numoracle under their own plan: group g >= 1 (group 0: rep and c.plan) */
+    int ng;
+    int *grp;                                /* [nc] plan group of each correct variant */
+    nmo_plan gplan[NMO_NGRP];
+    char gtext[NMO_NGRP][128];
+    nmo_report grep[NMO_NGRP];
     double *ref[NMO_MAX_TENSORS];
     nmo_ck_tensor ck[NMO_MAX_TENSORS];
     double *dec[NMO_MAX_TENSORS];            /* decode buffer */
@@ -356,6 +397,8 @@ static void input_free(input_t *in)
     free(in->outs);
     free(in->ok);
     free(in->errmsg);
+    free(in->grp);
+    for (int g = 1; g < in->ng; g++) nmo_report_free(&in->grep[g]);
     if (in->have_rep) nmo_report_free(&in->rep);
     for (int k = 0; k < NMO_MAX_TENSORS; k++) free(in->ref[k]), free(in->dec[k]);
     if (in->have_case) nmo_case_free(&in->c);
@@ -388,6 +431,58 @@ static void make_ref(double *ref, const nmo_fenc *enc, int64_t n, const nmo_plan
     }
 }
 
+/* backend hip: one journal note per worker with the device's provenance (id = "n|" +
+ * text, the key a resumed journal_open derives for notes: never journaled twice) */
+static void hip_note(worker_t *w)
+{
+    if (w->gpu_noted) return;
+    w->gpu_noted = 1;
+    const char *pj = nmo_gpu_provenance_json();
+    char text[420];
+    size_t q = 0;
+    q += (size_t)snprintf(text, sizeof text, "backend hip: device ");
+    for (const char *c = pj ? pj : "?"; *c && q + 1 < sizeof text; c++) text[q++] = *c == '"' ? '\'' : *c;
+    text[q] = '\0';
+    sbuf b = {0};
+    char id[440];
+    snprintf(id, sizeof id, "n|%s", text);
+    sb_add(&b, "{\"type\":\"note\",\"id\":");
+    sb_json_str(&b, id);
+    sb_add(&b, ",\"text\":");
+    sb_json_str(&b, text);
+    sb_add(&b, "}\n");
+    if (b.p) emit_line(w, b.p);
+    free(b.p);
+}
+
+/* backend hip: run kernel k on the case under plan group g; out[] allocated here when it
+ * ran. Returns "ok", "skipped" (the kernel declines the case) or "error" (the runner's
+ * checks: launch, last error, synchronize; the worker restarts after it: a device
+ * fault leaves the context unusable). */
+static const char *hip_exec(worker_t *w, const nmo_plugin_kernel *k, input_t *in, int g, nmo_tensor *out, char *detail,
+                            size_t dn)
+{
+    nmo_case cg = in->c;
+    if (g > 0) cg.plan = in->gplan[g];
+    nmo_run_info info;
+    memset(&info, 0, sizeof info);
+    nmo_err e = {{0}};
+    detail[0] = '\0';
+    nmo_status st = nmo_run_kernel(out, &info, k, &w->x->ks, &cg, &e);
+    free(info.provenance_json);
+    if (st != NMO_OK) {
+        snprintf(detail, dn, "%.250s", e.msg);
+        w->gpu_bad = 1;
+        return "error";
+    }
+    if (info.skipped) {
+        snprintf(detail, dn, "%.250s", info.why);
+        return "skipped";
+    }
+    hip_note(w);
+    return "ok";
+}
+
 static nmo_status input_setup(input_t *in, worker_t *w, const job_t *j, nmo_err *err)
 {
     ctx_t *x = w->x;
@@ -396,29 +491,79 @@ static nmo_status input_setup(input_t *in, worker_t *w, const job_t *j, nmo_err 
     memset(in, 0, sizeof *in);
     nmo_plan p;
     nmo_plan_default(&p, cfg->dt[j->dt]);
+    int def = 0;
+    if (x->hip) { /* the default: the first correct kernel running the dtype; its plan */
+        def = -1;
+        for (int v = 0; v < x->nhk[j->op] && def < 0; v++)
+            if (nmo_kernel_claims_dtype(x->hk[j->op][v], p.in, p.out)) def = v;
+        if (def < 0) return nmo_err_set(err, NMO_ERR_UNSUPPORTED, "no HIP kernel of %s runs %s", op->name, nmo_fmt_name(p.in));
+        const char *pt = x->hk[j->op][def]->plan;
+        if (pt && pt[0] && nmo_plan_parse(&p, pt, err) != NMO_OK) return NMO_ERR_PARSE;
+    }
     const nmo_camp_shape *sh = &cfg->shapes[j->op][j->shape];
     nmo_status s = nmo_case_init(&in->c, op, &p, sh->nshape, sh->shape, err);
     if (s != NMO_OK) return s;
     in->have_case = 1;
     nmo_case_fill(&in->c, j->fam, j->seed);
-    in->nc = nmo_camp_ncorrect(op);
+    in->nc = ncorrect(x, j->op);
+    in->def = def;
     in->outs = calloc((size_t)in->nc, sizeof *in->outs);
     in->ok = calloc((size_t)in->nc, sizeof *in->ok);
     in->errmsg = calloc((size_t)in->nc, sizeof *in->errmsg);
-    if (!in->outs || !in->ok || !in->errmsg) return nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
-    for (int v = 0; v < in->nc; v++) {
-        nmo_err e = {{0}};
-        if (alloc_outs(in->outs[v], &in->c, &e) != NMO_OK) return nmo_err_set(err, NMO_ERR_NOMEM, "%s", e.msg);
-        nmo_cand_args a = {in->c.in, in->c.n_in, in->outs[v], in->c.n_out, in->c.param, op->n_param, &in->c.plan};
-        const nmo_cand *cd = nmo_camp_correct(op, v);
-        in->ok[v] = cd->run(&a, &e) == NMO_OK;
-        if (!in->ok[v]) snprintf(in->errmsg[v], 256, "%.250s", e.msg);
-    }
-    if (!in->ok[0]) return nmo_err_set(err, NMO_ERR_GENERIC, "default candidate %s failed: %s", nmo_camp_correct(op, 0)->name, in->errmsg[0]);
+    in->grp = calloc((size_t)in->nc + 1, sizeof *in->grp);
+    if (!in->outs || !in->ok || !in->errmsg || !in->grp) return nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
+    if (x->hip) {
+        in->ng = 1;
+        snprintf(in->gtext[0], sizeof in->gtext[0], "%s", x->hk[j->op][def]->plan ? x->hk[j->op][def]->plan : "");
+        for (int v = 0; v < in->nc; v++) {
+            const nmo_plugin_kernel *k = x->hk[j->op][v];
+            if (!nmo_kernel_claims_dtype(k, p.in, p.out)) {
+                in->ok[v] = 2; /* skipped: not a run */
+                snprintf(in->errmsg[v], 256, "kernel %s does not run %s", k->name, nmo_fmt_name(p.in));
+                continue;
+            }
+            const char *pt = k->plan ? k->plan : "";
+            int g = 0;
+            while (g < in->ng && strcmp(in->gtext[g], pt) != 0) g++;
+            if (g == in->ng) {
+                nmo_err e = {{0}};
+                nmo_plan_default(&in->gplan[g], cfg->dt[j->dt]);
+                if (g >= NMO_NGRP || nmo_plan_parse(&in->gplan[g], pt, &e) != NMO_OK) {
+                    snprintf(in->errmsg[v], 256, "kernel %s: plan '%.100s': %.100s", k->name, pt,
+                             g >= NMO_NGRP ? "too many distinct plans" : e.msg);
+                    continue;
+                }
+                snprintf(in->gtext[g], sizeof in->gtext[g], "%s", pt);
+                in->ng++;
+            }
+            in->grp[v] = g;
+            const char *rs = hip_exec(w, k, in, g, in->outs[v], in->errmsg[v], 256);
+            in->ok[v] = strcmp(rs, "ok") == 0 ? 1 : strcmp(rs, "skipped") == 0 ? 2 : 0;
+        }
+    } else
+        for (int v = 0; v < in->nc; v++) {
+            nmo_err e = {{0}};
+            if (alloc_outs(in->outs[v], &in->c, &e) != NMO_OK) return nmo_err_set(err, NMO_ERR_NOMEM, "%s", e.msg);
+            nmo_cand_args a = {in->c.in, in->c.n_in, in->outs[v], in->c.n_out, in->c.param, op->n_param, &in->c.plan};
+            const nmo_cand *cd = nmo_camp_correct(op, v);
+            in->ok[v] = cd->run(&a, &e) == NMO_OK;
+            if (!in->ok[v]) snprintf(in->errmsg[v], 256, "%.250s", e.msg);
+        }
+    if (in->ok[def] != 1)
+        return nmo_err_set(err, NMO_ERR_GENERIC, "default candidate %s failed: %s", correct_name(x, j->op, def), in->errmsg[def]);
     nmo_check_opts co = {.keep_enc = 1};
-    s = nmo_check(&in->rep, &in->c, in->outs[0], &co, err);
+    s = nmo_check(&in->rep, &in->c, in->outs[def], &co, err);
     if (s != NMO_OK) return s;
     in->have_rep = 1;
+    for (int g = 1; g < in->ng; g++) { /* hip: enclosures under the other declared plans */
+        nmo_case cg = in->c;
+        cg.plan = in->gplan[g];
+        s = nmo_check(&in->grep[g], &cg, NULL, &co, err);
+        if (s != NMO_OK) {
+            in->ng = g;
+            return s;
+        }
+    }
     nmo_report rref;
     int have_rref = 0;
     if (cfg->ref_fp64) {
@@ -460,8 +605,12 @@ static int64_t ulp_dist(nmo_fmt f, double a, double e)
     return d < 0 ? -d : d;
 }
 
-static void judge(verdicts_t *r, input_t *in, const nmo_camp_cfg *cfg, nmo_tensor *out)
+/* numoracle's verdict under plan group g (0: the default's plan; hip kernels declaring
+ * another plan: theirs); the baselines use the default plan's reference for every run */
+static void judge(verdicts_t *r, input_t *in, int g, const nmo_camp_cfg *cfg, nmo_tensor *out)
 {
+    const nmo_report *rp = g > 0 ? &in->grep[g] : &in->rep;
+    const nmo_plan *pl = g > 0 ? &in->gplan[g] : &in->c.plan;
     memset(r, 0, sizeof *r);
     for (int c = 0; c < NMO_CK_COUNT; c++) r->v[c] = cfg->check_on[c] ? 'P' : '-';
     r->v[NMO_CK_COUNT] = '\0';
@@ -470,7 +619,7 @@ static void judge(verdicts_t *r, input_t *in, const nmo_camp_cfg *cfg, nmo_tenso
         nmo_tensor_load_f64(in->dec[k], &out[k], 0, n, 1);
         for (int64_t i = 0; i < n; i++) {
             nmo_elem_info info;
-            nmo_verdict vd = nmo_judge(&info, &in->rep.enc[k][i], in->dec[k][i], &in->c.plan, in->rep.max_ulps, NULL);
+            nmo_verdict vd = nmo_judge(&info, &rp->enc[k][i], in->dec[k][i], pl, rp->max_ulps, NULL);
             if (vd == NMO_PASS) r->pass++;
             else if (vd == NMO_FAIL) r->fail++;
             else r->inc++;
@@ -733,13 +882,28 @@ static const char *exec_mutant(worker_t *w, nmo_camp_mutant *m, input_t *in, nmo
     return "ok";
 }
 
-/* exec twice (determinism check) */
-static const char *exec_checked(worker_t *w, nmo_camp_mutant *m, input_t *in, nmo_tensor *out, nmo_tensor *tmp,
+/* backend hip: a mutant kernel in the worker (no fork: the device context is the
+ * worker's), outputs copied into out */
+static const char *exec_hip_mutant(worker_t *w, nmo_camp_mutant *m, input_t *in, int g, nmo_tensor *out, char *detail,
+                                   size_t dn)
+{
+    nmo_tensor o[NMO_MAX_TENSORS];
+    memset(o, 0, sizeof o);
+    const char *s = hip_exec(w, m->kern, in, g, o, detail, dn);
+    if (strcmp(s, "ok") == 0)
+        for (int k = 0; k < in->c.n_out; k++) memcpy(out[k].data, o[k].data, out_bytes(&in->c, k));
+    for (int k = 0; k < NMO_MAX_TENSORS; k++) nmo_tensor_free(&o[k]);
+    return s;
+}
+
+/* exec twice (determinism check); g: the plan group (hip) */
+static const char *exec_checked(worker_t *w, nmo_camp_mutant *m, input_t *in, int g, nmo_tensor *out, nmo_tensor *tmp,
                                 char *detail, size_t dn)
 {
-    const char *s = exec_mutant(w, m, in, out, 0x00, detail, dn);
+    int hip = w->x->hip;
+    const char *s = hip ? exec_hip_mutant(w, m, in, g, out, detail, dn) : exec_mutant(w, m, in, out, 0x00, detail, dn);
     if (strcmp(s, "ok") != 0 || !w->x->cfg->determinism) return s;
-    const char *s2 = exec_mutant(w, m, in, tmp, 0xa5, detail, dn);
+    const char *s2 = hip ? exec_hip_mutant(w, m, in, g, tmp, detail, dn) : exec_mutant(w, m, in, tmp, 0xa5, detail, dn);
     if (strcmp(s2, "ok") != 0) {
         snprintf(detail, dn, "second run: %s", s2);
         return "nondet";
@@ -764,18 +928,18 @@ static int64_t count_diff(const nmo_case *c, nmo_tensor *a, nmo_tensor *b)
     return nd;
 }
 
-static int base_index(const nmo_op *op, const char *name)
+/* The mutant's base among the input's correct variants (one that ran; else the default). */
+static int base_index(const ctx_t *x, int oi, const input_t *in, const char *name)
 {
-    for (int v = 0; v < nmo_camp_ncorrect(op); v++)
-        if (strcmp(nmo_camp_correct(op, v)->name, name) == 0) return v;
-    return 0;
+    for (int v = 0; v < ncorrect(x, oi); v++)
+        if (strcmp(correct_name(x, oi, v), name) == 0) return in->ok && in->ok[v] == 1 ? v : in->def;
+    return in->def;
 }
 
 static void do_job(worker_t *w, const job_t *j, const char *done)
 {
     ctx_t *x = w->x;
     const nmo_camp_cfg *cfg = x->cfg;
-    const nmo_op *op = cfg->ops[j->op];
     int nr = job_nruns(x, j);
     input_t in;
     nmo_err err = {{0}};
@@ -784,6 +948,11 @@ static void do_job(worker_t *w, const job_t *j, const char *done)
     job_t pj = *j;
     if (j->phase == NMO_PH_PROBE) { /* the probe input */
         pj.dt = 0, pj.shape = 0, pj.fam = cfg->fam_main[0], pj.seed = cfg->nmseeds ? cfg->mseeds[0] : cfg->seeds[0];
+        if (x->hip) /* hip probes one mutant per job: a dtype it and a correct kernel run */
+            for (int d = cfg->ndt - 1; d >= 0; d--)
+                if (nmo_kernel_claims_dtype(x->ms->m[j->m0].kern, cfg->dt[d], cfg->dt[d]) &&
+                    hip_claims(x, j->op, cfg->dt[d]))
+                    pj.dt = d;
     }
     nmo_status st = input_setup(&in, w, &pj, &err);
     nmo_tensor mo[NMO_MAX_TENSORS], tmp[NMO_MAX_TENSORS];
@@ -808,46 +977,49 @@ static void do_job(worker_t *w, const job_t *j, const char *done)
                 sb_add(&b, ",\"status\":\"error\",\"detail\":");
                 sb_json_str(&b, err.msg);
             } else {
-                const char *s = exec_checked(w, m, &in, mo, tmp, detail, sizeof detail);
+                int bi = base_index(x, j->op, &in, m->base);
+                const char *s = exec_checked(w, m, &in, in.grp[bi], mo, tmp, detail, sizeof detail);
                 sb_add(&b, ",\"status\":\"%s\",\"detail\":", s);
                 sb_json_str(&b, detail);
                 if (strcmp(s, "ok") == 0) {
-                    int bi = base_index(op, m->base);
                     sb_add(&b, ",\"eff\":%d", count_diff(&in.c, mo, in.outs[bi]) > 0);
                 }
             }
             sb_add(&b, "}\n");
             emit_line(w, b.p);
+            if (w->gpu_bad) _exit(7); /* a fresh worker (device context) takes over */
             continue;
         }
         if (!is_mut) {
-            const nmo_cand *cd = nmo_camp_correct(op, r);
-            record_head(&b, x, j, id, cd->name, r == 0 ? "correct" : "bp");
-            if (st != NMO_OK || !in.ok[r]) {
+            record_head(&b, x, j, id, correct_name(x, j->op, r), r == in.def ? "correct" : "bp");
+            if (st == NMO_OK && in.ok[r] == 2) { /* hip: the kernel does not run this case */
+                sb_add(&b, ",\"status\":\"skipped\",\"detail\":");
+                sb_json_str(&b, in.errmsg[r]);
+            } else if (st != NMO_OK || !in.ok[r]) {
                 sb_add(&b, ",\"status\":\"error\",\"detail\":");
                 sb_json_str(&b, st != NMO_OK ? err.msg : in.errmsg[r]);
             } else {
                 verdicts_t v;
-                judge(&v, &in, cfg, in.outs[r]);
+                judge(&v, &in, in.grp[r], cfg, in.outs[r]);
                 sb_add(&b, ",\"status\":\"ok\"");
                 record_verdicts(&b, &v);
                 if (j->phase == NMO_PH_CALIB) record_hist(&b, &in, in.outs[r]);
             }
         } else {
             record_head(&b, x, j, id, m->id, m->kind == NMO_MUT_NULL ? "null" : "mutant");
-            sb_add(&b, ",\"base\":");
-            sb_json_str(&b, m->base);
+            int bi = st == NMO_OK ? base_index(x, j->op, &in, m->base) : 0;
+            sb_add(&b, ",\"base\":"); /* the variant it is compared with on this input */
+            sb_json_str(&b, st == NMO_OK ? correct_name(x, j->op, bi) : m->base);
             if (st != NMO_OK) {
                 sb_add(&b, ",\"status\":\"error\",\"detail\":");
                 sb_json_str(&b, err.msg);
             } else {
-                const char *s = exec_checked(w, m, &in, mo, tmp, detail, sizeof detail);
+                const char *s = exec_checked(w, m, &in, in.grp[bi], mo, tmp, detail, sizeof detail);
                 sb_add(&b, ",\"status\":\"%s\"", s);
                 if (strcmp(s, "ok") == 0) {
-                    int bi = base_index(op, m->base);
                     int64_t nd = count_diff(&in.c, mo, in.outs[bi]);
                     verdicts_t v;
-                    judge(&v, &in, cfg, mo);
+                    judge(&v, &in, in.grp[bi], cfg, mo);
                     sb_add(&b, ",\"eff\":%d,\"ndiff\":%lld", nd > 0, (long long)nd);
                     record_verdicts(&b, &v);
                 } else {
@@ -858,6 +1030,7 @@ static void do_job(worker_t *w, const job_t *j, const char *done)
         }
         sb_add(&b, "}\n");
         emit_line(w, b.p);
+        if (w->gpu_bad) _exit(7); /* a fresh worker (device context) takes over */
     }
     for (int k = 0; k < NMO_MAX_TENSORS; k++) nmo_tensor_free(&mo[k]), nmo_tensor_free(&tmp[k]);
     input_free(&in);
@@ -1100,14 +1273,14 @@ static int run_phase(ctx_t *x, int phase)
                             uint64_t h = nmo_hkey(rid);
                             if (!nmo_hset_has(&x->done, h)) {
                                 if (strncmp(line, "{\"type\":\"probe\"", 15) == 0) handle_probe_line(x, line);
+                                int is_note = strncmp(line, "{\"type\":\"note\"", 14) == 0;
                                 s->buf[k] = saved;
                                 if (journal_line(x, line, len) != 0) {
                                     rc = -1;
                                     break;
                                 }
                                 nmo_hset_add(&x->done, h);
-                                x->done_runs++;
-                                x->ran_now++;
+                                if (!is_note) x->done_runs++, x->ran_now++;
                                 wrote = 1;
                             }
                         }
@@ -1125,10 +1298,12 @@ static int run_phase(ctx_t *x, int phase)
                 waitpid(s->pid, &st, 0);
                 s->pid = 0;
                 s->n = 0;
+                /* exit 7: a hip worker restarting after a failed launch, its line journaled */
+                int restart = WIFEXITED(st) && WEXITSTATUS(st) == 7;
                 if (s->job >= 0) {
                     busy--;
                     job_t *j = &x->jobs[s->job];
-                    if (++j->retries >= 3) give_up_job(x, j);
+                    if (!restart && ++j->retries >= 3) give_up_job(x, j);
                     else queue[--qh] = s->job, (void)0; /* run it again, done runs are skipped */
                     s->job = -1;
                 }
@@ -1370,9 +1545,12 @@ void nmo_camp_no_aslr(int argc, char **argv)
 
 nmo_status nmo_camp_run(nmo_camp_cfg *cfg, const nmo_camp_opts *o, FILE *out, nmo_err *err)
 {
-    if (strcmp(cfg->backend, "hip") == 0)
+    int hip = strcmp(cfg->backend, "hip") == 0;
+    if (hip && cfg->nops == 0)
         return nmo_err_set(err, NMO_ERR_UNSUPPORTED,
-                           "backend hip: not in this build (configure with -Dgpu=hip or -Dgpu=cuda; the CPU emulations run with backend cpu)");
+                           "backend hip: no HIP kernels for the configured operators in this build (%s: configure with "
+                           "-Dgpu=cuda, -Dgpu=hip or -Dgpu=sim; the CPU emulations run with backend cpu)",
+                           nmo_gpu_enabled() ? "none registered" : "built with -Dgpu=none");
     if (o->report_only) {
         const char *js[64];
         int nj = o->njournals;
@@ -1388,12 +1566,27 @@ nmo_status nmo_camp_run(nmo_camp_cfg *cfg, const nmo_camp_opts *o, FILE *out, nm
     x.out = out;
     x.bar = o->progress < 0 ? isatty(2) : o->progress;
     if (o->quiet) x.bar = 0;
+    if (hip) {
+        /* the parent never touches the device: workers are forked and each opens its own
+         * context on its first launch */
+        x.hip = 1;
+        nmo_kernel_set_hip(&x.ks);
+        for (int oi = 0; oi < cfg->nops; oi++) {
+            x.nhk[oi] = nmo_camp_hip_kernels(x.hk[oi], NMO_HIP_MAXK, cfg->ops[oi]->name, 1);
+            if (x.nhk[oi] > NMO_HIP_MAXK) x.nhk[oi] = NMO_HIP_MAXK;
+        }
+    }
     nmo_camp_mutants ms;
     FILE *log = o->quiet ? NULL : out;
     if (nmo_camp_mkdirs(cfg->work_dir) != 0)
         return nmo_err_set(err, NMO_ERR_IO, "%s: cannot create: %s", cfg->work_dir, strerror(errno));
     nmo_status st = nmo_camp_mutants_prepare(&ms, cfg, log, err);
     if (st != NMO_OK) return st;
+    if (hip && cfg->hip_dropped[0]) {
+        size_t l = strlen(ms.notes);
+        snprintf(ms.notes + l, sizeof ms.notes - l, "backend hip: operators without HIP kernels in this build, not run: %s\n",
+                 cfg->hip_dropped);
+    }
     x.ms = &ms;
     st = journal_open(&x, o, err);
     if (st == NMO_OK) st = journal_mutants(&x, err);

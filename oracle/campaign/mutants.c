@@ -26,6 +26,7 @@
 #include <cjson/cJSON.h>
 
 #include "campaign/campaign.h"
+#include "nmo_runner.h"
 
 /* ---------------------------------------------------------------- the mutant runtime */
 
@@ -254,6 +255,8 @@ static void mark_lines(unsigned char **v, int *n, const cJSON *lines)
     }
 }
 
+static int cov_parse(cov_t *cov, const nmo_op *op, char *buf);
+
 static const char *base_name(const char *p)
 {
     const char *s = strrchr(p, '/');
@@ -275,8 +278,40 @@ static int coverage(cov_t *cov, const nmo_camp_cfg *cfg, int oi, const char *bas
     if (!text) return -1;
     snprintf(src, sizeof src, "%s/%s_cand.c", dir, op->name);
     int w = write_if_changed(src, text, len);
+    /* cache key of the gcov result: the op source, the helpers, the runtime header, the
+     * compiler and the dtypes x shapes the base runs on (a resumed or repeated campaign
+     * does not rebuild and rerun the instrumented object) */
+    uint64_t ck = nmo_fnv1a(text, len, NMO_FNV_INIT);
     free(text);
     if (w) return -1;
+    {
+        char up[1300];
+        snprintf(up, sizeof up, "%.1000s/refs/cand/cand_util.h", cfg->source_root);
+        size_t ul;
+        char *ut = read_all(up, &ul);
+        if (ut) ck = nmo_fnv1a(ut, ul, ck), free(ut);
+        size_t rl;
+        char *rt = read_all(rt_hp, &rl);
+        if (rt) ck = nmo_fnv1a(rt, rl, ck), free(rt);
+        char extra[2048];
+        int el = snprintf(extra, sizeof extra, "%s|%s|", cfg->cc, basename_);
+        for (int d = 0; d < cfg->ndt && el < (int)sizeof extra - 64; d++)
+            el += snprintf(extra + el, sizeof extra - (size_t)el, "%s,", nmo_fmt_name(cfg->dt[d]));
+        for (int s = 0; s < cfg->nshapes[oi] && el < (int)sizeof extra - 80; s++)
+            el += snprintf(extra + el, sizeof extra - (size_t)el, "%s;", cfg->shapes[oi][s].text);
+        ck = nmo_fnv1a(extra, (size_t)el, ck);
+    }
+    char keypath[1300], jsonpath[1300], keytxt[32];
+    snprintf(keypath, sizeof keypath, "%s/gcov.key", dir);
+    snprintf(jsonpath, sizeof jsonpath, "%s/gcov.json", dir);
+    snprintf(keytxt, sizeof keytxt, "%016llx\n", (unsigned long long)ck);
+    char *cached = NULL;
+    {
+        char *kt = read_all(keypath, NULL);
+        if (kt && strcmp(kt, keytxt) == 0) cached = read_all(jsonpath, NULL);
+        free(kt);
+    }
+    if (cached) return cov_parse(cov, op, cached);
     snprintf(obj, sizeof obj, "%s/%s_cand.o", dir, op->name);
     snprintf(so, sizeof so, "%s/cov.so", dir);
     snprintf(inc1, sizeof inc1, "-I%.1000s/refs/cand", cfg->source_root);
@@ -387,6 +422,15 @@ static int coverage(cov_t *cov, const nmo_camp_cfg *cfg, int oi, const char *bas
         free(buf);
         return -1;
     }
+    /* cache: the JSON first, then the key (a torn write leaves a stale key: recomputed) */
+    remove(keypath);
+    if (write_if_changed(jsonpath, buf, got) == 0) write_if_changed(keypath, keytxt, strlen(keytxt));
+    return cov_parse(cov, op, buf);
+}
+
+/* Mark the executed lines from gcov's JSON output (takes buf). */
+static int cov_parse(cov_t *cov, const nmo_op *op, char *buf)
+{
     /* gcov may print one JSON document per line */
     char opname[128];
     snprintf(opname, sizeof opname, "%s_cand.c", op->name);
@@ -586,6 +630,69 @@ static void first_error(char *dst, size_t n, const char *logpath)
     free(t);
 }
 
+/* ---------------------------------------------------------------- backend hip */
+
+int nmo_camp_hip_kernels(const nmo_plugin_kernel **k, int max, const char *op, int correct)
+{
+    nmo_kernel_set ks;
+    nmo_kernel_set_hip(&ks);
+    int n = 0;
+    for (int i = 0; i < nmo_kernel_set_count(&ks); i++) {
+        const nmo_plugin_kernel *e = nmo_kernel_set_at(&ks, i);
+        if (!e || strcmp(e->op, op) != 0 || (e->correct != 0) != (correct != 0)) continue;
+        if (n < max && k) k[n] = e;
+        n++;
+    }
+    return n;
+}
+
+const nmo_plugin_kernel *nmo_camp_hip_base(const nmo_plugin_kernel *mut)
+{
+    const nmo_plugin_kernel *c[256];
+    int n = nmo_camp_hip_kernels(c, 256, mut->op, 1);
+    if (n > 256) n = 256;
+    if (n == 0) return NULL;
+    const char *p = strstr(mut->name, "mut_");
+    size_t pl = p ? (size_t)(p - mut->name) : 0;
+    if (pl > 0)
+        for (int i = 0; i < n; i++)
+            if (strncmp(c[i]->name, mut->name, pl) == 0) return c[i];
+    return c[0];
+}
+
+/* The HIP registry's mutant kernels of every configured operator: hand-written mutants
+ * (kind hand), run through the runner like the correct kernels. Generated mutants and
+ * null controls of .hip sources would need a device compiler per mutant: noted. */
+static nmo_status hip_prepare(nmo_camp_mutants *ms, const nmo_camp_cfg *cfg, FILE *log, nmo_err *err)
+{
+    if (cfg->gen)
+        note(ms, "backend hip: generated mutants of the .hip sources are not built (a device compile per mutant); "
+                 "the registry's hand-written mutant kernels are run%s%s\n", "", "");
+    if (cfg->null_control) note(ms, "backend hip: no null controls (nothing is compiled per mutant)%s%s\n", "", "");
+    for (int oi = 0; oi < cfg->nops; oi++) {
+        const nmo_op *op = cfg->ops[oi];
+        if (!cfg->hand) continue;
+        const nmo_plugin_kernel *mk[256];
+        int n = nmo_camp_hip_kernels(mk, 256, op->name, 0);
+        for (int i = 0; i < n && i < 256; i++) {
+            const nmo_plugin_kernel *base = nmo_camp_hip_base(mk[i]);
+            if (!base) continue;
+            nmo_camp_mutant *m = push_mutant(ms);
+            if (!m) return nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
+            m->op = oi;
+            m->kind = NMO_MUT_HAND;
+            snprintf(m->id, sizeof m->id, "H-%s-%s", op->name, mk[i]->name);
+            snprintf(m->base, sizeof m->base, "%s", base->name);
+            snprintf(m->mop, sizeof m->mop, "hand");
+            snprintf(m->file, sizeof m->file, "hip/kernels (registry)");
+            snprintf(m->desc, sizeof m->desc, "%s", mk[i]->desc ? mk[i]->desc : "");
+            m->kern = mk[i];
+        }
+    }
+    if (log) fprintf(log, "campaign: backend hip: %d mutant kernels\n", ms->n);
+    return NMO_OK;
+}
+
 nmo_status nmo_camp_mutants_prepare(nmo_camp_mutants *ms, const nmo_camp_cfg *cfg, FILE *log, nmo_err *err)
 {
     memset(ms, 0, sizeof *ms);
@@ -627,6 +734,8 @@ nmo_status nmo_camp_mutants_prepare(nmo_camp_mutants *ms, const nmo_camp_cfg *cf
             }
         }
     }
+
+    if (strcmp(cfg->backend, "hip") == 0) return hip_prepare(ms, cfg, log, err);
 
     build_job *jobs = NULL;
     int njobs = 0;
