@@ -226,6 +226,8 @@ LN_K(k_block256, G_BLOCK, 256, 16, NMO_RED_SHFL_DOWN, 0u, 0u, 4)
 LN_K(k_block1024_tree, G_BLOCK, 1024, 16, NMO_RED_SMEM_TREE, O_RECIP_N | O_ROOT_DIV | O_NOFMA, 0u, 1)
 LN_K(k_warp_row, G_WARP, 256, 16, NMO_RED_SHFL_XOR, O_AFFINE, 0u, 4)
 LN_K(k_block128_vec8, G_BLOCK, 128, 8, NMO_RED_SHFL_XOR, O_RECIP_N | O_AFFINE, 0u, 8)
+/* the row in one warp's registers (16 vectors per lane), no block barrier */
+LN_K(k_warp_row16, G_WARP, 128, 16, NMO_RED_SHFL_XOR, 0u, 0u, 16)
 #define LN_MUT(fname, m) LN_K(fname, G_BLOCK, 256, 16, NMO_RED_SHFL_DOWN, 0u, m, 4)
 LN_MUT(k_mut_onepass_var, M_ONEPASS_VAR)
 LN_MUT(k_mut_var_n1, M_VAR_N1)
@@ -253,6 +255,10 @@ extern "C" const nmo_plugin_kernel nmo_hip_kernels_layer_norm[] = {
              k_warp_row),
     LN_ENTRY("block128_vec8", 1, "block per row, 128 threads, 8-byte vectors, *RN(1/N), scale/shift",
              k_block128_vec8),
+    LN_ENTRY("warp_row16", 1,
+             "one warp per row, 4 rows per 128-thread block, 16 16-byte vectors per lane cached, "
+             "two-pass sums by xor butterflies, /N, rsqrtf, fma(d*rstd, w, b)",
+             k_warp_row16),
     LN_ENTRY("mut_onepass_var", 0, "MUTANT: var = E[x^2] - mean^2 (cancels on shifted rows)",
              k_mut_onepass_var),
     LN_ENTRY("mut_var_n1", 0, "MUTANT: unbiased variance ss/(N-1)", k_mut_var_n1),

@@ -291,6 +291,9 @@ RMS_K(k_block1024_tree, G_BLOCK, 1024, 16, NMO_RED_SMEM_TREE, O_MEAN_RECIP | O_R
 RMS_K(k_block128_vec8, G_BLOCK, 128, 8, NMO_RED_SHFL_XOR, O_NOFMA | O_XWR, 0u, 8)
 RMS_K(k_block512_vec4, G_BLOCK, 512, 4, NMO_RED_SHFL_DOWN, O_ROOT_DIV, 0u, 4)
 RMS_K(k_warp_row, G_WARP, 256, 16, NMO_RED_SHFL_XOR, O_MEAN_RECIP | O_XWR, 0u, 4)
+/* a whole 4096-wide bf16 row in one warp's registers (16 vectors per lane): no block
+ * barrier, 16 loads in flight per lane (the bandwidth variant) */
+RMS_K(k_warp_row16, G_WARP, 128, 16, NMO_RED_SHFL_XOR, 0u, 0u, 16)
 #define FADD_K(fname, ...)                                                               \
     int fname(const nmo_plugin_args *a, char *msg, size_t msglen)                        \
     {                                                                                    \
@@ -349,6 +352,10 @@ extern "C" const nmo_plugin_kernel nmo_hip_kernels_rms_norm[] = {
               "one warp (32 or 64 lanes) per row, 16-byte vectors, xor butterfly, ss*RN(1/N), "
               "rsqrtf, (x*w)*r",
               k_warp_row),
+    RMS_ENTRY("warp_row16", 1,
+              "one warp per row, 4 rows per 128-thread block, 16 16-byte vectors per lane cached "
+              "(a 4096-wide bf16 row read once), xor butterfly, ss/N, rsqrtf, (x*r)*w",
+              k_warp_row16),
     RMS_ENTRY("mut_acc_bf16", 0, "MUTANT: every accumulation step of sum(x^2) rounded to bf16",
               k_mut_acc_bf16),
     RMS_ENTRY("mut_acc_fp16", 0,

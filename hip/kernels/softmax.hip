@@ -197,6 +197,8 @@ SM_K(k_block1024_tree, G_BLOCK, 1024, 16, NMO_RED_SMEM_TREE, O_RECIP, 0u, 1)
 SM_K(k_block128_vec8, G_BLOCK, 128, 8, NMO_RED_SHFL_XOR, 0u, 0u, 8)
 SM_K(k_block512_vec4, G_BLOCK, 512, 4, NMO_RED_SHFL_DOWN, O_RECIP, 0u, 4)
 SM_K(k_warp_row, G_WARP, 256, 16, NMO_RED_SHFL_XOR, O_RECIP, 0u, 4)
+/* the row in one warp's registers (16 vectors per lane), no block barrier */
+SM_K(k_warp_row16, G_WARP, 128, 16, NMO_RED_SHFL_XOR, 0u, 0u, 16)
 #define SM_MUT(fname, m) SM_K(fname, G_BLOCK, 256, 16, NMO_RED_SHFL_DOWN, 0u, m, 4)
 SM_MUT(k_mut_no_max, M_NO_MAX)
 SM_MUT(k_mut_warp_max, M_WARP_MAX)
@@ -213,6 +215,7 @@ SM_MUT(k_mut_exp_bf16, M_EXP_BF16)
 LSM_K(l_block256, G_BLOCK, 256, 16, NMO_RED_SHFL_DOWN, 0u, 0u, 4)
 LSM_K(l_block1024_tree, G_BLOCK, 1024, 16, NMO_RED_SMEM_TREE, O_LSE, 0u, 1)
 LSM_K(l_warp_row, G_WARP, 256, 16, NMO_RED_SHFL_XOR, O_LSE, 0u, 4)
+LSM_K(l_warp_row16, G_WARP, 128, 16, NMO_RED_SHFL_XOR, 0u, 0u, 16)
 LSM_K(l_block128_vec8, G_BLOCK, 128, 8, NMO_RED_SHFL_XOR, 0u, 0u, 8)
 #define LSM_MUT(fname, m) LSM_K(fname, G_BLOCK, 256, 16, NMO_RED_SHFL_DOWN, 0u, m, 4)
 LSM_MUT(l_mut_no_max, M_NO_MAX)
@@ -244,6 +247,9 @@ extern "C" const nmo_plugin_kernel nmo_hip_kernels_softmax[] = {
              k_block512_vec4),
     SM_ENTRY("warp_row", 1, "one warp per row, 16-byte vectors, xor butterfly, e*(1/s)",
              k_warp_row),
+    SM_ENTRY("warp_row16", 1,
+             "one warp per row, 4 rows per 128-thread block, 16 16-byte vectors per lane cached, xor butterflies, e/s",
+             k_warp_row16),
     SM_ENTRY("mut_no_max", 0, "MUTANT: max not subtracted, e = expf(x) (overflows on large inputs)",
              k_mut_no_max),
     SM_ENTRY("mut_warp_max", 0,
@@ -270,6 +276,8 @@ extern "C" const nmo_plugin_kernel nmo_hip_kernels_log_softmax[] = {
     LSM_ENTRY("block1024_tree", 1, "block per row, 1024 threads, smem tree, x - RN(m + logf(s))",
               l_block1024_tree),
     LSM_ENTRY("warp_row", 1, "one warp per row, xor butterfly, x - RN(m + logf(s))", l_warp_row),
+    LSM_ENTRY("warp_row16", 1, "one warp per row, 4 rows per 128-thread block, 16 16-byte vectors per lane cached, (x-m)-logf(s)",
+              l_warp_row16),
     LSM_ENTRY("block128_vec8", 1, "block per row, 128 threads, 8-byte vectors, (x-m)-logf(s)",
               l_block128_vec8),
     LSM_ENTRY("mut_no_max", 0, "MUTANT: max not subtracted (exp overflows on large inputs)",
