@@ -212,7 +212,8 @@ static double diag_pass(diag_times *d, const nmo_case *c, nmo_fenc **buf, const 
                 if (s != NMO_OK) die("nmo_cctx_init", s, &err);
                 cc_ready = 1;
             }
-            op->eval_cert(&cc, c, u, buf);
+            if (op->eval_cert_unc) op->eval_cert_unc(&cc, c, u, buf);
+            else op->eval_cert(&cc, c, u, buf);
             t_esc += now_s() - te;
             d->esc_timed++;
         }

@@ -522,6 +522,20 @@ void nmo_cenc_mul3(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *
     mpfr_clears(ablo, abhi, plo, phi, m, t, (mpfr_ptr)0);
 }
 
+void nmo_cenc_mul3_row(nmo_cctx *c, nmo_fenc *out, const double *x, const nmo_cenc *r,
+                       const double *w, int64_t n)
+{
+    nmo_cenc xe, we, y;
+    nmo_cenc_init(c, &xe), nmo_cenc_init(c, &we), nmo_cenc_init(c, &y);
+    for (int64_t j = 0; j < n; j++) {
+        nmo_cenc_set_d(c, &xe, x[j]);
+        nmo_cenc_set_d(c, &we, w[j]);
+        nmo_cenc_mul3(c, &y, &xe, r, &we);
+        nmo_cenc_export(c, &out[j], &y);
+    }
+    nmo_cenc_clear(c, &xe), nmo_cenc_clear(c, &we), nmo_cenc_clear(c, &y);
+}
+
 void nmo_cenc_round(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, nmo_fmt f, nmo_rnd rnd, int sr)
 {
     if (ce_is_nan(a)) { nmo_cenc_set(c, r, a); return; }

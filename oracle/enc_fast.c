@@ -11,6 +11,63 @@
 #include <cblas.h>
 #endif
 
+/* ---- vectorized row kernels ----------------------------------------------------------
+ * Loops over whole rows of the common case, in straight-line code the compiler
+ * vectorizes (at -O2 as well: GCC's -O2 cost model vectorizes almost nothing). Their
+ * selects on comparisons (min/max of two products, the certainty tests) are only
+ * if-converted, hence vectorized, without -ftrapping-math: that option only concerns
+ * floating-point exceptions being raised as traps, which numoracle never enables nor
+ * reads; values are unchanged (-ffp-contract=off, no reassociation, signed zeros and
+ * NaNs kept: a vector min of two doubles is used only where it equals the C select). On
+ * x86-64 with glibc an AVX2 clone is selected at load time (ifunc), the generic SSE2
+ * version otherwise. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("O3", "no-trapping-math")
+#define NMO_VEC_PRAGMA 1
+#endif
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
+#define NMO_VEC_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define NMO_VEC_CLONES
+#endif
+
+/* nmo_fe_rn32_try, compiled with this region's options so that it inlines */
+static inline int rn32_try_v(double v, double ee, double *res) { NMO_FE_RN32_TRY_BODY }
+
+NMO_VEC_CLONES
+void nmo_fe_mul3_row_kernel(double *restrict lo, double *restrict hi, int64_t *restrict ok,
+                            const double *restrict x, const double *restrict w, double rl, double rh,
+                            double rm, double uc, double etac, int64_t n)
+{
+    /* exactly nmo_fenc_mul3's operations for a point * [rl, rh] * point */
+    for (int64_t j = 0; j < n; j++) {
+        double xv = x[j], wv = w[j];
+        double ad = xv * wv; /* exact */
+        double p1 = ad * rl, p2 = ad * rh;
+        double plo = p1 < p2 ? p1 : p2, phi = p1 < p2 ? p2 : p1;
+        double ax = fabs(xv), aw = fabs(wv);
+        double m = ax > rm ? ax : rm;
+        m = m > aw ? m : aw;
+        double eta = etac * m;
+        double vlo = plo - fabs(plo) * uc - eta;
+        double vhi = phi + fabs(phi) * uc + eta;
+        /* nmo_fe_snap's radius: e + |v| 2^-50 + 2^-1060, e = (|v| + eta) 2^-50 */
+        double elo = fabs(vlo) * 0x1p-50 + eta * 0x1p-50, ehi = fabs(vhi) * 0x1p-50 + eta * 0x1p-50;
+        double l, h;
+        int64_t k = rn32_try_v(vlo, elo + fabs(vlo) * 0x1p-50 + 0x1p-1060, &l);
+        k &= rn32_try_v(vhi, ehi + fabs(vhi) * 0x1p-50 + 0x1p-1060, &h);
+        k &= (fabs(xv) <= 0x1p1000) & (fabs(wv) <= 0x1p1000); /* finite (NaN fails too) */
+        lo[j] = l;
+        hi[j] = h;
+        ok[j] = k;
+    }
+}
+
+#ifdef NMO_VEC_PRAGMA
+#pragma GCC pop_options
+#endif
+
 nmo_status nmo_fctx_init(nmo_fctx *c, const nmo_plan *p, nmo_err *err)
 {
     memset(c, 0, sizeof *c);
@@ -57,7 +114,7 @@ void nmo_fctx_clear(nmo_fctx *c)
         free(c->dbuf[s]);
         free(c->ebuf[s]);
     }
-    if (c->prep && c->prep_free) c->prep_free(c->prep);
+    if (c->prep && c->prep_free && !c->prep_borrowed) c->prep_free(c->prep);
     memset(c, 0, sizeof *c);
 }
 
@@ -81,6 +138,9 @@ nmo_fenc *nmo_fctx_evec(nmo_fctx *c, int slot, int64_t n)
     return c->ebuf[slot];
 }
 
+static void gemmt_d(int64_t m, int64_t n, int64_t kk, const double *a, int tx, const double *b,
+                    int ty, double *cm);
+
 static void gemm_d(int64_t M, int64_t N, int64_t K, const double *a, const double *b, double *cm)
 {
 #if NMO_HAVE_BLAS
@@ -98,12 +158,54 @@ static void gemm_d(int64_t M, int64_t N, int64_t K, const double *a, const doubl
 #endif
 }
 
+/* Nonzero-term counts cnt[i,j] = #{k : a[i,k] != 0 and b[k,j] != 0} (NaN counts as
+ * nonzero, as in nmo_fenc_dot_d). Returns 0 without touching cnt when neither matrix has
+ * a zero (every count is K: the caller keeps no array). Otherwise a product of 0/1
+ * indicator matrices: with BLAS in binary32 (sgemm) when K < 2^24, which is exact in
+ * any order, FMA or not: every product is 0 or 1 and every partial sum an integer in
+ * [0, K], all binary32 values (Higham, ASNA 2nd ed., §2.1: integers below 2^24 are
+ * exact); else dgemm (integers below 2^53). a is [M,K] row-major, b is [K,N]; tx/ty:
+ * stored transposed as in gemmt_d. */
+static int gemm_counts(int64_t M, int64_t N, int64_t K, const double *a, int tx, const double *b,
+                       int ty, double *cnt)
+{
+    int64_t na = M * K, nb = K * N, za = 0, zb = 0;
+    for (int64_t i = 0; i < na; i++) za += a[i] == 0;
+    for (int64_t i = 0; i < nb; i++) zb += b[i] == 0;
+    if (!za && !zb) return 0;
+#if NMO_HAVE_BLAS
+    if (K < (1 << 24)) {
+        float *fa = malloc((size_t)(na > 0 ? na : 1) * sizeof(float));
+        float *fb = malloc((size_t)(nb > 0 ? nb : 1) * sizeof(float));
+        float *fc = malloc((size_t)(M * N > 0 ? M * N : 1) * sizeof(float));
+        if (!fa || !fb || !fc) abort();
+        for (int64_t i = 0; i < na; i++) fa[i] = a[i] != 0;
+        for (int64_t i = 0; i < nb; i++) fb[i] = b[i] != 0;
+        cblas_sgemm(CblasRowMajor, tx ? CblasTrans : CblasNoTrans, ty ? CblasTrans : CblasNoTrans,
+                    (int)M, (int)N, (int)K, 1.0f, fa, tx ? (int)M : (int)K, fb, ty ? (int)K : (int)N,
+                    0.0f, fc, (int)N);
+        for (int64_t i = 0; i < M * N; i++) cnt[i] = fc[i];
+        free(fa), free(fb), free(fc);
+        return 1;
+    }
+#endif
+    double *ia = malloc((size_t)(na > 0 ? na : 1) * sizeof(double));
+    double *ib = malloc((size_t)(nb > 0 ? nb : 1) * sizeof(double));
+    if (!ia || !ib) abort();
+    for (int64_t i = 0; i < na; i++) ia[i] = a[i] != 0;
+    for (int64_t i = 0; i < nb; i++) ib[i] = b[i] != 0;
+    gemmt_d(M, N, K, ia, tx, ib, ty, cnt);
+    free(ia), free(ib);
+    return 1;
+}
+
 static gemm_prep *gemm_prepare(nmo_fctx *c, const nmo_tensor *A, const nmo_tensor *B)
 {
     gemm_prep *g = c->prep_free == gemm_prep_free ? c->prep : NULL;
     if (g && g->A == A && g->B == B) return g;
-    if (c->prep && c->prep_free) c->prep_free(c->prep);
+    if (c->prep && c->prep_free && !c->prep_borrowed) c->prep_free(c->prep);
     c->prep = NULL;
+    c->prep_borrowed = 0;
     int64_t M = A->dims[0], K = A->dims[1], N = B->dims[1];
     g = calloc(1, sizeof *g);
     double *a = malloc((size_t)(M * K) * sizeof(double));
@@ -120,11 +222,13 @@ static gemm_prep *gemm_prepare(nmo_fctx *c, const nmo_tensor *A, const nmo_tenso
     for (int64_t i = 0; i < K * N; i++) ba[i] = fabs(b[i]);
     gemm_d(M, N, K, a, b, g->mid);
     gemm_d(M, N, K, aa, ba, g->abs);
-    /* nonzero-term counts (exact: small integers) */
-    for (int64_t i = 0; i < M * K; i++) aa[i] = a[i] != 0;
-    for (int64_t i = 0; i < K * N; i++) ba[i] = b[i] != 0;
-    gemm_d(M, N, K, aa, ba, g->cnt);
-    free(a), free(b), free(aa), free(ba);
+    free(aa), free(ba);
+    /* nonzero-term counts (exact: small integers); none kept when every count is K */
+    if (!gemm_counts(M, N, K, a, 0, b, 0, g->cnt)) {
+        free(g->cnt);
+        g->cnt = NULL;
+    }
+    free(a), free(b);
     g->A = A;
     g->B = B;
     c->prep = g;
@@ -137,7 +241,7 @@ void nmo_fenc_gemm_elem(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *A, const nmo
 {
     gemm_prep *g = gemm_prepare(c, A, B);
     int64_t K = A->dims[1], N = B->dims[1];
-    double s = g->mid[i * N + j], a = g->abs[i * N + j], m = g->cnt[i * N + j];
+    double s = g->mid[i * N + j], a = g->abs[i * N + j], m = g->cnt ? g->cnt[i * N + j] : (double)K;
     if (s != s || !isfinite(a)) {
         /* a NaN or inf input: decide exactly like the certified engine does */
         double *x = nmo_fctx_dvec(c, NMO_SCRATCH - 1, K), *y = nmo_fctx_dvec(c, NMO_SCRATCH - 2, K);
@@ -237,10 +341,20 @@ static gemmt_entry *gemmt_prepare(nmo_fctx *c, const nmo_tensor *X, int tx, cons
                                   int ty)
 {
     if (c->prep && c->prep_free != gemmt_free) {
-        if (c->prep_free) c->prep_free(c->prep);
+        if (c->prep_free && !c->prep_borrowed) c->prep_free(c->prep);
         c->prep = NULL;
+        c->prep_borrowed = 0;
     }
     gemmt_cache *g = c->prep;
+    if (g && c->prep_borrowed) { /* another worker's cache: look up only */
+        for (int s = 0; s < GEMMT_SLOTS; s++) {
+            gemmt_entry *e = &g->e[s];
+            if (e->mid && e->X == X && e->Y == Y && e->tx == tx && e->ty == ty) return e;
+        }
+        g = NULL; /* not there: build a cache of our own (the borrowed one stays as is) */
+        c->prep = NULL;
+        c->prep_borrowed = 0;
+    }
     if (!g) {
         g = calloc(1, sizeof *g);
         if (!g) abort();
@@ -270,10 +384,12 @@ static gemmt_entry *gemmt_prepare(nmo_fctx *c, const nmo_tensor *X, int tx, cons
     for (int64_t i = 0; i < nb; i++) ba[i] = fabs(b[i]);
     gemmt_d(m, n, kk, a, tx, b, ty, e->mid);
     gemmt_d(m, n, kk, aa, tx, ba, ty, e->abs);
-    for (int64_t i = 0; i < na; i++) aa[i] = a[i] != 0;
-    for (int64_t i = 0; i < nb; i++) ba[i] = b[i] != 0;
-    gemmt_d(m, n, kk, aa, tx, ba, ty, e->cnt);
-    free(a), free(b), free(aa), free(ba);
+    free(aa), free(ba);
+    if (!gemm_counts(m, n, kk, a, tx, b, ty, e->cnt)) {
+        free(e->cnt);
+        e->cnt = NULL;
+    }
+    free(a), free(b);
     e->X = X, e->Y = Y, e->tx = tx, e->ty = ty, e->m = m, e->n = n, e->kk = kk;
     return e;
 }
@@ -293,7 +409,8 @@ void nmo_fenc_gemm_elem_t(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *X, int tx,
 {
     gemmt_entry *e = gemmt_prepare(c, X, tx, Y, ty);
     int64_t kk = e->kk;
-    double s = e->mid[i * e->n + j], a = e->abs[i * e->n + j], cz = e->cnt[i * e->n + j];
+    double s = e->mid[i * e->n + j], a = e->abs[i * e->n + j];
+    double cz = e->cnt ? e->cnt[i * e->n + j] : (double)kk;
     if (s != s || !isfinite(a)) {
         /* a NaN or inf input: decide exactly like the certified engine does */
         int64_t xo, xs, yo, ys;

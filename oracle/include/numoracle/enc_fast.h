@@ -56,7 +56,10 @@ typedef struct nmo_fctx {
     nmo_fenc *ebuf[NMO_SCRATCH];
     int64_t ecap[NMO_SCRATCH];
     void *prep;                 /* operator data made by prepare_fast */
-    void (*prep_free)(void *);
+    void (*prep_free)(void *);  /* its destructor; also tells what kind of data it is */
+    int prep_borrowed;          /* prep belongs to another context (a checker worker
+                                   sharing the first one's): read it, never free or
+                                   modify it */
 } nmo_fctx;
 
 nmo_status nmo_fctx_init(nmo_fctx *c, const nmo_plan *p, nmo_err *err);
@@ -109,13 +112,55 @@ static inline double nmo_fe_ulp(const nmo_fctx *c, nmo_fmt f, double v)
     return nmo_fmt_ulp(f, v);
 }
 
+/* The certainty test of nmo_fe_snap for RN into fp32 (fp32rn plans), decided from
+ * y = RN32(v) alone: *res = y, and 1 when RN32 is y on all of [v - ee, v + ee]. With
+ * h = half the fp32 spacing next to y (the smaller side: below a power of two the spacing
+ * is half an ulp), |d - v| + ee < h means every x in the interval is nearer to y than to
+ * either neighbour (no midpoint between), so RN32(x) = y. d - v is exact (Sterbenz: y is
+ * v's nearest fp32 value); the computed sum can only round up to h if the exact one
+ * reaches it. A subnormal, zero or non-finite y fails the test (h = 0, or excluded).
+ * Branch-free, so that row loops vectorize. */
+#define NMO_FE_RN32_TRY_BODY                                                               \
+    float y = (float)v;                                                                    \
+    double d = y;                                                                          \
+    uint32_t ub, eb;                                                                       \
+    memcpy(&ub, &y, 4);                                                                    \
+    eb = ub & 0x7f800000u;                                                                 \
+    float P; /* 2^e, the power of two at the bottom of y's binade (0 for subnormals) */    \
+    memcpy(&P, &eb, 4);                                                                    \
+    double h = (double)P * 0x1p-25 * (double)(1 + ((ub & 0x7fffffu) != 0));                \
+    *res = d;                                                                              \
+    return (eb != 0x7f800000u) & (fabs(d - v) + ee < h);
+static inline int nmo_fe_rn32_try(double v, double ee, double *res) { NMO_FE_RN32_TRY_BODY }
+
 /* Snap a value known only to lie in [v - e, v + e]. The margin covers binary64 rounding
  * of v +- e and the certified engine's own (128-bit) error. */
 static inline double nmo_fe_snap(const nmo_fctx *c, nmo_fmt f, nmo_rnd r, double v, double e,
                                  uint32_t *fl)
 {
-    double a = nmo_fe_round(c, f, v, r);
     double ee = e + fabs(v) * 0x1p-50 + 0x1p-1060;
+    if (f == NMO_FP32 && c->fp32rn) {
+        /* Fast paths; when their test fails the general check below runs, so the result
+         * and flags are those of the general code whenever that one is certain.
+         *  - RNE: nmo_fe_rn32_try;
+         *  - directed: y = RN32(v) finite and nonzero, |d - v| > ee (exact, Sterbenz):
+         *    y is the fp32 value nearest to v, so none lies in [v - ee, v + ee] and
+         *    RD/RU/RZ are constant there: y or its neighbour on the side of v. */
+        double d;
+        if (r == NMO_RNE) {
+            if (nmo_fe_rn32_try(v, ee, &d)) { *fl |= c->force_unc; return d; }
+        } else {
+            float y = (float)v;
+            d = y;
+            if (y != 0 && fabsf(y) <= 0x1.fffffep127f && fabs(d - v) > ee) {
+                int up = r == NMO_RU || (r == NMO_RZ && v < 0);
+                *fl |= c->force_unc;
+                if (up) return d > v ? d : nmo_fe_f32_step(y, 1);
+                return d < v ? d : nmo_fe_f32_step(y, 0);
+            }
+        }
+    }
+    double a = nmo_fe_round(c, f, v, r);
     if (nmo_fe_round(c, f, v - ee, r) != a || nmo_fe_round(c, f, v + ee, r) != a)
         *fl |= NMO_EF_UNC;
     *fl |= c->force_unc;
@@ -605,6 +650,49 @@ static inline void nmo_fenc_mul3(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, co
     r->hi = nmo_fe_snap(c, c->cf, NMO_RNE, vhi, fabs(vhi) * 0x1p-50 + eta * 0x1p-50, &fl);
     r->flags = fl;
     nmo_fe_fix(r);
+}
+
+/* A row of a norm's y_j = x_j * r * w_j: out[j] = nmo_fenc_mul3(x_j, r, w_j) for the
+ * input points x_j, w_j (nmo_fenc_set_d) and one enclosure r shared by the row, exported
+ * (the same formula, values and flags as that call, element by element: Higham's
+ * P (1 +- u) +- eta M, see nmo_fenc_mul3). The loop below evaluates the formula exactly
+ * as nmo_fenc_mul3 does and decides the snaps with nmo_fe_rn32_try (fp32 compute without
+ * ftz, r finite and unflagged); an element whose snap it cannot decide, or whose inputs
+ * are not finite, goes through nmo_fenc_mul3 itself. */
+/* The common case of nmo_fenc_mul3_row over j < n (enc_fast.c; a loop the compiler
+ * vectorizes): lo/hi[j] as nmo_fenc_mul3 computes them for the points x_j, w_j and
+ * r = [rl, rh] (finite; rm = max(|rl|, |rh|)), ok[j] = 1 when both snaps are decided by
+ * nmo_fe_rn32_try and x_j, w_j are finite (0: redo the element with nmo_fenc_mul3). */
+void nmo_fe_mul3_row_kernel(double *lo, double *hi, int64_t *ok, const double *x, const double *w,
+                            double rl, double rh, double rm, double uc, double etac, int64_t n);
+
+static inline void nmo_fenc_mul3_row(nmo_fctx *c, nmo_fenc *out, const double *x, const nmo_fenc *r,
+                                     const double *w, int64_t n)
+{
+    int fast = c->cf == NMO_FP32 && c->fp32rn && !c->ftz && !c->force_unc && r->flags == 0 &&
+               isfinite(r->lo) && isfinite(r->hi);
+    enum { B = 256 };
+    double lo[B], hi[B];
+    int64_t ok[B];
+    for (int64_t j0 = 0; j0 < n; j0 += B) {
+        int64_t m = n - j0 < B ? n - j0 : B;
+        if (fast)
+            nmo_fe_mul3_row_kernel(lo, hi, ok, x + j0, w + j0, r->lo, r->hi, nmo_fe_absmax(r), c->uc,
+                                   c->etac, m);
+        for (int64_t j = 0; j < m; j++) {
+            nmo_fenc *o = &out[j0 + j];
+            if (fast && ok[j]) {
+                o->lo = lo[j];
+                o->hi = hi[j];
+                o->flags = 0;
+                continue;
+            }
+            nmo_fenc xe, we;
+            nmo_fenc_set_d(c, &xe, x[j0 + j]);
+            nmo_fenc_set_d(c, &we, w[j0 + j]);
+            nmo_fenc_mul3(c, o, &xe, r, &we);
+        }
+    }
 }
 
 /* Rounding point: store into format f (an intermediate `inter`, or the final store).
