@@ -64,6 +64,77 @@ void nmo_fe_mul3_row_kernel(double *restrict lo, double *restrict hi, int64_t *r
     }
 }
 
+/* The common case of nmo_fenc_exp on a point d (d != 0, exp(d) = v computed by libm):
+ * the ulp:n sides of nmo_fe_fn_side for n >= 1, with the fast directed snaps of
+ * nmo_fe_snap. ok[j] = 0 when any step leaves the common case (v not in
+ * [2^-140, 2^100], the ulp of v uncertain, a snap not decided): the caller redoes the
+ * element with nmo_fenc_exp. */
+NMO_VEC_CLONES
+void nmo_fe_exp_row_kernel(double *restrict lo, double *restrict hi, int64_t *restrict ok,
+                           const double *restrict v, int64_t n, int nulp)
+{
+    for (int64_t j = 0; j < n; j++) {
+        double vv = v[j];
+        double e = fabs(vv) * 0x1p-51;
+        /* nmo_fe_ulp(FP32, x) = 2^(max(E(x), -126) - 23), E the binary64 exponent */
+        double a = vv - 2 * e, b = vv + 2 * e;
+        uint64_t bv, ba, bb;
+        memcpy(&bv, &vv, 8);
+        memcpy(&ba, &a, 8);
+        memcpy(&bb, &b, 8);
+        int64_t ev = (int64_t)((bv >> 52) & 0x7ff) - 1023, ea = (int64_t)((ba >> 52) & 0x7ff) - 1023,
+                eb = (int64_t)((bb >> 52) & 0x7ff) - 1023;
+        ev = ev < -126 ? -126 : ev;
+        ea = ea < -126 ? -126 : ea;
+        eb = eb < -126 ? -126 : eb;
+        uint64_t ub = (uint64_t)(ev - 23 + 1023) << 52;
+        double u;
+        memcpy(&u, &ub, 8);
+        int64_t k = (vv >= 0x1p-140) & (vv <= 0x1p100) & (ea == ev) & (eb == ev);
+        double wl = vv - nulp * u, wh = vv + nulp * u;
+        /* nmo_fe_snap(RU, wl, e + |wl| 2^-52) and nmo_fe_snap(RD, wh, e + |wh| 2^-52) */
+        double eel = (e + fabs(wl) * 0x1p-52) + fabs(wl) * 0x1p-50 + 0x1p-1060;
+        double eeh = (e + fabs(wh) * 0x1p-52) + fabs(wh) * 0x1p-50 + 0x1p-1060;
+        float yl = (float)wl, yh = (float)wh;
+        double dl = yl, dh = yh;
+        uint32_t ul, uh;
+        memcpy(&ul, &yl, 4);
+        memcpy(&uh, &yh, 4);
+        k &= (ul - 1u < 0x7f7fffffu) & (uh - 1u < 0x7f7fffffu); /* positive, finite, nonzero */
+        k &= (fabs(dl - wl) > eel) & (fabs(dh - wh) > eeh);
+        uint32_t ul1 = ul + 1u, uh1 = uh - 1u;
+        float yl1, yh1;
+        memcpy(&yl1, &ul1, 4);
+        memcpy(&yh1, &uh1, 4);
+        lo[j] = dl > wl ? dl : (double)yl1;
+        hi[j] = dh < wh ? dh : (double)yh1;
+        ok[j] = k;
+    }
+}
+
+/* The common case of softmax's y = hull(e / s, e * rcp) (nmo_fenc_div, nmo_fenc_mul,
+ * nmo_fenc_hull) for e = [el, eh] with 0 <= el <= eh finite, s = [sl, sh] with
+ * 0 < sl <= sh finite, rcp = [rl, rh] with 0 < rl <= rh finite: RN division and the
+ * exact products are monotone, so the minimum of the four quotients is el / sh, the
+ * maximum eh / sl, and likewise el rl and eh rh for the products; RN32 of each by the
+ * (float) cast (innocuous double rounding, as nmo_fe_round). ok[j] = 0 outside that case
+ * (the caller uses the primitives themselves). */
+NMO_VEC_CLONES
+void nmo_fe_divmul_row_kernel(double *restrict lo, double *restrict hi, int64_t *restrict ok,
+                              const nmo_fenc *restrict e, int64_t n, double sl, double sh, double rl,
+                              double rh)
+{
+    for (int64_t j = 0; j < n; j++) {
+        double el = e[j].lo, eh = e[j].hi;
+        double q2 = el / sh, q3 = eh / sl;
+        double p1 = el * rl, p4 = eh * rh;
+        double a = (float)q2, b = (float)p1, c = (float)q3, d = (float)p4;
+        lo[j] = a < b ? a : b;
+        hi[j] = c > d ? c : d;
+        ok[j] = (el >= 0) & (el <= eh) & (eh <= 0x1p1000);
+    }
+}
+
 #ifdef NMO_VEC_PRAGMA
 #pragma GCC pop_options
 #endif

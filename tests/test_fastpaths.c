@@ -17,6 +17,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "numoracle/enc_cert.h"
@@ -191,6 +192,109 @@ Test(fastpaths, mul3_row_equals_mul3, .timeout = 600)
     for (int ftz = 0; ftz < 2; ftz++)
         for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++) mul3_row_case(ftz, rs[i][0], rs[i][1], &mism, &cmism, &unc, &all);
     printf("mul3_row: %ld elements, %ld differ from mul3, %ld fast != certified, %ld UNC\n", all, mism, cmism, unc);
+    cr_expect_eq(mism, 0);
+    cr_expect_eq(cmism, 0);
+    cr_expect(unc < all / 4);
+}
+
+static int same_enc(const nmo_fenc *a, const nmo_fenc *b)
+{
+    return ((a->lo == b->lo) || (a->lo != a->lo && b->lo != b->lo)) &&
+           ((a->hi == b->hi) || (a->hi != a->hi && b->hi != b->hi)) && a->flags == b->flags;
+}
+
+/* 3. softmax rows: nmo_fenc_exp_sub_row and nmo_fenc_divmul_row equal their primitives
+ * element by element (values and flags) and the certified rows wherever not UNC; rows
+ * with NaN, infinities, the max itself (d = 0), deep underflow, subnormal results; plans:
+ * default (cuda expf, 2 ulp), fn=cr (n = 0: the kernel is not used), ftz. */
+Test(fastpaths, softmax_rows_equal_primitives, .timeout = 600)
+{
+    const char *plans[3] = {NULL, "in=bf16 out=bf16 compute=fp32 acc=fp32 fn=cr", "in=bf16 out=bf16 compute=fp32 acc=fp32 subnormals=ftz"};
+    long mism = 0, cmism = 0, unc = 0, all = 0;
+    for (int pi = 0; pi < 3; pi++)
+        for (int rowk = 0; rowk < 4; rowk++) {
+            nmo_plan p;
+            nmo_err err;
+            nmo_plan_default(&p, NMO_BF16);
+            if (plans[pi]) cr_assert_eq(nmo_plan_parse(&p, plans[pi], &err), NMO_OK, "%s", err.msg);
+            nmo_fctx fc;
+            nmo_cctx cc;
+            nmo_fctx_init(&fc, &p, NULL);
+            nmo_cctx_init(&cc, &p, NULL);
+            enum { N = 700 };
+            double x[N];
+            for (int64_t j = 0; j < N; j++) {
+                double g = nmo_gen_normal(21 + (uint64_t)rowk, 4, (uint64_t)j) * (rowk == 2 ? 40 : 3);
+                x[j] = nmo_fmt_round(NMO_BF16, g, NMO_RNE, 0);
+                if (rowk == 1 && j % 50 == 7) x[j] = j % 100 == 7 ? NAN : -INFINITY;
+                if (rowk == 3 && j % 9 == 4) x[j] = -0x1p-130;
+            }
+            double mx = -INFINITY;
+            for (int64_t j = 0; j < N; j++) mx = x[j] > mx ? x[j] : mx;
+            nmo_fenc m = {mx, mx, 0}, ef[N], ee1[N], yf[N];
+            nmo_fenc_exp_sub_row(&fc, ef, x, &m, N);
+            nmo_cenc *ce = malloc(N * sizeof(nmo_cenc));
+            nmo_cenc cm, cs, crcp, cone;
+            for (int j = 0; j < N; j++) nmo_cenc_init(&cc, &ce[j]);
+            nmo_cenc_init(&cc, &cm), nmo_cenc_init(&cc, &cs), nmo_cenc_init(&cc, &crcp), nmo_cenc_init(&cc, &cone);
+            nmo_cenc_set_d(&cc, &cm, mx);
+            nmo_cenc_exp_sub_row(&cc, ce, x, &cm, N);
+            for (int64_t j = 0; j < N; j++) {
+                nmo_fenc xe, d;
+                nmo_fenc_set_d(&fc, &xe, x[j]);
+                nmo_fenc_sub(&fc, &d, &xe, &m);
+                nmo_fenc_exp(&fc, &ee1[j], &d);
+                all++;
+                if (!same_enc(&ee1[j], &ef[j])) {
+                    mism++;
+                    if (mism < 5)
+                        cr_log_error("exp_sub_row plan %d j=%ld x=%a: row [%a,%a] %u, exp [%a,%a] %u", pi, (long)j, x[j],
+                                     ef[j].lo, ef[j].hi, ef[j].flags, ee1[j].lo, ee1[j].hi, ee1[j].flags);
+                }
+                nmo_fenc ex;
+                nmo_cenc_export(&cc, &ex, &ce[j]);
+                if (ef[j].flags & NMO_EF_UNC) unc++;
+                else if (!(ex.lo == ef[j].lo && ex.hi == ef[j].hi) && !(ex.lo != ex.lo && ef[j].lo != ef[j].lo)) cmism++;
+            }
+            /* the division row, with a sum taken over the (fast) exponentials */
+            nmo_fenc s, one, rcp;
+            nmo_fenc_sum(&fc, &s, ef, N);
+            nmo_fenc_const(&fc, &one, 1.0);
+            nmo_fenc_div(&fc, &rcp, &one, &s);
+            nmo_fenc_divmul_row(&fc, yf, ef, &s, &rcp, N);
+            nmo_cenc_sum(&cc, &cs, ce, N);
+            nmo_cenc_const(&cc, &cone, 1.0);
+            nmo_cenc_div(&cc, &crcp, &cone, &cs);
+            nmo_fenc yc[N];
+            nmo_cenc_divmul_row(&cc, yc, ce, &cs, &crcp, N);
+            for (int64_t j = 0; j < N; j++) {
+                nmo_fenc y1, y2, y;
+                nmo_fenc_div(&fc, &y1, &ef[j], &s);
+                nmo_fenc_mul(&fc, &y2, &ef[j], &rcp);
+                nmo_fenc_hull(&fc, &y, &y1, &y2);
+                all++;
+                if (!same_enc(&y, &yf[j])) {
+                    mism++;
+                    if (mism < 5)
+                        cr_log_error("divmul_row plan %d j=%ld: row [%a,%a] %u, primitives [%a,%a] %u", pi, (long)j,
+                                     yf[j].lo, yf[j].hi, yf[j].flags, y.lo, y.hi, y.flags);
+                }
+                if (yf[j].flags & NMO_EF_UNC) unc++;
+                else if (!(yc[j].lo == yf[j].lo && yc[j].hi == yf[j].hi) && !(yc[j].lo != yc[j].lo && yf[j].lo != yf[j].lo)) {
+                    cmism++;
+                    if (cmism < 5)
+                        cr_log_error("divmul_row plan %d j=%ld: fast [%a,%a], certified [%a,%a]", pi, (long)j, yf[j].lo,
+                                     yf[j].hi, yc[j].lo, yc[j].hi);
+                }
+            }
+            for (int j = 0; j < N; j++) nmo_cenc_clear(&cc, &ce[j]);
+            free(ce);
+            nmo_cenc_clear(&cc, &cm), nmo_cenc_clear(&cc, &cs), nmo_cenc_clear(&cc, &crcp), nmo_cenc_clear(&cc, &cone);
+            nmo_fctx_clear(&fc);
+            nmo_cctx_clear(&cc);
+        }
+    printf("softmax rows: %ld elements, %ld differ from the primitives, %ld fast != certified, %ld UNC\n", all, mism,
+           cmism, unc);
     cr_expect_eq(mism, 0);
     cr_expect_eq(cmism, 0);
     cr_expect(unc < all / 4);

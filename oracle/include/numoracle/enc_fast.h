@@ -583,6 +583,82 @@ static inline void nmo_fenc_sigmoid(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a)
     nmo_fenc_hull(c, r, &s1, &t);
 }
 
+/* ---- softmax rows ------------------------------------------------------------------------ */
+
+void nmo_fe_exp_row_kernel(double *lo, double *hi, int64_t *ok, const double *v, int64_t n, int nulp);
+void nmo_fe_divmul_row_kernel(double *lo, double *hi, int64_t *ok, const nmo_fenc *e, int64_t n,
+                              double sl, double sh, double rl, double rh);
+
+/* A softmax row's e_j = exp(RN(x_j - m)) for the input points x_j and the row's max m:
+ * nmo_fenc_exp(nmo_fenc_sub(set_d(x_j), m)) element by element (same values and flags).
+ * The common case (fp32 compute without ftz, m a finite point, an ulp:n exp with n >= 1,
+ * d != 0) takes one libm exp per element and the vectorized sides of
+ * nmo_fe_exp_row_kernel; any other element goes through the primitives. */
+static inline void nmo_fenc_exp_sub_row(nmo_fctx *c, nmo_fenc *ee, const double *x, const nmo_fenc *m,
+                                        int64_t n)
+{
+    int nulp = c->plan.fn_ulps[NMO_FN_EXP];
+    int fast = c->cf == NMO_FP32 && c->fp32rn && !c->ftz && !c->force_unc && m->flags == 0 &&
+               m->lo == m->hi && isfinite(m->lo) && nulp >= 1;
+    enum { B = 256 };
+    double d[B], v[B], lo[B], hi[B];
+    int64_t ok[B];
+    for (int64_t j0 = 0; j0 < n; j0 += B) {
+        int64_t cnt = n - j0 < B ? n - j0 : B;
+        if (fast) {
+            for (int64_t j = 0; j < cnt; j++) {
+                d[j] = (float)(x[j0 + j] + -m->hi); /* nmo_fenc_sub of points: RN32 */
+                v[j] = d[j] != 0 && d[j] == d[j] ? exp(d[j]) : 0; /* 0: not the common case */
+            }
+            nmo_fe_exp_row_kernel(lo, hi, ok, v, cnt, nulp);
+        }
+        for (int64_t j = 0; j < cnt; j++) {
+            nmo_fenc *o = &ee[j0 + j];
+            if (fast && ok[j]) {
+                o->lo = lo[j];
+                o->hi = hi[j];
+                o->flags = 0;
+                continue;
+            }
+            nmo_fenc xe, dd;
+            nmo_fenc_set_d(c, &xe, x[j0 + j]);
+            nmo_fenc_sub(c, &dd, &xe, m);
+            nmo_fenc_exp(c, o, &dd);
+        }
+    }
+}
+
+/* A softmax row's outputs y_j = hull(e_j / s, e_j * rcp) (nmo_fenc_div, nmo_fenc_mul,
+ * nmo_fenc_hull, exported): the same values and flags; the common case (fp32 compute
+ * without ftz, s and rcp finite, positive and unflagged, 0 <= e_j finite) through the
+ * vectorized nmo_fe_divmul_row_kernel, any other element through the primitives. */
+static inline void nmo_fenc_divmul_row(nmo_fctx *c, nmo_fenc *out, const nmo_fenc *e, const nmo_fenc *s,
+                                       const nmo_fenc *rcp, int64_t n)
+{
+    int fast = c->cf == NMO_FP32 && c->fp32rn && !c->ftz && !c->force_unc && s->flags == 0 &&
+               rcp->flags == 0 && s->lo > 0 && s->hi <= 0x1p1000 && rcp->lo > 0 && rcp->hi <= 0x1p1000;
+    enum { B = 256 };
+    double lo[B], hi[B];
+    int64_t ok[B];
+    for (int64_t j0 = 0; j0 < n; j0 += B) {
+        int64_t cnt = n - j0 < B ? n - j0 : B;
+        if (fast) nmo_fe_divmul_row_kernel(lo, hi, ok, e + j0, cnt, s->lo, s->hi, rcp->lo, rcp->hi);
+        for (int64_t j = 0; j < cnt; j++) {
+            nmo_fenc *o = &out[j0 + j];
+            if (fast && ok[j]) {
+                o->lo = lo[j];
+                o->hi = hi[j];
+                o->flags = e[j0 + j].flags;
+                continue;
+            }
+            nmo_fenc y1, y2;
+            nmo_fenc_div(c, &y1, &e[j0 + j], s);
+            nmo_fenc_mul(c, &y2, &e[j0 + j], rcp);
+            nmo_fenc_hull(c, o, &y1, &y2);
+        }
+    }
+}
+
 /* max/min are exact. fmaxf ignores a NaN operand while a compare-select may return it:
  * a NaN operand gives the other operand's interval plus "NaN possible". */
 static inline void nmo_fenc_max(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, const nmo_fenc *b)

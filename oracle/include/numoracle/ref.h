@@ -65,6 +65,8 @@ typedef nmo_cctx E_CTX;
 #define enc_min NMO_ENC(min)
 #define enc_mul3 NMO_ENC(mul3)
 #define enc_mul3_row NMO_ENC(mul3_row)
+#define enc_exp_sub_row NMO_ENC(exp_sub_row)
+#define enc_divmul_row NMO_ENC(divmul_row)
 #define enc_round NMO_ENC(round)
 #define enc_sum NMO_ENC(sum)
 #define enc_dot_d NMO_ENC(dot_d)
