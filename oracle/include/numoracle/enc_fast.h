@@ -694,6 +694,57 @@ static inline double nmo_fe_absmax(const nmo_fenc *a)
     return l > h ? l : h;
 }
 
+/* RN32 of the exact real t + err + g (fp32rn plans), given t = RN64(t + err) (a TwoSum
+ * pair: |err| <= ulp64(t)/2) and |g| < ulp64(t)/4: no fp32 rounding boundary (midpoint)
+ * lies strictly between t and the exact value unless t is itself a midpoint (any other
+ * double is at least ulp64(t) from one), so the result is RN32(t), except at a midpoint,
+ * where the sign of err + g (compared exactly: err against -g) picks the side (zero:
+ * the tie rule, RN32(t) itself). Returns 0 (undecided) for a non-finite RN32(t). */
+static inline int nmo_fe_rn32_pair_g(double t, double err, double g, double *res)
+{
+    float y = (float)t;
+    double a = y;
+    if (!(fabsf(y) <= 0x1.fffffep127f)) return 0;
+    *res = a;
+    if (a == t || (err == -g)) return 1;
+    double o = a > t ? nmo_fe_f32_step(y, 0) : nmo_fe_f32_step(y, 1); /* the other neighbour */
+    if (!(fabs(o) <= 0x1.fffffep127f) || a - t != t - o) return 1; /* not a midpoint */
+    *res = err > -g ? fmax(a, o) : fmin(a, o);
+    return 1;
+}
+
+/* The point * interval * point case of nmo_fenc_mul3 decided exactly where the snap could
+ * not be (the formula's value on an fp32 midpoint: x w r_lo (1 - u) with x w a power of
+ * two, the near_degenerate rows of a norm). With P = ad * b.lo exact in binary64 (checked
+ * by fma), q = |P| u exact (a power-of-two scaling of a normal double), the exact value
+ * P - q - eta is the TwoSum pair (t, err) of P - q plus g = -eta; likewise P' + q' + eta
+ * above. eta = eta_c M is exact (a power of two times a double) and must satisfy
+ * |eta| < ulp64(t)/4 (|t| > 2^55 eta). The certified engine evaluates the same exact
+ * value (at 1024 bits: exact while |t| / eta < 2^900) and rounds it to nearest,
+ * so both engines agree. Returns 1 and sets r->lo, r->hi when both sides are decided. */
+static inline int nmo_fe_mul3_exact_ends(nmo_fctx *c, nmo_fenc *r, double ad, const nmo_fenc *b,
+                                         double plo, double phi, double eta)
+{
+    if (c->cf != NMO_FP32 || !c->fp32rn) return 0;
+    double p1 = ad * b->lo, p2 = ad * b->hi;
+    if (fma(ad, b->lo, -p1) != 0 || fma(ad, b->hi, -p2) != 0) return 0; /* products not exact */
+    double res[2];
+    for (int side = 0; side < 2; side++) {
+        double P = side ? phi : plo;
+        if (!(fabs(P) >= 0x1p-200 && fabs(P) <= 0x1p200) || !(eta >= 0x1p-1000 || eta == 0)) return 0;
+        double q = fabs(P) * c->uc; /* exact */
+        double t = side ? P + q : P - q;
+        double err = side ? nmo_fe_two_sum_err(P, q, t) : nmo_fe_two_sum_err(P, -q, t);
+        /* |eta| < ulp64(t)/4; and |t| / eta < 2^900 so that the certified engine's
+         * 1024-bit evaluation of P -+ q -+ eta is exact too */
+        if (!(fabs(t) > 0x1p55 * eta) || !(fabs(t) < 0x1p900 * eta || eta == 0)) return 0;
+        if (!nmo_fe_rn32_pair_g(t, err, side ? eta : -eta, &res[side])) return 0;
+    }
+    r->lo = res[0];
+    r->hi = res[1];
+    return 1;
+}
+
 static inline void nmo_fenc_mul3(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, const nmo_fenc *b,
                                  const nmo_fenc *d)
 {
@@ -722,8 +773,12 @@ static inline void nmo_fenc_mul3(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, co
     double eta = c->etac * m;
     double vlo = plo - fabs(plo) * c->uc - eta;
     double vhi = phi + fabs(phi) * c->uc + eta;
+    uint32_t f0 = fl;
     r->lo = nmo_fe_snap(c, c->cf, NMO_RNE, vlo, fabs(vlo) * 0x1p-50 + eta * 0x1p-50, &fl);
     r->hi = nmo_fe_snap(c, c->cf, NMO_RNE, vhi, fabs(vhi) * 0x1p-50 + eta * 0x1p-50, &fl);
+    if ((fl & NMO_EF_UNC) && !(f0 & NMO_EF_UNC) && !c->force_unc && a->lo == a->hi && d->lo == d->hi &&
+        nmo_fe_mul3_exact_ends(c, r, a->lo * d->lo, b, plo, phi, eta))
+        fl = f0;
     r->flags = fl;
     nmo_fe_fix(r);
 }
