@@ -273,7 +273,7 @@ static void worker_clear(check_worker *w)
  * worst element to judge_core. */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC push_options
-#pragma GCC optimize("O3", "no-trapping-math")
+#pragma GCC optimize("O3", "no-trapping-math", "fp-contract=off")
 #define NMO_JUDGE_PRAGMA 1
 #endif
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)

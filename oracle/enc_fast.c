@@ -17,13 +17,14 @@
  * selects on comparisons (min/max of two products, the certainty tests) are only
  * if-converted, hence vectorized, without -ftrapping-math: that option only concerns
  * floating-point exceptions being raised as traps, which numoracle never enables nor
- * reads; values are unchanged (-ffp-contract=off, no reassociation, signed zeros and
- * NaNs kept: a vector min of two doubles is used only where it equals the C select). On
+ * reads; values are unchanged (-ffp-contract=off, restated in the pragma so that the
+ * optimize options cannot drop it; no reassociation; signed zeros and NaNs kept: a
+ * vector min of two doubles is used only where it equals the C select). On
  * x86-64 with glibc an AVX2 clone is selected at load time (ifunc), the generic SSE2
  * version otherwise. */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC push_options
-#pragma GCC optimize("O3", "no-trapping-math")
+#pragma GCC optimize("O3", "no-trapping-math", "fp-contract=off")
 #define NMO_VEC_PRAGMA 1
 #endif
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
