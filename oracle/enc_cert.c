@@ -522,6 +522,17 @@ void nmo_cenc_mul3(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *
     mpfr_clears(ablo, abhi, plo, phi, m, t, (mpfr_ptr)0);
 }
 
+void nmo_cenc_gemm_row(nmo_cctx *c, nmo_fenc *out, const nmo_tensor *A, const nmo_tensor *B, int64_t i)
+{
+    nmo_cenc e;
+    nmo_cenc_init(c, &e);
+    for (int64_t j = 0; j < B->dims[1]; j++) {
+        nmo_cenc_gemm_elem(c, &e, A, B, i, j);
+        nmo_cenc_export(c, &out[j], &e);
+    }
+    nmo_cenc_clear(c, &e);
+}
+
 void nmo_cenc_exp_sub_row(nmo_cctx *c, nmo_cenc *ee, const double *x, const nmo_cenc *m, int64_t n)
 {
     nmo_cenc xe, d;

@@ -136,6 +136,46 @@ void nmo_fe_divmul_row_kernel(double *restrict lo, double *restrict hi, int64_t 
     }
 }
 
+/* The common case of nmo_fenc_gemm_elem for a row of C (plan sum = any, acc fp32 without
+ * ftz): s = mid[j], a = abs[j], k = cnt[j] (K when cnt is NULL), then exactly the
+ * operations of nmo_fe_red_finish with nmo_fe_snap's directed fast tests (RU below, RD
+ * above). ok[j] = 0 outside the common case (non-finite or huge values, an overflow
+ * margin, a snap not decided): the caller uses nmo_fenc_gemm_elem itself (with its
+ * compensated refinement). */
+NMO_VEC_CLONES
+void nmo_fe_gemm_row_kernel(double *restrict lo, double *restrict hi, int64_t *restrict ok,
+                            const double *restrict mid, const double *restrict absv,
+                            const double *restrict cnt, double K, double ua, double keta,
+                            double maxfin, int64_t n)
+{
+    double kd = K * 0x1p-53;
+    for (int64_t j = 0; j < n; j++) {
+        double s = mid[j], a = absv[j], k = cnt ? cnt[j] : K;
+        double err = 2 * kd * a * (1 + 2 * kd);
+        double em = k * ua * a + keta;
+        double e = err * (1 + k * ua) + em * 0x1p-51;
+        double vlo = s - em, vhi = s + em;
+        double eel = e + fabs(vlo) * 0x1p-50 + 0x1p-1060, eeh = e + fabs(vhi) * 0x1p-50 + 0x1p-1060;
+        float yl = (float)vlo, yh = (float)vhi;
+        double dl = yl, dh = yh;
+        uint32_t ul, uh;
+        memcpy(&ul, &yl, 4);
+        memcpy(&uh, &yh, 4);
+        double top = a * (1 + k * ua) + keta;
+        int64_t q = (fabs(s) <= 0x1p1000) & (a <= 0x1p1000) & (top < maxfin * (1 - 0x1p-29));
+        q &= ((ul & 0x7fffffffu) - 1u < 0x7f7fffffu) & ((uh & 0x7fffffffu) - 1u < 0x7f7fffffu);
+        q &= (fabs(dl - vlo) > eel) & (fabs(dh - vhi) > eeh);
+        uint32_t sl = ul >> 31, sh = uh >> 31;
+        uint32_t ul1 = ul + 1u - 2u * sl, uh1 = uh - 1u + 2u * sh; /* one step up, one down */
+        float yl1, yh1;
+        memcpy(&yl1, &ul1, 4);
+        memcpy(&yh1, &uh1, 4);
+        lo[j] = dl > vlo ? dl : (double)yl1;
+        hi[j] = dh < vhi ? dh : (double)yh1;
+        ok[j] = q;
+    }
+}
+
 #ifdef NMO_VEC_PRAGMA
 #pragma GCC pop_options
 #endif
@@ -351,6 +391,33 @@ void nmo_fenc_gemm_elem(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *A, const nmo
     double a2 = ab * (1 + kd);          /* an upper bound of sum|xy| */
     double err2 = 0x1p-106 * (double)K * (double)K * a2 * 4 + fabs(s2) * 0x1p-52 + kd * a2 * k * c->ua;
     nmo_fe_red_finish(c, r, s2, s2, ab, k, keta, err2, 0);
+}
+
+void nmo_fenc_gemm_row(nmo_fctx *c, nmo_fenc *out, const nmo_tensor *A, const nmo_tensor *B, int64_t i)
+{
+    gemm_prep *g = gemm_prepare(c, A, B);
+    int64_t K = A->dims[1], N = B->dims[1];
+    int fast = c->af == NMO_FP32 && c->fp32rn && !c->ftz && !c->force_unc && c->plan.sum == NMO_SUM_ANY;
+    enum { BL = 256 };
+    double lo[BL], hi[BL];
+    int64_t ok[BL];
+    double keta = (c->ftz ? 2.0 : 1.0) * (double)K * c->etaa;
+    for (int64_t j0 = 0; j0 < N; j0 += BL) {
+        int64_t m = N - j0 < BL ? N - j0 : BL;
+        if (fast)
+            nmo_fe_gemm_row_kernel(lo, hi, ok, g->mid + i * N + j0, g->abs + i * N + j0,
+                                   g->cnt ? g->cnt + i * N + j0 : NULL, (double)K, c->ua, keta,
+                                   c->maxfin_a, m);
+        for (int64_t j = 0; j < m; j++) {
+            if (fast && ok[j]) {
+                out[j0 + j].lo = lo[j];
+                out[j0 + j].hi = hi[j];
+                out[j0 + j].flags = 0;
+            } else {
+                nmo_fenc_gemm_elem(c, &out[j0 + j], A, B, i, j0 + j);
+            }
+        }
+    }
 }
 
 /* ---- op(X) op(Y) elements (transposed operands), several products cached ------------- */

@@ -13,12 +13,7 @@
 /* Unit u: row u of C (its elements are independent dot products). */
 void NMO_REF(nmo_ref_matmul_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
 {
-    int64_t n = c->in[1].dims[1];
-    E *e = enc_evec(ctx, 0, 1);
-    for (int64_t j = 0; j < n; j++) {
-        enc_gemm_elem(ctx, e, &c->in[0], &c->in[1], u, j);
-        enc_export(ctx, &out[0][j], e);
-    }
+    enc_gemm_row(ctx, out[0], &c->in[0], &c->in[1], u); /* enc_gemm_elem for j < N, exported */
 }
 
 #ifdef NMO_ENGINE_CERT

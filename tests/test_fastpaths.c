@@ -310,3 +310,66 @@ Test(fastpaths, softmax_rows_equal_primitives, .timeout = 600)
     cr_expect_eq(cmism, 0);
     cr_expect(unc < all / 4);
 }
+
+/* 4. matmul rows: nmo_fenc_gemm_row equals nmo_fenc_gemm_elem element by element (values
+ * and flags) and the certified row wherever not UNC: A with and without zeros, a NaN and
+ * an inf in B's last column, the any plan (vectorized kernel) and an mma plan (the
+ * elements themselves). */
+Test(fastpaths, gemm_row_equals_gemm_elem, .timeout = 600)
+{
+    long mism = 0, cmism = 0, unc = 0, all = 0;
+    for (int zc = 0; zc < 2; zc++)
+        for (int pl = 0; pl < 2; pl++) {
+            int64_t M = 5, N = 300, K = 200;
+            int64_t da[2] = {M, K}, db[2] = {K, N};
+            nmo_tensor A, B;
+            nmo_err err;
+            nmo_tensor_init(&A, NMO_BF16, 2, da, &err);
+            nmo_tensor_init(&B, NMO_BF16, 2, db, &err);
+            nmo_tensor_alloc(&A, &err);
+            nmo_tensor_alloc(&B, &err);
+            nmo_gen_fill(&A, NMO_FAM_GAUSSIAN, (uint64_t)(zc + 3), 0, K);
+            nmo_gen_fill(&B, NMO_FAM_NEAR_DEGENERATE, (uint64_t)(zc + 3), 1, N);
+            if (zc)
+                for (int64_t e = 0; e < M * K; e++)
+                    if (nmo_tensor_get(&A, e) < 0) nmo_tensor_set(&A, e, 0.0);
+            nmo_tensor_set(&B, 5 * N + N - 1, NAN);
+            nmo_tensor_set(&B, 7 * N + N - 2, INFINITY);
+            nmo_plan p;
+            nmo_plan_default(&p, NMO_BF16);
+            if (pl) cr_assert_eq(nmo_plan_parse(&p, "in=bf16 out=bf16 compute=fp32 acc=fp32 sum=mma:16", &err), NMO_OK);
+            nmo_fctx fc;
+            nmo_cctx cc;
+            nmo_fctx_init(&fc, &p, NULL);
+            nmo_cctx_init(&cc, &p, NULL);
+            nmo_fenc *row = malloc((size_t)N * sizeof(nmo_fenc)), *crow = malloc((size_t)N * sizeof(nmo_fenc));
+            for (int64_t i = 0; i < M; i++) {
+                nmo_fenc_gemm_row(&fc, row, &A, &B, i);
+                nmo_cenc_gemm_row(&cc, crow, &A, &B, i);
+                for (int64_t j = 0; j < N; j++) {
+                    nmo_fenc ef;
+                    nmo_fenc_gemm_elem(&fc, &ef, &A, &B, i, j);
+                    all++;
+                    if (!same_enc(&ef, &row[j])) {
+                        mism++;
+                        if (mism < 5)
+                            cr_log_error("gemm_row zeros=%d plan=%d (%ld,%ld): row [%a,%a] %u, elem [%a,%a] %u", zc, pl,
+                                         (long)i, (long)j, row[j].lo, row[j].hi, row[j].flags, ef.lo, ef.hi, ef.flags);
+                    }
+                    if (row[j].flags & NMO_EF_UNC) unc++;
+                    else if (!(crow[j].lo == row[j].lo && crow[j].hi == row[j].hi) &&
+                             !(crow[j].lo != crow[j].lo && row[j].lo != row[j].lo))
+                        cmism++;
+                }
+            }
+            free(row), free(crow);
+            nmo_fctx_clear(&fc);
+            nmo_cctx_clear(&cc);
+            nmo_tensor_free(&A);
+            nmo_tensor_free(&B);
+        }
+    printf("gemm_row: %ld elements, %ld differ from gemm_elem, %ld fast != certified, %ld UNC\n", all, mism, cmism, unc);
+    cr_expect_eq(mism, 0);
+    cr_expect_eq(cmism, 0);
+    cr_expect(unc < all / 10);
+}

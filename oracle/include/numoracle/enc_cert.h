@@ -62,6 +62,8 @@ void nmo_cenc_sigmoid(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a);
 void nmo_cenc_max(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b);
 void nmo_cenc_min(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b);
 void nmo_cenc_mul3(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b, const nmo_cenc *d);
+/* Row i of C = A B (nmo_fenc_gemm_row): out[j] = gemm_elem(i, j) exported. */
+void nmo_cenc_gemm_row(nmo_cctx *c, nmo_fenc *out, const nmo_tensor *A, const nmo_tensor *B, int64_t i);
 /* Softmax rows (nmo_fenc_exp_sub_row, nmo_fenc_divmul_row): ee[j] = exp(x_j - m);
  * out[j] = hull(e_j / s, e_j * rcp) exported. */
 void nmo_cenc_exp_sub_row(nmo_cctx *c, nmo_cenc *ee, const double *x, const nmo_cenc *m, int64_t n);

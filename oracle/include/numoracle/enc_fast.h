@@ -940,6 +940,11 @@ static inline void nmo_fenc_max_v(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *x, i
  * <= K 2^-53 |A||B| each, Jeannerod & Rump 2013 in binary64) and keeps them in ctx. */
 void nmo_fenc_gemm_elem(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *A, const nmo_tensor *B,
                         int64_t i, int64_t j);
+/* Row i of C = A B: out[j] = nmo_fenc_gemm_elem(i, j) for j < N (same values and flags),
+ * the common case through a vectorized kernel over the batched products. */
+void nmo_fenc_gemm_row(nmo_fctx *c, nmo_fenc *out, const nmo_tensor *A, const nmo_tensor *B, int64_t i);
+void nmo_fe_gemm_row_kernel(double *lo, double *hi, int64_t *ok, const double *mid, const double *absv,
+                            const double *cnt, double K, double ua, double keta, double maxfin, int64_t n);
 
 static inline void nmo_fenc_export(nmo_fctx *c, nmo_fenc *dst, const nmo_fenc *src)
 {

@@ -75,6 +75,7 @@ typedef nmo_cctx E_CTX;
 #define enc_export NMO_ENC(export)
 #define enc_hull NMO_ENC(hull)
 #define enc_gemm_elem NMO_ENC(gemm_elem)
+#define enc_gemm_row NMO_ENC(gemm_row)
 #define enc_prodk NMO_ENC(prodk)
 #define enc_dotk NMO_ENC(dotk)
 #define enc_scale_shift NMO_ENC(scale_shift)
