@@ -137,7 +137,9 @@ void nmo_fe_divmul_row_kernel(double *restrict lo, double *restrict hi, int64_t 
 }
 
 /* The common case of nmo_fenc_gemm_elem for a row of C (plan sum = any, acc fp32 without
- * ftz): s = mid[j], a = abs[j], k = cnt[j] (K when cnt is NULL), then exactly the
+ * ftz): s = mid[j], a = abs[j], k = cnt[j] (the caller passes K's when it keeps no
+ * counts: a conditional load here becomes a masked load, very slow on some CPUs when its
+ * address is invalid), then exactly the
  * operations of nmo_fe_red_finish with nmo_fe_snap's directed fast tests (RU below, RD
  * above). ok[j] = 0 outside the common case (non-finite or huge values, an overflow
  * margin, a snap not decided): the caller uses nmo_fenc_gemm_elem itself (with its
@@ -150,7 +152,7 @@ void nmo_fe_gemm_row_kernel(double *restrict lo, double *restrict hi, int64_t *r
 {
     double kd = K * 0x1p-53;
     for (int64_t j = 0; j < n; j++) {
-        double s = mid[j], a = absv[j], k = cnt ? cnt[j] : K;
+        double s = mid[j], a = absv[j], k = cnt[j];
         double err = 2 * kd * a * (1 + 2 * kd);
         double em = k * ua * a + keta;
         double e = err * (1 + k * ua) + em * 0x1p-51;
@@ -402,11 +404,13 @@ void nmo_fenc_gemm_row(nmo_fctx *c, nmo_fenc *out, const nmo_tensor *A, const nm
     double lo[BL], hi[BL];
     int64_t ok[BL];
     double keta = (c->ftz ? 2.0 : 1.0) * (double)K * c->etaa;
+    double kall[BL];
+    for (int64_t j = 0; j < BL; j++) kall[j] = (double)K;
     for (int64_t j0 = 0; j0 < N; j0 += BL) {
         int64_t m = N - j0 < BL ? N - j0 : BL;
         if (fast)
             nmo_fe_gemm_row_kernel(lo, hi, ok, g->mid + i * N + j0, g->abs + i * N + j0,
-                                   g->cnt ? g->cnt + i * N + j0 : NULL, (double)K, c->ua, keta,
+                                   g->cnt ? g->cnt + i * N + j0 : kall, (double)K, c->ua, keta,
                                    c->maxfin_a, m);
         for (int64_t j = 0; j < m; j++) {
             if (fast && ok[j]) {
