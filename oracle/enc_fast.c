@@ -324,20 +324,19 @@ static gemm_prep *gemm_prepare(nmo_fctx *c, const nmo_tensor *A, const nmo_tenso
     g = calloc(1, sizeof *g);
     double *a = malloc((size_t)(M * K) * sizeof(double));
     double *b = malloc((size_t)(K * N) * sizeof(double));
-    double *aa = malloc((size_t)(M * K) * sizeof(double));
-    double *ba = malloc((size_t)(K * N) * sizeof(double));
     g->mid = malloc((size_t)(M * N) * sizeof(double));
     g->abs = malloc((size_t)(M * N) * sizeof(double));
     g->cnt = malloc((size_t)(M * N) * sizeof(double));
-    if (!g || !a || !b || !aa || !ba || !g->mid || !g->abs || !g->cnt) abort();
+    if (!g || !a || !b || !g->mid || !g->abs || !g->cnt) abort();
     for (int64_t i = 0; i < M; i++) nmo_tensor_load_f64(a + i * K, A, i * A->strides[0], K, A->strides[1]);
     for (int64_t k = 0; k < K; k++) nmo_tensor_load_f64(b + k * N, B, k * B->strides[0], N, B->strides[1]);
-    for (int64_t i = 0; i < M * K; i++) aa[i] = fabs(a[i]);
-    for (int64_t i = 0; i < K * N; i++) ba[i] = fabs(b[i]);
     gemm_d(M, N, K, a, b, g->mid);
-    gemm_d(M, N, K, aa, ba, g->abs);
-    free(aa), free(ba);
-    /* nonzero-term counts (exact: small integers); none kept when every count is K */
+    /* |A| and |B| in place (no second pair of copies to allocate and fault in) */
+    for (int64_t i = 0; i < M * K; i++) a[i] = fabs(a[i]);
+    for (int64_t i = 0; i < K * N; i++) b[i] = fabs(b[i]);
+    gemm_d(M, N, K, a, b, g->abs);
+    /* nonzero-term counts (exact: small integers; |x| has the zeros of x, NaN stays NaN);
+     * none kept when every count is K */
     if (!gemm_counts(M, N, K, a, 0, b, 0, g->cnt)) {
         free(g->cnt);
         g->cnt = NULL;
