@@ -11,7 +11,11 @@
  *           one cblas_dgemm on double copies of A and B, the conversions included);
  *   oracle  nmo_check in escalate mode (fast engine, certified engine for the units the
  *           fast engine cannot certify, judging) on the output of the operator's default
- *           correct CPU candidate (computed once, not timed);
+ *           correct CPU candidate (computed once, not timed), with nmo_check's default
+ *           threads (NMO_THREADS, else the online CPUs);
+ *   oracle1 the same with NMO_THREADS=1 (one checker thread; OpenBLAS keeps its own
+ *           threads for matmul's preparation, as it does for the fp64 side's dgemm), so
+ *           that the ratio can be stated per checker thread too;
  *   diag    diagnostic, to split the oracle's time: nmo_check's loop without the judging,
  *           as two passes: op->eval_fast on every unit; then eval_fast + the NMO_EF_UNC
  *           scan + op->eval_cert on escalated units (a few timed, the rest extrapolated);
@@ -24,13 +28,15 @@
  * The last lines of the output, one per operator, are exactly
  *   op=NAME oracle_over_fp64=X.XX certified_over_oracle=Y.Y escalated=Z.ZZZZZZ
  * with oracle_over_fp64 = oracle/fp64, certified_over_oracle = extrapolated certified /
- * oracle, escalated = n_escalated / n of the oracle run. */
+ * oracle, escalated = n_escalated / n of the oracle run; before them, one line per
+ * operator op=NAME threads=T oracle1_over_fp64=X.XX (the oracle1 side over fp64). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "nmo_config.h"
 #include "numoracle/numoracle.h"
@@ -143,6 +149,16 @@ static double time_fp64(fp64_fn f, const nmo_case *c, double *y, int64_t n)
 
 /* ---- side 2: the oracle ------------------------------------------------------------- */
 
+/* nmo_check's thread count for this run: NMO_THREADS as set outside, or 1 (one_thread) */
+static char *g_threads_env; /* the caller's NMO_THREADS (NULL: unset) */
+
+static void set_threads(int one_thread)
+{
+    if (one_thread) setenv("NMO_THREADS", "1", 1);
+    else if (g_threads_env) setenv("NMO_THREADS", g_threads_env, 1);
+    else unsetenv("NMO_THREADS");
+}
+
 static double time_oracle(const nmo_case *c, const nmo_tensor *cand, nmo_report *keep)
 {
     nmo_check_opts o = {0};
@@ -212,7 +228,8 @@ static double diag_pass(diag_times *d, const nmo_case *c, nmo_fenc **buf, const 
                 if (s != NMO_OK) die("nmo_cctx_init", s, &err);
                 cc_ready = 1;
             }
-            op->eval_cert(&cc, c, u, buf);
+            if (op->eval_cert_unc) op->eval_cert_unc(&cc, c, u, buf);
+            else op->eval_cert(&cc, c, u, buf);
             t_esc += now_s() - te;
             d->esc_timed++;
         }
@@ -359,8 +376,8 @@ typedef struct {
 typedef struct {
     const char *op;
     char shape[64];
-    double t_fp64, t_oracle;
-    int r_fp64, r_oracle, r_diag; /* repetitions actually run */
+    double t_fp64, t_oracle, t_oracle1;
+    int r_fp64, r_oracle, r_diag, r_oracle1; /* repetitions actually run */
     diag_times dg;
     double t_cert_sample, t_cert_full;
     int64_t cert_n;
@@ -418,14 +435,21 @@ static void run_op(bench_result *br, const bench_spec *sp, int reps, int cert_re
     double *y = xmalloc((size_t)nout * sizeof(double));
     memset(y, 0, (size_t)nout * sizeof(double)); /* fault the pages in, outside the timing */
 
-    br->t_fp64 = br->t_oracle = INFINITY;
-    int nsides = diag ? 3 : 2, slow[3] = {0, 0, 0};
+    br->t_fp64 = br->t_oracle = br->t_oracle1 = INFINITY;
+    int nsides = diag ? 4 : 3, slow[4] = {0, 0, 0, 0};
     for (int r = 0; r < reps; r++) {
         for (int i = 0; i < nsides; i++) {
             int side = (i + r) % nsides; /* rotate the order every repetition */
             if (slow[side]) continue;
             double t;
-            if (side == 0) {
+            if (side == 3 || (!diag && side == 2)) { /* oracle1: one checker thread */
+                nmo_report rep;
+                set_threads(1);
+                t = time_oracle(&c, cand, &rep);
+                set_threads(0);
+                if (t < br->t_oracle1) br->t_oracle1 = t;
+                br->r_oracle1++;
+            } else if (side == 0) {
                 t = time_fp64(sp->fp64, &c, y, nout);
                 if (t < br->t_fp64) br->t_fp64 = t;
                 br->r_fp64++;
@@ -496,6 +520,7 @@ int main(int argc, char **argv)
         else { usage(stderr); return 2; }
     }
     if (reps < 1) reps = quick ? 1 : 5;
+    if (getenv("NMO_THREADS")) g_threads_env = strdup(getenv("NMO_THREADS"));
 
     bench_spec specs[3] = {
         {"rms_norm", 2, {4096, 4096, 0}, fp64_rms_norm, 4},
@@ -517,6 +542,9 @@ int main(int argc, char **argv)
 #else
     printf("blas: none (naive loops for the fp64 matmul and the fast engine's products)\n");
 #endif
+    printf("checker threads (oracle side): %s = %ld; oracle1 side: 1\n",
+           g_threads_env ? "NMO_THREADS" : "online CPUs",
+           g_threads_env ? atol(g_threads_env) : sysconf(_SC_NPROCESSORS_ONLN));
     print_loadavg("at start");
     printf("\n%-9s %-15s %10s %10s %5s %12s %12s %8s %12s\n", "op", "shape", "fp64[s]",
            "oracle[s]", "reps", "cert-smpl[s]", "cert-full[s]", "smpl-el", "verdict");
@@ -572,6 +600,13 @@ int main(int argc, char **argv)
                "", (long long)br->cr.n, nmo_verdict_name(br->cr.verdict),
                (long long)br->cr.sample_esc, (long long)br->cr.enc_diff,
                (long long)br->cr.verdict_diff);
+    }
+    printf("\noracle with one checker thread (NMO_THREADS=1; the line above uses %s):\n",
+           g_threads_env ? "NMO_THREADS" : "the online CPUs");
+    for (int i = 0; i < nres; i++) {
+        bench_result *br = &res[i];
+        printf("op=%s threads=%d oracle1_over_fp64=%.2f oracle1[s]=%.4f\n", br->op, 1,
+               br->t_oracle1 / br->t_fp64, br->t_oracle1);
     }
     printf("\n");
     for (int i = 0; i < nres; i++) {

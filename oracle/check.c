@@ -244,8 +244,11 @@ static nmo_status worker_init(check_worker *w, check_worker *share)
             for (int k = 0; k < w->c->n_out; k++) free(tmp[k]);
         }
     } else {
-        w->fc.prep = share->fc.prep; /* read-only, owned by the first worker */
-        w->fc.prep_free = NULL;
+        /* read-only, owned by the first worker; prep_free is kept so that the batched
+         * primitives recognise their data (without it each worker rebuilt its own) */
+        w->fc.prep = share->fc.prep;
+        w->fc.prep_free = share->fc.prep_free;
+        w->fc.prep_borrowed = 1;
     }
     return w->status = NMO_OK;
 }
@@ -258,74 +261,146 @@ static void worker_clear(check_worker *w)
 }
 
 
-static inline int64_t ord_bits(uint32_t b, int bf16)
-{
-    uint32_t sign = bf16 ? 0x8000u : 0x80000000u;
-    int64_t mag = (int64_t)(b & (sign - 1));
-    return (b & sign) ? -mag : mag;
-}
 
-/* Judge elements [0, n) of one unit's output k on raw bits while they stay in the
- * common case (finite fp32-lattice enclosure, no NaN flag, finite R); returns the index
- * of the first element that needs the general judge (n when none). Same verdicts as
- * judge_core: R = [RNE(lo), RNE(hi)] compared by ordinals. */
-static int64_t judge_fast_run(check_worker *w, int k, const nmo_fenc *e, int64_t beg, int64_t n,
-                              int64_t str)
+/* ---- the raw-bit judge of the common case ---------------------------------------------
+ * A candidate stored by RNE into bf16 or fp32 (no ftz, no stochastic rounding), judged
+ * against finite enclosures on the fp32 lattice: R = [RNE(lo), RNE(hi)] compared by
+ * ordinals, the same verdicts as judge_core. A first pass (straight-line, vectorized: see
+ * the note on enc_fast.c's row kernels for the options) classifies each element of a
+ * block: 0 PASS, 1 FAIL, 2 INCONCLUSIVE (wide), 3 not the common case (NaN flag, an
+ * endpoint off the fp32 lattice or non-finite, a store that overflows); and its width
+ * in ulps. The second pass counts, and hands the few elements that can change the
+ * worst element to judge_core. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("O3", "no-trapping-math", "fp-contract=off")
+#define NMO_JUDGE_PRAGMA 1
+#endif
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
+#define NMO_JUDGE_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define NMO_JUDGE_CLONES
+#endif
+
+/* bf16: RNE of the fp32 endpoint by the carry trick, ordinals of 15-bit magnitudes */
+NMO_JUDGE_CLONES
+static void judge_class_bf16(uint8_t *restrict code, int64_t *restrict wdv, const nmo_fenc *restrict e,
+                             const uint16_t *restrict cand, int64_t n, int64_t max_ulps)
 {
-    const nmo_case *c = w->c;
-    int bf16 = c->plan.out == NMO_BF16;
-    long max_ulps = w->rep->max_ulps;
-    const uint16_t *c16 = (const uint16_t *)w->cand[k].data;
-    const uint32_t *c32 = (const uint32_t *)w->cand[k].data;
-    uint32_t inf = bf16 ? 0x7f80u : 0x7f800000u, absm = bf16 ? 0x7fffu : 0x7fffffffu;
     for (int64_t i = 0; i < n; i++) {
-        const nmo_fenc *x = &e[i];
-        if (x->flags & NMO_EF_NAN) return i;
-        float fl = (float)x->lo, fh = (float)x->hi;
-        if ((double)fl != x->lo || (double)fh != x->hi || !(fabsf(fl) <= FLT_MAX) ||
-            !(fabsf(fh) <= FLT_MAX))
-            return i;
+        double lo = e[i].lo, hi = e[i].hi;
+        float fl = (float)lo, fh = (float)hi;
         uint32_t ul, uh;
         memcpy(&ul, &fl, 4);
         memcpy(&uh, &fh, 4);
-        if (bf16) {
-            ul = (ul + 0x7fffu + ((ul >> 16) & 1u)) >> 16;
-            uh = (uh + 0x7fffu + ((uh >> 16) & 1u)) >> 16;
-        }
-        if ((ul & absm) >= inf || (uh & absm) >= inf) return i; /* the store overflows */
-        int64_t idx = beg + i * str;
-        uint32_t cb = bf16 ? c16[idx] : c32[idx];
-        int64_t ol = ord_bits(ul, bf16), oh = ord_bits(uh, bf16), wd = oh - ol;
-        w->width_hist[wd < NMO_WIDTH_HIST ? wd : NMO_WIDTH_HIST]++;
-        if (wd > w->width_max) w->width_max = wd;
-        int cnan = (cb & absm) > inf;
-        int64_t oc = ord_bits(cb, bf16);
-        nmo_verdict vd;
-        if (cnan || oc < ol || oc > oh) vd = NMO_FAIL;
-        else if (wd + 1 > max_ulps) vd = NMO_INCONCLUSIVE;
-        else vd = NMO_PASS;
-        if (w->o.keep_verdicts) w->rep->verdicts[k][idx] = (uint8_t)vd;
-        if (vd == NMO_PASS) {
-            w->n_pass++;
-            if (w->has_worst && (w->worst.verdict != NMO_PASS || wd <= w->worst.width_ulps)) continue;
-        } else if (vd == NMO_FAIL) {
-            w->n_fail++;
-        } else {
-            w->n_inconc++;
-            w->n_wide++;
-        }
-        /* a worst-element candidate: fill the details through the general judge */
-        nmo_elem_info info;
-        double v = nmo_tensor_get(&w->cand[k], idx);
-        judge_core(&info, x, v, &c->plan, max_ulps, NULL);
-        info.k = k;
-        info.index = idx;
-        if (!w->has_worst || worse(&info, &w->worst)) {
-            w->worst = info;
-            w->has_worst = 1;
-        }
+        int spec = ((e[i].flags & NMO_EF_NAN) != 0) | ((double)fl != lo) | ((double)fh != hi) |
+                   ((ul & 0x7fffffffu) > 0x7f7fffffu) | ((uh & 0x7fffffffu) > 0x7f7fffffu);
+        ul = (ul + 0x7fffu + ((ul >> 16) & 1u)) >> 16;
+        uh = (uh + 0x7fffu + ((uh >> 16) & 1u)) >> 16;
+        spec |= ((ul & 0x7fffu) >= 0x7f80u) | ((uh & 0x7fffu) >= 0x7f80u); /* the store overflows */
+        int32_t ml = (int32_t)(ul & 0x7fffu), mh = (int32_t)(uh & 0x7fffu);
+        int32_t ol = (ul & 0x8000u) ? -ml : ml, oh = (uh & 0x8000u) ? -mh : mh;
+        uint32_t cb = cand[i];
+        int32_t mc = (int32_t)(cb & 0x7fffu), oc = (cb & 0x8000u) ? -mc : mc;
+        int fail = (mc > 0x7f80) | (oc < ol) | (oc > oh);
+        int32_t wd = oh - ol;
+        int wide = (int64_t)wd + 1 > max_ulps;
+        code[i] = (uint8_t)(spec ? 3 : fail ? 1 : wide ? 2 : 0);
+        wdv[i] = wd;
     }
-    return n;
+}
+
+/* fp32: the endpoints themselves, ordinals of 31-bit magnitudes (widths need 64 bits) */
+NMO_JUDGE_CLONES
+static void judge_class_fp32(uint8_t *restrict code, int64_t *restrict wdv, const nmo_fenc *restrict e,
+                             const uint32_t *restrict cand, int64_t n, int64_t max_ulps)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double lo = e[i].lo, hi = e[i].hi;
+        float fl = (float)lo, fh = (float)hi;
+        uint32_t ul, uh;
+        memcpy(&ul, &fl, 4);
+        memcpy(&uh, &fh, 4);
+        int spec = ((e[i].flags & NMO_EF_NAN) != 0) | ((double)fl != lo) | ((double)fh != hi) |
+                   ((ul & 0x7fffffffu) > 0x7f7fffffu) | ((uh & 0x7fffffffu) > 0x7f7fffffu);
+        int64_t ml = (int64_t)(ul & 0x7fffffffu), mh = (int64_t)(uh & 0x7fffffffu);
+        int64_t ol = (ul >> 31) ? -ml : ml, oh = (uh >> 31) ? -mh : mh;
+        uint32_t cb = cand[i];
+        int64_t mc = (int64_t)(cb & 0x7fffffffu), oc = (cb >> 31) ? -mc : mc;
+        int fail = (mc > 0x7f800000) | (oc < ol) | (oc > oh);
+        int64_t wd = oh - ol;
+        int wide = wd + 1 > max_ulps;
+        code[i] = (uint8_t)(spec ? 3 : fail ? 1 : wide ? 2 : 0);
+        wdv[i] = wd;
+    }
+}
+
+#ifdef NMO_JUDGE_PRAGMA
+#pragma GCC pop_options
+#endif
+
+/* Judge elements [0, n) of one unit's output k (contiguous: str == 1) on raw bits while
+ * they stay in the common case; returns the index of the first element that needs the
+ * general judge (n when none). Counters live in locals (the verdict array is uint8_t,
+ * which may alias anything), and the worst-element bookkeeping only runs for an element
+ * that can change it. */
+static int64_t judge_fast_run(check_worker *w, int k, const nmo_fenc *e, int64_t beg, int64_t n,
+                              int64_t str)
+{
+    if (str != 1) return 0;
+    const nmo_case *c = w->c;
+    const int bf16 = c->plan.out == NMO_BF16;
+    const int64_t max_ulps = w->rep->max_ulps;
+    uint8_t *verd = w->o.keep_verdicts ? w->rep->verdicts[k] + beg : NULL;
+    int64_t cnt[4] = {0, 0, 0, 0}, h0 = 0, h1 = 0, wmax = w->width_max;
+    /* a PASS only competes for the worst element by width: above this one */
+    int64_t pass_bar = !w->has_worst ? -1 : w->worst.verdict != NMO_PASS ? INT64_MAX : w->worst.width_ulps;
+    enum { B = 512 };
+    uint8_t code[B];
+    int64_t wdv[B];
+    int64_t i = 0;
+    for (int64_t i0 = 0; i0 < n; i0 += B) {
+        int64_t m = n - i0 < B ? n - i0 : B;
+        if (bf16) judge_class_bf16(code, wdv, e + i0, (const uint16_t *)w->cand[k].data + beg + i0, m, max_ulps);
+        else judge_class_fp32(code, wdv, e + i0, (const uint32_t *)w->cand[k].data + beg + i0, m, max_ulps);
+        int64_t j = 0;
+        for (; j < m; j++) {
+            int cd = code[j];
+            int64_t wd = wdv[j];
+            if (cd == 3) break;
+            cnt[cd]++;
+            h0 += wd == 0;
+            h1 += wd == 1;
+            if (wd > 1) w->width_hist[wd < NMO_WIDTH_HIST ? wd : NMO_WIDTH_HIST]++;
+            wmax = wd > wmax ? wd : wmax;
+            if (cd == 0 && wd <= pass_bar) continue;
+            /* a worst-element candidate: fill the details through the general judge */
+            int64_t idx = beg + i0 + j;
+            nmo_elem_info info;
+            double v = nmo_tensor_get(&w->cand[k], idx);
+            judge_core(&info, &e[i0 + j], v, &c->plan, max_ulps, NULL);
+            info.k = k;
+            info.index = idx;
+            if (!w->has_worst || worse(&info, &w->worst)) {
+                w->worst = info;
+                w->has_worst = 1;
+                pass_bar = w->worst.verdict != NMO_PASS ? INT64_MAX : w->worst.width_ulps;
+            }
+        }
+        if (verd) /* codes 0, 1, 2 are NMO_PASS, NMO_FAIL and NMO_INCONCLUSIVE - 1 */
+            for (int64_t t = 0; t < j; t++)
+                verd[i0 + t] = (uint8_t)(code[t] == 2 ? NMO_INCONCLUSIVE : code[t]);
+        i = i0 + j;
+        if (j < m) break;
+    }
+    w->n_pass += cnt[0];
+    w->n_fail += cnt[1];
+    w->n_inconc += cnt[2];
+    w->n_wide += cnt[2]; /* finite R here: INCONCLUSIVE means wide */
+    w->width_hist[0] += h0;
+    w->width_hist[1] += h1;
+    w->width_max = wmax;
+    return i;
 }
 
 static void *worker_main(void *arg)
@@ -379,9 +454,14 @@ static void *worker_main(void *arg)
                     if (s != NMO_OK) goto done;
                     w->cc_ready = 1;
                 }
-                op->eval_cert(&w->cc, c, u, buf);
+                if (op->eval_cert_unc) { /* independent elements: only the flagged ones */
+                    op->eval_cert_unc(&w->cc, c, u, buf);
+                    w->n_escalated += unc;
+                } else {
+                    op->eval_cert(&w->cc, c, u, buf);
+                    w->n_escalated += tot;
+                }
                 w->n_unc += unc;
-                w->n_escalated += tot;
                 w->units_escalated++;
             }
         }

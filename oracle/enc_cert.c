@@ -522,6 +522,57 @@ void nmo_cenc_mul3(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *
     mpfr_clears(ablo, abhi, plo, phi, m, t, (mpfr_ptr)0);
 }
 
+void nmo_cenc_gemm_row(nmo_cctx *c, nmo_fenc *out, const nmo_tensor *A, const nmo_tensor *B, int64_t i)
+{
+    nmo_cenc e;
+    nmo_cenc_init(c, &e);
+    for (int64_t j = 0; j < B->dims[1]; j++) {
+        nmo_cenc_gemm_elem(c, &e, A, B, i, j);
+        nmo_cenc_export(c, &out[j], &e);
+    }
+    nmo_cenc_clear(c, &e);
+}
+
+void nmo_cenc_exp_sub_row(nmo_cctx *c, nmo_cenc *ee, const double *x, const nmo_cenc *m, int64_t n)
+{
+    nmo_cenc xe, d;
+    nmo_cenc_init(c, &xe), nmo_cenc_init(c, &d);
+    for (int64_t j = 0; j < n; j++) {
+        nmo_cenc_set_d(c, &xe, x[j]);
+        nmo_cenc_sub(c, &d, &xe, m);
+        nmo_cenc_exp(c, &ee[j], &d);
+    }
+    nmo_cenc_clear(c, &xe), nmo_cenc_clear(c, &d);
+}
+
+void nmo_cenc_divmul_row(nmo_cctx *c, nmo_fenc *out, const nmo_cenc *e, const nmo_cenc *s,
+                         const nmo_cenc *rcp, int64_t n)
+{
+    nmo_cenc y1, y2;
+    nmo_cenc_init(c, &y1), nmo_cenc_init(c, &y2);
+    for (int64_t j = 0; j < n; j++) {
+        nmo_cenc_div(c, &y1, &e[j], s);
+        nmo_cenc_mul(c, &y2, &e[j], rcp);
+        nmo_cenc_hull(c, &y1, &y1, &y2);
+        nmo_cenc_export(c, &out[j], &y1);
+    }
+    nmo_cenc_clear(c, &y1), nmo_cenc_clear(c, &y2);
+}
+
+void nmo_cenc_mul3_row(nmo_cctx *c, nmo_fenc *out, const double *x, const nmo_cenc *r,
+                       const double *w, int64_t n)
+{
+    nmo_cenc xe, we, y;
+    nmo_cenc_init(c, &xe), nmo_cenc_init(c, &we), nmo_cenc_init(c, &y);
+    for (int64_t j = 0; j < n; j++) {
+        nmo_cenc_set_d(c, &xe, x[j]);
+        nmo_cenc_set_d(c, &we, w[j]);
+        nmo_cenc_mul3(c, &y, &xe, r, &we);
+        nmo_cenc_export(c, &out[j], &y);
+    }
+    nmo_cenc_clear(c, &xe), nmo_cenc_clear(c, &we), nmo_cenc_clear(c, &y);
+}
+
 void nmo_cenc_round(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, nmo_fmt f, nmo_rnd rnd, int sr)
 {
     if (ce_is_nan(a)) { nmo_cenc_set(c, r, a); return; }

@@ -5,21 +5,37 @@
  *   c_ij = sum_k a_ik b_kj   any order and tree, FMA or not, in `acc` (dot-product
  *                            model: n u sum|a b| + underflow term)
  *   store c into `out`       (checker: plan round)
+ * A unit is a row of C; the elements are independent, so escalation recomputes only the
+ * flagged dot products.
  * Inputs may be fp32, bf16, fp16 or fp8: products of these are exact in binary64. */
 #include "numoracle/ref.h"
 
+/* Unit u: row u of C (its elements are independent dot products). */
 void NMO_REF(nmo_ref_matmul_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
+{
+    enc_gemm_row(ctx, out[0], &c->in[0], &c->in[1], u); /* enc_gemm_elem for j < N, exported */
+}
+
+#ifdef NMO_ENGINE_CERT
+/* Escalation of single elements: recompute only the dot products the fast engine could
+ * not certify (op->eval_cert_unc). */
+void nmo_ref_matmul_eval_unc_cert(nmo_cctx *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
 {
     int64_t n = c->in[1].dims[1];
     E *e = enc_evec(ctx, 0, 1);
-    enc_gemm_elem(ctx, e, &c->in[0], &c->in[1], u / n, u % n);
-    enc_export(ctx, &out[0][0], e);
+    for (int64_t j = 0; j < n; j++) {
+        if (!(out[0][j].flags & NMO_EF_UNC)) continue;
+        enc_gemm_elem(ctx, e, &c->in[0], &c->in[1], u, j);
+        enc_export(ctx, &out[0][j], e);
+    }
 }
+#endif
 
 #ifdef NMO_ENGINE_FAST
 #include "refs/ref_common.h"
 
 void NMO_REF_CERT(nmo_ref_matmul_eval)(nmo_cctx *ctx, const nmo_case *c, int64_t u, nmo_fenc **out);
+void nmo_ref_matmul_eval_unc_cert(nmo_cctx *ctx, const nmo_case *c, int64_t u, nmo_fenc **out);
 
 /* Shape MxNxK (the CLI's --shape MxN[xK]): A is MxK, B is KxN, C is MxN. */
 static nmo_status matmul_setup(nmo_case *c, nmo_err *err)
@@ -36,16 +52,16 @@ static nmo_status matmul_setup(nmo_case *c, nmo_err *err)
 }
 
 static int64_t matmul_row_len(const nmo_case *c) { return c->shape[2]; }
-/* One unit per output element: escalation recomputes a single dot product. */
-static int64_t matmul_units(const nmo_case *c) { return c->shape[0] * c->shape[1]; }
+/* One unit per row of C (the per-unit work of the checker is paid once per row);
+ * escalation still recomputes single dot products (eval_cert_unc). */
+static int64_t matmul_units(const nmo_case *c) { return c->shape[0]; }
 
 static void matmul_span(const nmo_case *c, int64_t u, int k, int64_t *begin, int64_t *count,
                         int64_t *stride)
 {
     (void)k;
-    (void)c;
-    *begin = u;
-    *count = 1;
+    *begin = u * c->shape[1];
+    *count = c->shape[1];
     *stride = 1;
 }
 
@@ -68,5 +84,6 @@ const nmo_op nmo_op_matmul = {
     .unit_span = matmul_span,
     .eval_fast = NMO_REF_FAST(nmo_ref_matmul_eval),
     .eval_cert = NMO_REF_CERT(nmo_ref_matmul_eval),
+    .eval_cert_unc = nmo_ref_matmul_eval_unc_cert,
 };
 #endif

@@ -19,28 +19,18 @@ void NMO_REF(nmo_ref_softmax_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo
     nmo_tensor_load_f64(x, &c->in[0], u * n, n, 1);
     E *xe = enc_evec(ctx, 0, n);
     E *ee = enc_evec(ctx, 1, n);
-    E m, s, one, rcp, y1, y2, d;
+    E m, s, one, rcp;
     enc_init(ctx, &m), enc_init(ctx, &s), enc_init(ctx, &one), enc_init(ctx, &rcp);
-    enc_init(ctx, &y1), enc_init(ctx, &y2), enc_init(ctx, &d);
 
     for (int64_t j = 0; j < n; j++) enc_set_d(ctx, &xe[j], x[j]);
     enc_max_v(ctx, &m, xe, n);
-    for (int64_t j = 0; j < n; j++) {
-        enc_sub(ctx, &d, &xe[j], &m);
-        enc_exp(ctx, &ee[j], &d);
-    }
+    enc_exp_sub_row(ctx, ee, x, &m, n); /* e_j = exp(RN(x_j - m)), whole row */
     enc_sum(ctx, &s, ee, n);
     enc_const(ctx, &one, 1.0);
     enc_div(ctx, &rcp, &one, &s);
-    for (int64_t j = 0; j < n; j++) {
-        enc_div(ctx, &y1, &ee[j], &s);
-        enc_mul(ctx, &y2, &ee[j], &rcp);
-        enc_hull(ctx, &y1, &y1, &y2);
-        enc_export(ctx, &out[0][j], &y1);
-    }
+    enc_divmul_row(ctx, out[0], ee, &s, &rcp, n); /* y_j = hull(e_j / s, e_j * rcp) */
 
     enc_clear(ctx, &m), enc_clear(ctx, &s), enc_clear(ctx, &one), enc_clear(ctx, &rcp);
-    enc_clear(ctx, &y1), enc_clear(ctx, &y2), enc_clear(ctx, &d);
 }
 
 #ifdef NMO_ENGINE_FAST

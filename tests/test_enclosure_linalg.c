@@ -467,3 +467,67 @@ Test(linalg_enclosure, gemm_elem_t_transposes, .timeout = 600)
     cr_expect_eq(bad, 0);
     cr_expect_eq(mism, 0);
 }
+
+/* ---------------------------------------------------------------- gemm_elem */
+
+/* nmo_fenc_gemm_elem's batched preparation keeps no count array when neither matrix has
+ * a zero (every count is K) and otherwise counts nonzero terms with an exact binary32
+ * product of 0/1 matrices. Either way the fast enclosure must equal the certified one
+ * (which counts term by term) wherever it does not flag UNC: zeros in A only, in B only,
+ * in both, none; the `any` plan and an mma plan (both use the count, mma also its blocks).
+ * A wrong count moves em = k u |A||B| and the snap with it on many elements. */
+Test(linalg_enclosure, gemm_elem_counts_fast_equals_cert, .timeout = 600)
+{
+    long mism = 0, checked = 0, unc = 0;
+    for (int zc = 0; zc < 4; zc++)
+        for (int pl = 0; pl < 2; pl++) {
+            int64_t M = 9, N = 11, K = 300;
+            int64_t da[2] = {M, K}, db[2] = {K, N};
+            nmo_tensor A, B;
+            nmo_err err;
+            nmo_tensor_init(&A, NMO_BF16, 2, da, &err);
+            nmo_tensor_init(&B, NMO_BF16, 2, db, &err);
+            nmo_tensor_alloc(&A, &err);
+            nmo_tensor_alloc(&B, &err);
+            nmo_gen_fill(&A, NMO_FAM_GAUSSIAN, (uint64_t)(zc + 1), 0, K);
+            nmo_gen_fill(&B, NMO_FAM_SHIFTED, (uint64_t)(zc + 1), 1, N);
+            if (zc & 1) /* ReLU-style zeros in A */
+                for (int64_t e = 0; e < M * K; e++)
+                    if (nmo_tensor_get(&A, e) < 0.3) nmo_tensor_set(&A, e, 0.0);
+            if (zc & 2) /* sparse zeros in B */
+                for (int64_t e = 0; e < K * N; e++)
+                    if (e % 7 == 3) nmo_tensor_set(&B, e, 0.0);
+            nmo_plan p;
+            nmo_plan_default(&p, NMO_BF16);
+            if (pl) cr_assert_eq(nmo_plan_parse(&p, "in=bf16 out=bf16 compute=fp32 acc=fp32 sum=mma:16", &err), NMO_OK);
+            nmo_fctx fc;
+            nmo_cctx cc;
+            nmo_fctx_init(&fc, &p, NULL);
+            nmo_cctx_init(&cc, &p, NULL);
+            for (int64_t i = 0; i < M; i++)
+                for (int64_t j = 0; j < N; j++) {
+                    nmo_fenc ef, ec;
+                    nmo_cenc cr;
+                    nmo_cenc_init(&cc, &cr);
+                    nmo_fenc_gemm_elem(&fc, &ef, &A, &B, i, j);
+                    nmo_cenc_gemm_elem(&cc, &cr, &A, &B, i, j);
+                    nmo_cenc_export(&cc, &ec, &cr);
+                    nmo_cenc_clear(&cc, &cr);
+                    checked++;
+                    if (ef.flags & NMO_EF_UNC) unc++;
+                    else if (!(ef.lo == ec.lo && ef.hi == ec.hi)) {
+                        mism++;
+                        if (mism < 5)
+                            cr_log_error("gemm_elem zeros=%d plan=%d (%ld,%ld): fast [%a,%a] cert [%a,%a]", zc, pl,
+                                         (long)i, (long)j, ef.lo, ef.hi, ec.lo, ec.hi);
+                    }
+                }
+            nmo_fctx_clear(&fc);
+            nmo_cctx_clear(&cc);
+            nmo_tensor_free(&A);
+            nmo_tensor_free(&B);
+        }
+    printf("gemm_elem counts: %ld elements, %ld fast!=cert, %ld UNC\n", checked, mism, unc);
+    cr_expect_eq(mism, 0);
+    cr_expect(unc < checked / 10, "too many UNC: the test would not compare anything");
+}

@@ -62,6 +62,16 @@ void nmo_cenc_sigmoid(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a);
 void nmo_cenc_max(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b);
 void nmo_cenc_min(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b);
 void nmo_cenc_mul3(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b, const nmo_cenc *d);
+/* Row i of C = A B (nmo_fenc_gemm_row): out[j] = gemm_elem(i, j) exported. */
+void nmo_cenc_gemm_row(nmo_cctx *c, nmo_fenc *out, const nmo_tensor *A, const nmo_tensor *B, int64_t i);
+/* Softmax rows (nmo_fenc_exp_sub_row, nmo_fenc_divmul_row): ee[j] = exp(x_j - m);
+ * out[j] = hull(e_j / s, e_j * rcp) exported. */
+void nmo_cenc_exp_sub_row(nmo_cctx *c, nmo_cenc *ee, const double *x, const nmo_cenc *m, int64_t n);
+void nmo_cenc_divmul_row(nmo_cctx *c, nmo_fenc *out, const nmo_cenc *e, const nmo_cenc *s,
+                         const nmo_cenc *rcp, int64_t n);
+/* Row form of mul3 (nmo_fenc_mul3_row): out[j] = mul3(x_j, r, w_j) exported. */
+void nmo_cenc_mul3_row(nmo_cctx *c, nmo_fenc *out, const double *x, const nmo_cenc *r,
+                       const double *w, int64_t n);
 void nmo_cenc_round(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, nmo_fmt f, nmo_rnd rnd, int sr);
 void nmo_cenc_sum(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, int64_t n);
 void nmo_cenc_dot_d(nmo_cctx *c, nmo_cenc *r, const double *x, const double *y, int64_t n);

@@ -56,7 +56,10 @@ typedef struct nmo_fctx {
     nmo_fenc *ebuf[NMO_SCRATCH];
     int64_t ecap[NMO_SCRATCH];
     void *prep;                 /* operator data made by prepare_fast */
-    void (*prep_free)(void *);
+    void (*prep_free)(void *);  /* its destructor; also tells what kind of data it is */
+    int prep_borrowed;          /* prep belongs to another context (a checker worker
+                                   sharing the first one's): read it, never free or
+                                   modify it */
 } nmo_fctx;
 
 nmo_status nmo_fctx_init(nmo_fctx *c, const nmo_plan *p, nmo_err *err);
@@ -109,13 +112,55 @@ static inline double nmo_fe_ulp(const nmo_fctx *c, nmo_fmt f, double v)
     return nmo_fmt_ulp(f, v);
 }
 
+/* The certainty test of nmo_fe_snap for RN into fp32 (fp32rn plans), decided from
+ * y = RN32(v) alone: *res = y, and 1 when RN32 is y on all of [v - ee, v + ee]. With
+ * h = half the fp32 spacing next to y (the smaller side: below a power of two the spacing
+ * is half an ulp), |d - v| + ee < h means every x in the interval is nearer to y than to
+ * either neighbour (no midpoint between), so RN32(x) = y. d - v is exact (Sterbenz: y is
+ * v's nearest fp32 value); the computed sum can only round up to h if the exact one
+ * reaches it. A subnormal, zero or non-finite y fails the test (h = 0, or excluded).
+ * Branch-free, so that row loops vectorize. */
+#define NMO_FE_RN32_TRY_BODY                                                               \
+    float y = (float)v;                                                                    \
+    double d = y;                                                                          \
+    uint32_t ub, eb;                                                                       \
+    memcpy(&ub, &y, 4);                                                                    \
+    eb = ub & 0x7f800000u;                                                                 \
+    float P; /* 2^e, the power of two at the bottom of y's binade (0 for subnormals) */    \
+    memcpy(&P, &eb, 4);                                                                    \
+    double h = (double)P * 0x1p-25 * (double)(1 + ((ub & 0x7fffffu) != 0));                \
+    *res = d;                                                                              \
+    return (eb != 0x7f800000u) & (fabs(d - v) + ee < h);
+static inline int nmo_fe_rn32_try(double v, double ee, double *res) { NMO_FE_RN32_TRY_BODY }
+
 /* Snap a value known only to lie in [v - e, v + e]. The margin covers binary64 rounding
  * of v +- e and the certified engine's own (128-bit) error. */
 static inline double nmo_fe_snap(const nmo_fctx *c, nmo_fmt f, nmo_rnd r, double v, double e,
                                  uint32_t *fl)
 {
-    double a = nmo_fe_round(c, f, v, r);
     double ee = e + fabs(v) * 0x1p-50 + 0x1p-1060;
+    if (f == NMO_FP32 && c->fp32rn) {
+        /* Fast paths; when their test fails the general check below runs, so the result
+         * and flags are those of the general code whenever that one is certain.
+         *  - RNE: nmo_fe_rn32_try;
+         *  - directed: y = RN32(v) finite and nonzero, |d - v| > ee (exact, Sterbenz):
+         *    y is the fp32 value nearest to v, so none lies in [v - ee, v + ee] and
+         *    RD/RU/RZ are constant there: y or its neighbour on the side of v. */
+        double d;
+        if (r == NMO_RNE) {
+            if (nmo_fe_rn32_try(v, ee, &d)) { *fl |= c->force_unc; return d; }
+        } else {
+            float y = (float)v;
+            d = y;
+            if (y != 0 && fabsf(y) <= 0x1.fffffep127f && fabs(d - v) > ee) {
+                int up = r == NMO_RU || (r == NMO_RZ && v < 0);
+                *fl |= c->force_unc;
+                if (up) return d > v ? d : nmo_fe_f32_step(y, 1);
+                return d < v ? d : nmo_fe_f32_step(y, 0);
+            }
+        }
+    }
+    double a = nmo_fe_round(c, f, v, r);
     if (nmo_fe_round(c, f, v - ee, r) != a || nmo_fe_round(c, f, v + ee, r) != a)
         *fl |= NMO_EF_UNC;
     *fl |= c->force_unc;
@@ -538,6 +583,82 @@ static inline void nmo_fenc_sigmoid(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a)
     nmo_fenc_hull(c, r, &s1, &t);
 }
 
+/* ---- softmax rows ------------------------------------------------------------------------ */
+
+void nmo_fe_exp_row_kernel(double *lo, double *hi, int64_t *ok, const double *v, int64_t n, int nulp);
+void nmo_fe_divmul_row_kernel(double *lo, double *hi, int64_t *ok, const nmo_fenc *e, int64_t n,
+                              double sl, double sh, double rl, double rh);
+
+/* A softmax row's e_j = exp(RN(x_j - m)) for the input points x_j and the row's max m:
+ * nmo_fenc_exp(nmo_fenc_sub(set_d(x_j), m)) element by element (same values and flags).
+ * The common case (fp32 compute without ftz, m a finite point, an ulp:n exp with n >= 1,
+ * d != 0) takes one libm exp per element and the vectorized sides of
+ * nmo_fe_exp_row_kernel; any other element goes through the primitives. */
+static inline void nmo_fenc_exp_sub_row(nmo_fctx *c, nmo_fenc *ee, const double *x, const nmo_fenc *m,
+                                        int64_t n)
+{
+    int nulp = c->plan.fn_ulps[NMO_FN_EXP];
+    int fast = c->cf == NMO_FP32 && c->fp32rn && !c->ftz && !c->force_unc && m->flags == 0 &&
+               m->lo == m->hi && isfinite(m->lo) && nulp >= 1;
+    enum { B = 256 };
+    double d[B], v[B], lo[B], hi[B];
+    int64_t ok[B];
+    for (int64_t j0 = 0; j0 < n; j0 += B) {
+        int64_t cnt = n - j0 < B ? n - j0 : B;
+        if (fast) {
+            for (int64_t j = 0; j < cnt; j++) {
+                d[j] = (float)(x[j0 + j] + -m->hi); /* nmo_fenc_sub of points: RN32 */
+                v[j] = d[j] != 0 && d[j] == d[j] ? exp(d[j]) : 0; /* 0: not the common case */
+            }
+            nmo_fe_exp_row_kernel(lo, hi, ok, v, cnt, nulp);
+        }
+        for (int64_t j = 0; j < cnt; j++) {
+            nmo_fenc *o = &ee[j0 + j];
+            if (fast && ok[j]) {
+                o->lo = lo[j];
+                o->hi = hi[j];
+                o->flags = 0;
+                continue;
+            }
+            nmo_fenc xe, dd;
+            nmo_fenc_set_d(c, &xe, x[j0 + j]);
+            nmo_fenc_sub(c, &dd, &xe, m);
+            nmo_fenc_exp(c, o, &dd);
+        }
+    }
+}
+
+/* A softmax row's outputs y_j = hull(e_j / s, e_j * rcp) (nmo_fenc_div, nmo_fenc_mul,
+ * nmo_fenc_hull, exported): the same values and flags; the common case (fp32 compute
+ * without ftz, s and rcp finite, positive and unflagged, 0 <= e_j finite) through the
+ * vectorized nmo_fe_divmul_row_kernel, any other element through the primitives. */
+static inline void nmo_fenc_divmul_row(nmo_fctx *c, nmo_fenc *out, const nmo_fenc *e, const nmo_fenc *s,
+                                       const nmo_fenc *rcp, int64_t n)
+{
+    int fast = c->cf == NMO_FP32 && c->fp32rn && !c->ftz && !c->force_unc && s->flags == 0 &&
+               rcp->flags == 0 && s->lo > 0 && s->hi <= 0x1p1000 && rcp->lo > 0 && rcp->hi <= 0x1p1000;
+    enum { B = 256 };
+    double lo[B], hi[B];
+    int64_t ok[B];
+    for (int64_t j0 = 0; j0 < n; j0 += B) {
+        int64_t cnt = n - j0 < B ? n - j0 : B;
+        if (fast) nmo_fe_divmul_row_kernel(lo, hi, ok, e + j0, cnt, s->lo, s->hi, rcp->lo, rcp->hi);
+        for (int64_t j = 0; j < cnt; j++) {
+            nmo_fenc *o = &out[j0 + j];
+            if (fast && ok[j]) {
+                o->lo = lo[j];
+                o->hi = hi[j];
+                o->flags = e[j0 + j].flags;
+                continue;
+            }
+            nmo_fenc y1, y2;
+            nmo_fenc_div(c, &y1, &e[j0 + j], s);
+            nmo_fenc_mul(c, &y2, &e[j0 + j], rcp);
+            nmo_fenc_hull(c, o, &y1, &y2);
+        }
+    }
+}
+
 /* max/min are exact. fmaxf ignores a NaN operand while a compare-select may return it:
  * a NaN operand gives the other operand's interval plus "NaN possible". */
 static inline void nmo_fenc_max(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, const nmo_fenc *b)
@@ -573,6 +694,57 @@ static inline double nmo_fe_absmax(const nmo_fenc *a)
     return l > h ? l : h;
 }
 
+/* RN32 of the exact real t + err + g (fp32rn plans), given t = RN64(t + err) (a TwoSum
+ * pair: |err| <= ulp64(t)/2) and |g| < ulp64(t)/4: no fp32 rounding boundary (midpoint)
+ * lies strictly between t and the exact value unless t is itself a midpoint (any other
+ * double is at least ulp64(t) from one), so the result is RN32(t), except at a midpoint,
+ * where the sign of err + g (compared exactly: err against -g) picks the side (zero:
+ * the tie rule, RN32(t) itself). Returns 0 (undecided) for a non-finite RN32(t). */
+static inline int nmo_fe_rn32_pair_g(double t, double err, double g, double *res)
+{
+    float y = (float)t;
+    double a = y;
+    if (!(fabsf(y) <= 0x1.fffffep127f)) return 0;
+    *res = a;
+    if (a == t || (err == -g)) return 1;
+    double o = a > t ? nmo_fe_f32_step(y, 0) : nmo_fe_f32_step(y, 1); /* the other neighbour */
+    if (!(fabs(o) <= 0x1.fffffep127f) || a - t != t - o) return 1; /* not a midpoint */
+    *res = err > -g ? fmax(a, o) : fmin(a, o);
+    return 1;
+}
+
+/* The point * interval * point case of nmo_fenc_mul3 decided exactly where the snap could
+ * not be (the formula's value on an fp32 midpoint: x w r_lo (1 - u) with x w a power of
+ * two, the near_degenerate rows of a norm). With P = ad * b.lo exact in binary64 (checked
+ * by fma), q = |P| u exact (a power-of-two scaling of a normal double), the exact value
+ * P - q - eta is the TwoSum pair (t, err) of P - q plus g = -eta; likewise P' + q' + eta
+ * above. eta = eta_c M is exact (a power of two times a double) and must satisfy
+ * |eta| < ulp64(t)/4 (|t| > 2^55 eta). The certified engine evaluates the same exact
+ * value (at 1024 bits: exact while |t| / eta < 2^900) and rounds it to nearest,
+ * so both engines agree. Returns 1 and sets r->lo, r->hi when both sides are decided. */
+static inline int nmo_fe_mul3_exact_ends(nmo_fctx *c, nmo_fenc *r, double ad, const nmo_fenc *b,
+                                         double plo, double phi, double eta)
+{
+    if (c->cf != NMO_FP32 || !c->fp32rn) return 0;
+    double p1 = ad * b->lo, p2 = ad * b->hi;
+    if (fma(ad, b->lo, -p1) != 0 || fma(ad, b->hi, -p2) != 0) return 0; /* products not exact */
+    double res[2];
+    for (int side = 0; side < 2; side++) {
+        double P = side ? phi : plo;
+        if (!(fabs(P) >= 0x1p-200 && fabs(P) <= 0x1p200) || !(eta >= 0x1p-1000 || eta == 0)) return 0;
+        double q = fabs(P) * c->uc; /* exact */
+        double t = side ? P + q : P - q;
+        double err = side ? nmo_fe_two_sum_err(P, q, t) : nmo_fe_two_sum_err(P, -q, t);
+        /* |eta| < ulp64(t)/4; and |t| / eta < 2^900 so that the certified engine's
+         * 1024-bit evaluation of P -+ q -+ eta is exact too */
+        if (!(fabs(t) > 0x1p55 * eta) || !(fabs(t) < 0x1p900 * eta || eta == 0)) return 0;
+        if (!nmo_fe_rn32_pair_g(t, err, side ? eta : -eta, &res[side])) return 0;
+    }
+    r->lo = res[0];
+    r->hi = res[1];
+    return 1;
+}
+
 static inline void nmo_fenc_mul3(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, const nmo_fenc *b,
                                  const nmo_fenc *d)
 {
@@ -601,10 +773,57 @@ static inline void nmo_fenc_mul3(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, co
     double eta = c->etac * m;
     double vlo = plo - fabs(plo) * c->uc - eta;
     double vhi = phi + fabs(phi) * c->uc + eta;
+    uint32_t f0 = fl;
     r->lo = nmo_fe_snap(c, c->cf, NMO_RNE, vlo, fabs(vlo) * 0x1p-50 + eta * 0x1p-50, &fl);
     r->hi = nmo_fe_snap(c, c->cf, NMO_RNE, vhi, fabs(vhi) * 0x1p-50 + eta * 0x1p-50, &fl);
+    if ((fl & NMO_EF_UNC) && !(f0 & NMO_EF_UNC) && !c->force_unc && a->lo == a->hi && d->lo == d->hi &&
+        nmo_fe_mul3_exact_ends(c, r, a->lo * d->lo, b, plo, phi, eta))
+        fl = f0;
     r->flags = fl;
     nmo_fe_fix(r);
+}
+
+/* A row of a norm's y_j = x_j * r * w_j: out[j] = nmo_fenc_mul3(x_j, r, w_j) for the
+ * input points x_j, w_j (nmo_fenc_set_d) and one enclosure r shared by the row, exported
+ * (the same formula, values and flags as that call, element by element: Higham's
+ * P (1 +- u) +- eta M, see nmo_fenc_mul3). The loop below evaluates the formula exactly
+ * as nmo_fenc_mul3 does and decides the snaps with nmo_fe_rn32_try (fp32 compute without
+ * ftz, r finite and unflagged); an element whose snap it cannot decide, or whose inputs
+ * are not finite, goes through nmo_fenc_mul3 itself. */
+/* The common case of nmo_fenc_mul3_row over j < n (enc_fast.c; a loop the compiler
+ * vectorizes): lo/hi[j] as nmo_fenc_mul3 computes them for the points x_j, w_j and
+ * r = [rl, rh] (finite; rm = max(|rl|, |rh|)), ok[j] = 1 when both snaps are decided by
+ * nmo_fe_rn32_try and x_j, w_j are finite (0: redo the element with nmo_fenc_mul3). */
+void nmo_fe_mul3_row_kernel(double *lo, double *hi, int64_t *ok, const double *x, const double *w,
+                            double rl, double rh, double rm, double uc, double etac, int64_t n);
+
+static inline void nmo_fenc_mul3_row(nmo_fctx *c, nmo_fenc *out, const double *x, const nmo_fenc *r,
+                                     const double *w, int64_t n)
+{
+    int fast = c->cf == NMO_FP32 && c->fp32rn && !c->ftz && !c->force_unc && r->flags == 0 &&
+               isfinite(r->lo) && isfinite(r->hi);
+    enum { B = 256 };
+    double lo[B], hi[B];
+    int64_t ok[B];
+    for (int64_t j0 = 0; j0 < n; j0 += B) {
+        int64_t m = n - j0 < B ? n - j0 : B;
+        if (fast)
+            nmo_fe_mul3_row_kernel(lo, hi, ok, x + j0, w + j0, r->lo, r->hi, nmo_fe_absmax(r), c->uc,
+                                   c->etac, m);
+        for (int64_t j = 0; j < m; j++) {
+            nmo_fenc *o = &out[j0 + j];
+            if (fast && ok[j]) {
+                o->lo = lo[j];
+                o->hi = hi[j];
+                o->flags = 0;
+                continue;
+            }
+            nmo_fenc xe, we;
+            nmo_fenc_set_d(c, &xe, x[j0 + j]);
+            nmo_fenc_set_d(c, &we, w[j0 + j]);
+            nmo_fenc_mul3(c, o, &xe, r, &we);
+        }
+    }
 }
 
 /* Rounding point: store into format f (an intermediate `inter`, or the final store).
@@ -721,6 +940,11 @@ static inline void nmo_fenc_max_v(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *x, i
  * <= K 2^-53 |A||B| each, Jeannerod & Rump 2013 in binary64) and keeps them in ctx. */
 void nmo_fenc_gemm_elem(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *A, const nmo_tensor *B,
                         int64_t i, int64_t j);
+/* Row i of C = A B: out[j] = nmo_fenc_gemm_elem(i, j) for j < N (same values and flags),
+ * the common case through a vectorized kernel over the batched products. */
+void nmo_fenc_gemm_row(nmo_fctx *c, nmo_fenc *out, const nmo_tensor *A, const nmo_tensor *B, int64_t i);
+void nmo_fe_gemm_row_kernel(double *lo, double *hi, int64_t *ok, const double *mid, const double *absv,
+                            const double *cnt, double K, double ua, double keta, double maxfin, int64_t n);
 
 static inline void nmo_fenc_export(nmo_fctx *c, nmo_fenc *dst, const nmo_fenc *src)
 {

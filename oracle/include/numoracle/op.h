@@ -105,6 +105,12 @@ typedef struct nmo_op {
     nmo_status (*prepare_fast)(struct nmo_fctx *ctx, const nmo_case *c, nmo_err *err);
     void (*eval_fast)(struct nmo_fctx *ctx, const nmo_case *c, int64_t u, nmo_fenc **out);
     void (*eval_cert)(struct nmo_cctx *ctx, const nmo_case *c, int64_t u, nmo_fenc **out);
+    /* Optional, for units whose elements are computed independently of each other (a
+     * row of a matrix product): out[] holds the fast engine's results for unit u;
+     * recompute with the certified engine exactly the elements flagged NMO_EF_UNC, as
+     * eval_cert would, and leave the others. The checker then escalates elements, not
+     * whole units (a large unit stays cheap to escalate). */
+    void (*eval_cert_unc)(struct nmo_cctx *ctx, const nmo_case *c, int64_t u, nmo_fenc **out);
 } nmo_op;
 
 int nmo_op_count(void);
