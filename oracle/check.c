@@ -199,6 +199,7 @@ typedef struct {
     nmo_status status;
     nmo_err err;
     int64_t n_pass, n_fail, n_inconc, n_nonfinite, n_wide, n_unc, n_escalated, units_escalated;
+    int64_t n_term_esc;
     int64_t width_hist[NMO_WIDTH_HIST + 1];
     int64_t width_max;
     int has_worst;
@@ -221,6 +222,7 @@ static nmo_status worker_init(check_worker *w, check_worker *share)
     nmo_status s = nmo_fctx_init(&w->fc, &w->c->plan, &w->err);
     if (s != NMO_OK) return w->status = s;
     w->fc_ready = 1;
+    w->fc.term_esc_all = w->o.escalate_terms != 0;
     if (w->o.mode == NMO_MODE_CERT) {
         s = nmo_cctx_init(&w->cc, &w->c->plan, &w->err);
         if (s != NMO_OK) return w->status = s;
@@ -511,6 +513,7 @@ static void *worker_main(void *arg)
 done:
     for (int k = 0; k < NMO_MAX_TENSORS; k++) free(buf[k]);
     free(cbuf);
+    w->n_term_esc = w->fc.n_term_esc;
     w->status = s;
     return NULL;
 }
@@ -603,6 +606,7 @@ nmo_status nmo_check(nmo_report *rep, const nmo_case *c, const nmo_tensor *cand,
         rep->n_nonfinite += x->n_nonfinite, rep->n_wide += x->n_wide;
         rep->n_unc += x->n_unc, rep->n_escalated += x->n_escalated;
         rep->units_escalated += x->units_escalated;
+        rep->n_term_esc += x->n_term_esc;
         for (int i = 0; i <= NMO_WIDTH_HIST; i++) rep->width_hist[i] += x->width_hist[i];
         if (x->width_max > rep->width_max) rep->width_max = x->width_max;
         if (x->has_worst && (!has_worst || worse(&x->worst, &rep->worst))) {

@@ -6,6 +6,7 @@
 
 #include "nmo_config.h"
 #include "numoracle/enc_fast.h"
+#include "numoracle/enc_cert.h"
 
 #if NMO_HAVE_BLAS
 #include <cblas.h>
@@ -229,7 +230,24 @@ void nmo_fctx_clear(nmo_fctx *c)
         free(c->ebuf[s]);
     }
     if (c->prep && c->prep_free && !c->prep_borrowed) c->prep_free(c->prep);
+    if (c->cert) {
+        nmo_cctx_clear(c->cert);
+        free(c->cert);
+    }
     memset(c, 0, sizeof *c);
+}
+
+nmo_cctx *nmo_fctx_cert(nmo_fctx *c)
+{
+    if (c->cert) return c->cert;
+    nmo_cctx *cc = malloc(sizeof *cc);
+    if (!cc) return NULL;
+    nmo_err err;
+    if (nmo_cctx_init(cc, &c->plan, &err) != NMO_OK) {
+        free(cc);
+        return NULL;
+    }
+    return c->cert = cc;
 }
 
 double *nmo_fctx_dvec(nmo_fctx *c, int slot, int64_t n)

@@ -40,10 +40,12 @@ void nmo_report_print(FILE *f, const nmo_report *rep, const nmo_case *c, const c
             (long long)rep->n, (long long)rep->n_pass, (long long)rep->n_fail,
             (long long)rep->n_inconc, (long long)rep->n_nonfinite, (long long)rep->n_wide);
     fprintf(f, "  engine: %s; escalated %lld elements (%lld of %lld units), fast engine "
-               "uncertain on %lld\n",
+               "uncertain on %lld",
             rep->mode == NMO_MODE_CERT ? "certified only" : "fast + escalation",
             (long long)rep->n_escalated, (long long)rep->units_escalated, (long long)rep->units,
             (long long)rep->n_unc);
+    if (rep->n_term_esc) fprintf(f, "; %lld reduction terms recomputed certified", (long long)rep->n_term_esc);
+    fputc('\n', f);
     fprintf(f, "  reachable-set width (output ulps): median %g  p99 %g  max %lld\n",
             nmo_report_width_quantile(rep, 0.5), nmo_report_width_quantile(rep, 0.99),
             (long long)rep->width_max);
@@ -104,6 +106,7 @@ char *nmo_report_json_prov(const nmo_report *rep, const nmo_case *c, const char 
     cJSON_AddNumberToObject(en, "escalated_units", (double)rep->units_escalated);
     cJSON_AddNumberToObject(en, "units", (double)rep->units);
     cJSON_AddNumberToObject(en, "uncertain_elements", (double)rep->n_unc);
+    cJSON_AddNumberToObject(en, "recomputed_terms", (double)rep->n_term_esc);
     cJSON_AddNumberToObject(en, "escalated_fraction", rep->n ? (double)rep->n_escalated / (double)rep->n : 0.0);
     cJSON *wd = cJSON_AddObjectToObject(o, "width_ulps");
     cJSON_AddItemToObject(wd, "median", num_or_null(nmo_report_width_quantile(rep, 0.5)));

@@ -24,7 +24,11 @@
 #define KL_P_RED 0
 #define KL_P_LOGT 1
 
-static void NMO_REF(kl_term)(E_CTX *ctx, E *r, double t, double x, int logt)
+/* Not static: the fast engine calls the certified build of it (term escalation). */
+void NMO_REF(nmo_ref_kl_term)(E_CTX *ctx, E *r, double t, double x, int logt);
+NMO_FAST_ONLY(void NMO_REF_CERT(nmo_ref_kl_term)(nmo_cctx *ctx, nmo_cenc *r, double t, double x, int logt);)
+
+void NMO_REF(nmo_ref_kl_term)(E_CTX *ctx, E *r, double t, double x, int logt)
 {
     E te, xe, a, b, q;
     enc_init(ctx, &te), enc_init(ctx, &xe), enc_init(ctx, &a), enc_init(ctx, &b), enc_init(ctx, &q);
@@ -64,7 +68,20 @@ void NMO_REF(nmo_ref_kl_div_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_
     nmo_tensor_load_f64(x, &c->in[0], beg, cnt, 1);
     nmo_tensor_load_f64(t, &c->in[1], beg, cnt, 1);
     E *terms = enc_evec(ctx, 0, cnt);
-    for (int64_t j = 0; j < cnt; j++) NMO_REF(kl_term)(ctx, &terms[j], t[j], x[j], logt);
+    for (int64_t j = 0; j < cnt; j++) {
+        NMO_REF(nmo_ref_kl_term)(ctx, &terms[j], t[j], x[j], logt);
+        NMO_FAST_ONLY({ /* term escalation (enc_fast.h): only when the terms are reduced */
+            nmo_cctx *cc = red ? nmo_fctx_term_cert(ctx, terms[j].flags) : NULL;
+            if (cc) {
+                nmo_cenc ct;
+                nmo_cenc_init(cc, &ct);
+                NMO_REF_CERT(nmo_ref_kl_term)(cc, &ct, t[j], x[j], logt);
+                nmo_cenc_export(cc, &terms[j], &ct);
+                nmo_cenc_clear(cc, &ct);
+                ctx->n_term_esc++;
+            }
+        })
+    }
     if (red == 0) {
         for (int64_t j = 0; j < n; j++) enc_export(ctx, &out[0][j], &terms[j]);
         return;

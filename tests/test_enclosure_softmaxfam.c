@@ -254,6 +254,104 @@ Test(sum_sharp, bf16) { sum_suite(NMO_BF16, 600); }
 Test(sum_sharp, fp16) { sum_suite(NMO_FP16, 600); }
 Test(sum_sharp, fp32) { sum_suite(NMO_FP32, 600); }
 
+/* Long sums (a scalar loss over a whole tensor): the naive binary64 radius n 2^-53 A
+ * leaves the snap of slo - em undecided in a few percent of sums of 50k terms; the
+ * compensated redo (nmo_fenc_sum_sharp) must decide every one, equal to the certified
+ * engine. The test also counts the sums the naive radius alone would have left undecided:
+ * if none, the data never exercised the redo and the test says so. */
+Test(sum_sharp, long_sums_decided, .timeout = 600)
+{
+    enum { N = 50000, TRIALS = 60 };
+    ctx_t t;
+    ctx_init(&t, NMO_FP32, NMO_FP32, NMO_FP32);
+    g_rng = 777;
+    nmo_fenc *xf = malloc(N * sizeof *xf);
+    nmo_cenc *xc = malloc(N * sizeof *xc);
+    for (int i = 0; i < N; i++) nmo_cenc_init(&t.cc, &xc[i]);
+    long naive_amb = 0;
+    for (int tr = 0; tr < TRIALS; tr++) {
+        double slo = 0, shi = 0, a = 0;
+        for (int i = 0; i < N; i++) {
+            /* mixed signs, point and interval terms (a KL sum: terms of both signs) */
+            double v = nmo_fmt_round(NMO_FP32, gauss() * ldexp(1, (int)(rnd() % 8)), NMO_RNE, 0);
+            double w = (rnd() % 2) ? nmo_fmt_next_up(NMO_FP32, v) : v;
+            xf[i] = (nmo_fenc){v, w, 0};
+            nmo_cenc_set_d(&t.cc, &xc[i], v);
+            if (w != v) {
+                nmo_cenc tmp;
+                nmo_cenc_init(&t.cc, &tmp);
+                nmo_cenc_set_d(&t.cc, &tmp, w);
+                nmo_cenc_hull(&t.cc, &xc[i], &xc[i], &tmp);
+                nmo_cenc_clear(&t.cc, &tmp);
+            }
+            slo += v, shi += w, a += fmax(fabs(v), fabs(w));
+        }
+        /* the naive radius of the lower endpoint (no dominant term here: em = (k-1) u A) */
+        double em = (double)(N - 1) * t.fc.ua * a;
+        double e = (double)N * 0x1p-53 * a + em * (double)(N + 8) * 0x1p-52;
+        double vlo = slo - em, vhi = shi + em;
+        naive_amb += nmo_fmt_round(NMO_FP32, vlo - e, NMO_RU, 0) != nmo_fmt_round(NMO_FP32, vlo + e, NMO_RU, 0) ||
+                     nmo_fmt_round(NMO_FP32, vhi - e, NMO_RD, 0) != nmo_fmt_round(NMO_FP32, vhi + e, NMO_RD, 0);
+        nmo_fenc rf;
+        nmo_cenc rc;
+        nmo_cenc_init(&t.cc, &rc);
+        nmo_fenc_sum_sharp(&t.fc, &rf, xf, N);
+        nmo_cenc_sum_sharp(&t.cc, &rc, xc, N);
+        engines(&t, &rf, &rc, "long sum");
+        nmo_cenc_clear(&t.cc, &rc);
+    }
+    printf("sum_sharp long sums: %d sums of %d fp32 terms, %ld undecided by the naive radius, "
+           "%ld UNC after the compensated redo, %ld fast!=cert\n", TRIALS, N, naive_amb, t.unc, t.mismatch);
+    cr_expect_eq(t.mismatch, 0);
+    cr_expect_eq(t.unc, 0, "%ld long sums still undecided", t.unc);
+    cr_expect_gt(naive_amb, 0, "no sum needed the compensated redo: the data does not test it");
+    for (int i = 0; i < N; i++) nmo_cenc_clear(&t.cc, &xc[i]);
+    free(xf);
+    free(xc);
+    ctx_done(&t);
+}
+
+/* Term escalation (kl_div): with every term recomputed by the certified engine
+ * (escalate_terms), fast + escalation still equals the certified engine alone on every
+ * family, for the reductions that sum terms (mean, sum, batchmean), and the report counts
+ * the recomputed terms. */
+Test(term_escalation, kl_div_all_terms, .timeout = 600)
+{
+    const nmo_op *op = nmo_op_find("kl_div");
+    cr_assert_not_null(op);
+    int64_t shape[2] = {3, 257};
+    long cases = 0;
+    for (int red = 1; red <= 3; red++)
+        for (int f = 0; f < NMO_FAM_COUNT; f++) {
+            nmo_plan p;
+            nmo_plan_default(&p, NMO_BF16);
+            nmo_case c;
+            nmo_err err = {{0}};
+            double val[NMO_MAX_PARAMS] = {(double)red};
+            int set[NMO_MAX_PARAMS] = {1};
+            cr_assert_eq(nmo_case_init_params(&c, op, &p, 2, shape, val, set, &err), NMO_OK, "%s", err.msg);
+            nmo_case_fill(&c, f, 11);
+            nmo_report a, b;
+            nmo_check_opts o = {.keep_enc = 1, .escalate_terms = 1};
+            o.mode = NMO_MODE_ESCALATE;
+            cr_assert_eq(nmo_check(&a, &c, NULL, &o, &err), NMO_OK, "%s", err.msg);
+            o.mode = NMO_MODE_CERT;
+            cr_assert_eq(nmo_check(&b, &c, NULL, &o, &err), NMO_OK, "%s", err.msg);
+            cr_expect_eq(a.n_term_esc, 3 * 257, "red %d %s: %lld terms recomputed", red,
+                         nmo_family_name(f), (long long)a.n_term_esc);
+            const nmo_fenc *x = &a.enc[0][0], *y = &b.enc[0][0];
+            cr_expect((x->lo == y->lo || (x->lo != x->lo && y->lo != y->lo)) &&
+                          (x->hi == y->hi || (x->hi != x->hi && y->hi != y->hi)) && x->flags == y->flags,
+                      "red %d %s: fast [%a, %a] != certified [%a, %a]", red, nmo_family_name(f), x->lo,
+                      x->hi, y->lo, y->hi);
+            nmo_report_free(&a);
+            nmo_report_free(&b);
+            nmo_case_free(&c);
+            cases++;
+        }
+    printf("term escalation kl_div: %ld cases, every term recomputed certified, fast == certified\n", cases);
+}
+
 /* ------------------------------------------------------------------ dot products */
 
 static double eval_dot(nmo_fmt f, const double *x, const double *y, int n, int mode)

@@ -23,6 +23,8 @@ typedef struct {
     int keep_verdicts;  /* report.verdicts[k][i] for every element */
     int keep_bounds;    /* report.rlo/rhi[k][i]: the reachable set R, values of `out` */
     int keep_enc;       /* report.enc[k][i]: the enclosure before the store */
+    int escalate_terms; /* testing: recompute every reduction term that supports term
+                           escalation with the certified engine (enc_fast.h) */
 } nmo_check_opts;
 
 /* Per-element flags in bound tensors (bundles) and reports. */
@@ -53,6 +55,8 @@ typedef struct {
     int64_t n_unc;                   /* elements the fast engine could not certify */
     int64_t n_escalated;             /* elements recomputed by the certified engine */
     int64_t units, units_escalated;
+    int64_t n_term_esc;              /* reduction terms recomputed by the certified engine
+                                        (term escalation: enc_fast.h) */
     int has_worst;
     nmo_elem_info worst;             /* worst FAIL, else widest INCONCLUSIVE/PASS */
     int64_t width_hist[NMO_WIDTH_HIST + 1]; /* finite R widths in ulps; last = beyond */

@@ -60,10 +60,31 @@ typedef struct nmo_fctx {
     int prep_borrowed;          /* prep belongs to another context (a checker worker
                                    sharing the first one's): read it, never free or
                                    modify it */
+    struct nmo_cctx *cert;      /* made on first use by nmo_fctx_cert (term escalation) */
+    int64_t n_term_esc;         /* reduction terms recomputed by the certified engine */
+    int term_esc_all;           /* testing: recompute every term (nmo_check_opts) */
 } nmo_fctx;
 
 nmo_status nmo_fctx_init(nmo_fctx *c, const nmo_plan *p, nmo_err *err);
 void nmo_fctx_clear(nmo_fctx *c);
+/* A certified context on the same plan, made on first use and owned by c (NULL when it
+ * cannot be made: the caller then leaves the term flagged and the unit escalates). */
+struct nmo_cctx *nmo_fctx_cert(nmo_fctx *c);
+
+/* Term escalation. A unit that reduces many terms (a scalar loss over a whole tensor)
+ * escalates as a whole when any one term's snap is uncertain; a snap is ambiguous with
+ * probability about 2^-25 (radius 2^-50 relative against an fp32 ulp), so at 16M terms
+ * nearly every such unit escalated, and the certified engine took 500 s for one
+ * 4096x4096 kl_div. Instead a reference recomputes the one flagged term with the
+ * certified engine (the same term function, compiled for it): that gives the lattice
+ * values the certified-only evaluation gives the term, so the reduction sees the same
+ * terms either way and "fast + escalation == certified" (DESIGN §5) still holds. Returns
+ * the certified context when the term with these flags should be recomputed. */
+static inline struct nmo_cctx *nmo_fctx_term_cert(nmo_fctx *c, uint32_t flags)
+{
+    if (!((flags & NMO_EF_UNC) || c->term_esc_all) || c->force_unc) return NULL;
+    return nmo_fctx_cert(c);
+}
 double *nmo_fctx_dvec(nmo_fctx *c, int slot, int64_t n);
 nmo_fenc *nmo_fctx_evec(nmo_fctx *c, int slot, int64_t n);
 
@@ -1226,16 +1247,17 @@ static inline void nmo_fenc_scale_shift(nmo_fctx *c, nmo_fenc *r, const nmo_fenc
  * slo - em >= dlo - (R + em): when R + em is below the gap to the neighbour the snap is
  * the dominant endpoint itself, decided without a radius (a peaked softmax sums to
  * 1 + tiny: binary64 cannot resolve 1 + tiny, this argument can). */
-static inline void nmo_fe_red_finish_em(nmo_fctx *c, nmo_fenc *r, double slo, double shi,
-                                        double a_d, double kt, double em, double keta, double err,
-                                        int64_t n, uint32_t fl, int dom, double dlo, double dhi,
-                                        double R)
+/* em_rel: the relative error of the binary64 em ((n + 8) 2^-52 for naive sums). */
+static inline void nmo_fe_red_finish_em_rel(nmo_fctx *c, nmo_fenc *r, double slo, double shi,
+                                            double a_d, double kt, double em, double keta,
+                                            double err, int64_t n, uint32_t fl, int dom,
+                                            double dlo, double dhi, double R, double em_rel)
 {
     if (!(fabs(slo) <= 0x1p1000 && fabs(shi) <= 0x1p1000 && a_d <= 0x1p1000)) {
         nmo_fenc_set_all(r, fl);
         return;
     }
-    double e = err + em * (double)(n + 8) * 0x1p-52 + keta * 0x1p-51;
+    double e = err + em * em_rel + keta * 0x1p-51;
     em += keta;
     double vlo = slo - em, vhi = shi + em;
     double w = (R + em) * (1 + (double)(n + 16) * 0x1p-52);
@@ -1263,6 +1285,23 @@ static inline void nmo_fe_red_finish_em(nmo_fctx *c, nmo_fenc *r, double slo, do
     if (fabs(top - c->maxfin_a) <= c->maxfin_a * 0x1p-30) r->flags |= NMO_EF_UNC;
     if (top >= c->maxfin_a) nmo_fenc_set_all(r, r->flags);
 }
+
+static inline void nmo_fe_red_finish_em(nmo_fctx *c, nmo_fenc *r, double slo, double shi,
+                                        double a_d, double kt, double em, double keta, double err,
+                                        int64_t n, uint32_t fl, int dom, double dlo, double dhi,
+                                        double R)
+{
+    nmo_fe_red_finish_em_rel(c, r, slo, shi, a_d, kt, em, keta, err, n, fl, dom, dlo, dhi, R,
+                             (double)(n + 8) * 0x1p-52);
+}
+
+/* s += p with its rounding error added to comp (TwoSum, Knuth): one step of Sum2. */
+#define NMO_FE_TWOSUM_ACC(s, comp, p)                                                      \
+    do {                                                                                   \
+        double t_ = (s) + (p), z_ = t_ - (s);                                              \
+        (comp) += ((s) - (t_ - z_)) + ((p) - z_);                                          \
+        (s) = t_;                                                                          \
+    } while (0)
 
 /* Sum of n enclosures in any order and tree shape, in acc, with the sharpened bound:
  * min((k-1) u A, R (1 + 4 k u)) (+ (n-1) min_normal under ftz). */
@@ -1295,6 +1334,33 @@ static inline void nmo_fenc_sum_sharp(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *
     double keta = c->ftz && n > 1 ? (double)(n - 1) * c->etaa : 0;
     nmo_fe_red_finish_em(c, r, slo, shi, a, kj, em, keta, (double)n * 0x1p-53 * a, n, fl, dom,
                          dom ? x[ib].lo : 0, dom ? x[ib].hi : 0, R);
+    if (!(r->flags & NMO_EF_UNC) || (fl & NMO_EF_UNC) || c->force_unc || n < 2) return;
+    /* The naive binary64 sums err by up to n 2^-53 A: over millions of terms (a scalar loss
+     * over a whole tensor) that radius leaves the snap undecided about one time in ten and
+     * the unit escalated (500 s for a 4096x4096 kl_div). Redo the four sums compensated:
+     * Sum2 (Ogita, Rump & Oishi 2005, Prop. 4.5): |res - s| <= 2^-53 |s| + g^2 sum|p|,
+     * g = gamma_{n-1} = (n-1) 2^-53 / (1 - (n-1) 2^-53); the same bound, a tighter radius. */
+    double s1 = 0, c1 = 0, s2 = 0, c2 = 0, s3 = 0, c3 = 0, s4 = 0, c4 = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double m = fmax(fabs(x[i].lo), fabs(x[i].hi));
+        NMO_FE_TWOSUM_ACC(s1, c1, x[i].lo);
+        NMO_FE_TWOSUM_ACC(s2, c2, x[i].hi);
+        NMO_FE_TWOSUM_ACC(s3, c3, m);
+        if (i != ib) NMO_FE_TWOSUM_ACC(s4, c4, m);
+    }
+    slo = s1 + c1, shi = s2 + c2, a = s3 + c3, R = s4 + c4;
+    if (!isfinite(slo) || !isfinite(shi) || !isfinite(a) || !(a <= 0x1p1000)) return;
+    double g = (double)n * 0x1p-53 * 1.01, gg = g * g;
+    em = kj * c->ua * a;
+    dom = 0;
+    if (c->ua <= c->uc && (double)k * c->ua <= 0.25) {
+        double er = R * (1 + 4 * (double)k * c->ua);
+        if (er < em) em = er, dom = ib >= 0;
+    }
+    /* a and R err by <= (2^-53 + g^2) relative, em and er add up to two roundings more */
+    double err = 0x1p-52 * fmax(fabs(slo), fabs(shi)) + 2 * gg * a;
+    nmo_fe_red_finish_em_rel(c, r, slo, shi, a, kj, em, keta, err, n, fl, dom,
+                             dom ? x[ib].lo : 0, dom ? x[ib].hi : 0, R, 0x1p-50 + 2 * gg);
 }
 
 

@@ -86,6 +86,14 @@ typedef nmo_cctx E_CTX;
 #define enc_gemm_elem_t NMO_ENC(gemm_elem_t)
 #endif
 
+/* Code that exists in the fast engine's compilation only (term escalation: see
+ * nmo_fctx_term_cert in enc_fast.h). */
+#if defined(NMO_ENGINE_FAST)
+#define NMO_FAST_ONLY(...) __VA_ARGS__
+#else
+#define NMO_FAST_ONLY(...)
+#endif
+
 /* The store of an output: the kernel's value passes the `inter` rounding point only if
  * the op says so; the final store into `out` is applied by the checker. */
 
