@@ -50,6 +50,94 @@ static void NMO_REF(jsd_dot2)(E_CTX *ctx, E *r, const E *a, const E *b, const E 
     enc_hull(ctx, r, r, q);
 }
 
+/* beta, 1 - beta (both forms), RN(1/rows); one, a: scratch */
+static void NMO_REF(jsd_consts)(E_CTX *ctx, E *be, E *ob, E *rn, double beta, int64_t rows, E *one, E *a)
+{
+    enc_const(ctx, one, 1.0);
+    enc_const(ctx, be, beta);
+    enc_sub(ctx, ob, one, be);
+    enc_const(ctx, a, 1.0 - beta);
+    enc_hull(ctx, ob, ob, a);
+    enc_const(ctx, a, (double)rows);
+    enc_div(ctx, rn, one, a); /* RN(1/n) */
+}
+
+/* Element term lj and its scaled form sc = lj * RN(1/n); w: 11 scratch enclosures.
+ * Not static: the fast engine calls the certified build (term escalation, enc_fast.h). */
+void NMO_REF(nmo_ref_jsd_term)(E_CTX *ctx, E *lj, E *sc, const E *xj, const E *yj, const E *mx,
+                               const E *emx, const E *be, const E *ob, const E *rn, double beta, E *w);
+void NMO_REF(nmo_ref_jsd_term)(E_CTX *ctx, E *lj, E *sc, const E *xj, const E *yj, const E *mx,
+                               const E *emx, const E *be, const E *ob, const E *rn, double beta, E *w)
+{
+    E *P = &w[0], *Q = &w[1], *bP = &w[2], *oQ = &w[3], *Mm = &w[4], *lM = &w[5], *a = &w[6],
+      *b = &w[7], *s = &w[8], *t1 = &w[9], *t2 = &w[10];
+    if (beta == 0) { /* forward KL: P (Y - X) */
+        NMO_REF(jsd_prob)(ctx, P, yj, mx, emx, t1);
+        enc_sub(ctx, a, yj, xj);
+        enc_mul(ctx, lj, P, a);
+    } else if (beta == 1) { /* reverse KL: Q (X - Y) */
+        NMO_REF(jsd_prob)(ctx, Q, xj, mx, emx, t1);
+        enc_sub(ctx, a, xj, yj);
+        enc_mul(ctx, lj, Q, a);
+    } else {
+        NMO_REF(jsd_prob)(ctx, Q, xj, mx, emx, t1);
+        NMO_REF(jsd_prob)(ctx, P, yj, mx, emx, t1);
+        enc_mul(ctx, bP, be, P);
+        enc_mul(ctx, oQ, ob, Q);
+        enc_add(ctx, Mm, bP, oQ);
+        enc_sub(ctx, a, P, Q); /* lerp forms */
+        enc_mul(ctx, b, be, a);
+        enc_add(ctx, b, Q, b);
+        enc_hull(ctx, Mm, Mm, b);
+        enc_mul(ctx, b, a, ob);
+        enc_sub(ctx, b, P, b);
+        enc_hull(ctx, Mm, Mm, b);
+        enc_log(ctx, lM, Mm);
+        /* Liger: (bP Y + oQ X) - M log M */
+        NMO_REF(jsd_dot2)(ctx, a, bP, yj, oQ, xj, t1, t2);
+        enc_neg(ctx, b, Mm);
+        enc_fma(ctx, lj, b, lM, a);
+        /* two KLs: beta P (Y - lM) + (1-beta) Q (X - lM) */
+        enc_sub(ctx, a, yj, lM);
+        enc_mul(ctx, a, P, a);
+        enc_sub(ctx, b, xj, lM);
+        enc_mul(ctx, b, Q, b);
+        NMO_REF(jsd_dot2)(ctx, s, be, a, ob, b, t1, t2);
+        enc_hull(ctx, lj, lj, s);
+    }
+    enc_mul(ctx, sc, lj, rn);
+}
+
+#ifdef NMO_ENGINE_CERT
+/* Term escalation: one element's lj and sc by the certified engine, from the inputs and
+ * the row max mx (a point: the max of exact inputs) exactly as nmo_ref_jsd_eval builds
+ * them, so the values equal the certified-only evaluation's. */
+void nmo_ref_jsd_term_esc(nmo_cctx *ctx, nmo_fenc *lj, nmo_fenc *sc, double X, double Y, double mx,
+                          double beta, int64_t rows);
+void nmo_ref_jsd_term_esc(nmo_cctx *ctx, nmo_fenc *lj, nmo_fenc *sc, double X, double Y, double mx,
+                          double beta, int64_t rows)
+{
+    E v[18];
+    for (int i = 0; i < 18; i++) enc_init(ctx, &v[i]);
+    E *xj = &v[0], *yj = &v[1], *m = &v[2], *em = &v[3], *be = &v[4], *ob = &v[5], *rn = &v[6];
+    NMO_REF(jsd_consts)(ctx, be, ob, rn, beta, rows, &v[7], &v[8]);
+    enc_set_d(ctx, xj, X);
+    enc_set_d(ctx, yj, Y);
+    enc_set_d(ctx, m, mx);
+    enc_exp(ctx, em, m);
+    E l, s;
+    enc_init(ctx, &l), enc_init(ctx, &s);
+    NMO_REF(nmo_ref_jsd_term)(ctx, &l, &s, xj, yj, m, em, be, ob, rn, beta, &v[7]);
+    enc_export(ctx, lj, &l);
+    enc_export(ctx, sc, &s);
+    enc_clear(ctx, &l), enc_clear(ctx, &s);
+    for (int i = 0; i < 18; i++) enc_clear(ctx, &v[i]);
+}
+#else
+void nmo_ref_jsd_term_esc(nmo_cctx *ctx, nmo_fenc *lj, nmo_fenc *sc, double X, double Y, double mx,
+                          double beta, int64_t rows);
+#endif
+
 void NMO_REF(nmo_ref_jsd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
 {
     (void)u;
@@ -57,22 +145,12 @@ void NMO_REF(nmo_ref_jsd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fen
     int64_t n = c->shape[c->nshape - 1], total = nmo_tensor_numel(&c->in[0]), rows = total / n;
     double *X = enc_dvec(ctx, 0, n), *Y = enc_dvec(ctx, 1, n);
     E *terms = enc_evec(ctx, 0, total), *scaled = enc_evec(ctx, 1, total), *xe = enc_evec(ctx, 2, n),
-      *ye = enc_evec(ctx, 3, n);
-    E mx, my, emx, P, Q, bP, oQ, Mm, lM, a, b, be, ob, one, rn, s, s2, t1, t2;
-    enc_init(ctx, &t1), enc_init(ctx, &t2);
-    enc_init(ctx, &mx), enc_init(ctx, &my), enc_init(ctx, &emx), enc_init(ctx, &P);
-    enc_init(ctx, &Q), enc_init(ctx, &bP), enc_init(ctx, &oQ), enc_init(ctx, &Mm);
-    enc_init(ctx, &lM), enc_init(ctx, &a), enc_init(ctx, &b), enc_init(ctx, &be);
-    enc_init(ctx, &ob), enc_init(ctx, &one), enc_init(ctx, &rn), enc_init(ctx, &s);
-    enc_init(ctx, &s2);
-
-    enc_const(ctx, &one, 1.0);
-    enc_const(ctx, &be, beta);
-    enc_sub(ctx, &ob, &one, &be);
-    enc_const(ctx, &a, 1.0 - beta);
-    enc_hull(ctx, &ob, &ob, &a);
-    enc_const(ctx, &a, (double)rows);
-    enc_div(ctx, &rn, &one, &a); /* RN(1/n) */
+      *ye = enc_evec(ctx, 3, n), *w = enc_evec(ctx, 4, 11); /* evec: initialized, owned by ctx */
+    E mx, my, emx, be, ob, one, a, rn, s, s2;
+    enc_init(ctx, &mx), enc_init(ctx, &my), enc_init(ctx, &emx), enc_init(ctx, &be);
+    enc_init(ctx, &ob), enc_init(ctx, &one), enc_init(ctx, &a), enc_init(ctx, &rn);
+    enc_init(ctx, &s), enc_init(ctx, &s2);
+    NMO_REF(jsd_consts)(ctx, &be, &ob, &rn, beta, rows, &one, &a);
     for (int64_t i = 0; i < rows; i++) {
         nmo_tensor_load_f64(X, &c->in[0], i * n, n, 1);
         nmo_tensor_load_f64(Y, &c->in[1], i * n, n, 1);
@@ -87,42 +165,17 @@ void NMO_REF(nmo_ref_jsd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fen
         }
         enc_exp(ctx, &emx, &mx);
         for (int64_t j = 0; j < n; j++) {
-            E *lj = &terms[i * n + j];
-            if (beta == 0) { /* forward KL: P (Y - X) */
-                NMO_REF(jsd_prob)(ctx, &P, &ye[j], &mx, &emx, &t1);
-                enc_sub(ctx, &a, &ye[j], &xe[j]);
-                enc_mul(ctx, lj, &P, &a);
-            } else if (beta == 1) { /* reverse KL: Q (X - Y) */
-                NMO_REF(jsd_prob)(ctx, &Q, &xe[j], &mx, &emx, &t1);
-                enc_sub(ctx, &a, &xe[j], &ye[j]);
-                enc_mul(ctx, lj, &Q, &a);
-            } else {
-                NMO_REF(jsd_prob)(ctx, &Q, &xe[j], &mx, &emx, &t1);
-                NMO_REF(jsd_prob)(ctx, &P, &ye[j], &mx, &emx, &t1);
-                enc_mul(ctx, &bP, &be, &P);
-                enc_mul(ctx, &oQ, &ob, &Q);
-                enc_add(ctx, &Mm, &bP, &oQ);
-                enc_sub(ctx, &a, &P, &Q); /* lerp forms */
-                enc_mul(ctx, &b, &be, &a);
-                enc_add(ctx, &b, &Q, &b);
-                enc_hull(ctx, &Mm, &Mm, &b);
-                enc_mul(ctx, &b, &a, &ob);
-                enc_sub(ctx, &b, &P, &b);
-                enc_hull(ctx, &Mm, &Mm, &b);
-                enc_log(ctx, &lM, &Mm);
-                /* Liger: (bP Y + oQ X) - M log M */
-                NMO_REF(jsd_dot2)(ctx, &a, &bP, &ye[j], &oQ, &xe[j], &t1, &t2);
-                enc_neg(ctx, &b, &Mm);
-                enc_fma(ctx, lj, &b, &lM, &a);
-                /* two KLs: beta P (Y - lM) + (1-beta) Q (X - lM) */
-                enc_sub(ctx, &a, &ye[j], &lM);
-                enc_mul(ctx, &a, &P, &a);
-                enc_sub(ctx, &b, &xe[j], &lM);
-                enc_mul(ctx, &b, &Q, &b);
-                NMO_REF(jsd_dot2)(ctx, &s, &be, &a, &ob, &b, &t1, &t2);
-                enc_hull(ctx, lj, lj, &s);
-            }
-            enc_mul(ctx, &scaled[i * n + j], lj, &rn);
+            E *lj = &terms[i * n + j], *sc = &scaled[i * n + j];
+            NMO_REF(nmo_ref_jsd_term)(ctx, lj, sc, &xe[j], &ye[j], &mx, &emx, &be, &ob, &rn, beta, w);
+            NMO_FAST_ONLY({ /* term escalation (enc_fast.h); mx must be a finite point */
+                nmo_cctx *cc = mx.lo == mx.hi && isfinite(mx.lo) && !mx.flags
+                                   ? nmo_fctx_term_cert(ctx, lj->flags | sc->flags)
+                                   : NULL;
+                if (cc) {
+                    nmo_ref_jsd_term_esc(cc, lj, sc, X[j], Y[j], mx.lo, beta, rows);
+                    ctx->n_term_esc++;
+                }
+            })
         }
     }
     enc_sum_sharp(ctx, &s, scaled, total);
@@ -131,11 +184,9 @@ void NMO_REF(nmo_ref_jsd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fen
     enc_hull(ctx, &s, &s, &s2);
     enc_export(ctx, &out[0][0], &s);
 
-    enc_clear(ctx, &mx), enc_clear(ctx, &my), enc_clear(ctx, &emx), enc_clear(ctx, &P);
-    enc_clear(ctx, &Q), enc_clear(ctx, &bP), enc_clear(ctx, &oQ), enc_clear(ctx, &Mm);
-    enc_clear(ctx, &lM), enc_clear(ctx, &a), enc_clear(ctx, &b), enc_clear(ctx, &be);
-    enc_clear(ctx, &ob), enc_clear(ctx, &one), enc_clear(ctx, &rn), enc_clear(ctx, &s);
-    enc_clear(ctx, &s2), enc_clear(ctx, &t1), enc_clear(ctx, &t2);
+    enc_clear(ctx, &mx), enc_clear(ctx, &my), enc_clear(ctx, &emx), enc_clear(ctx, &be);
+    enc_clear(ctx, &ob), enc_clear(ctx, &one), enc_clear(ctx, &a), enc_clear(ctx, &rn);
+    enc_clear(ctx, &s), enc_clear(ctx, &s2);
 }
 
 #ifdef NMO_ENGINE_FAST

@@ -311,45 +311,52 @@ Test(sum_sharp, long_sums_decided, .timeout = 600)
     ctx_done(&t);
 }
 
-/* Term escalation (kl_div): with every term recomputed by the certified engine
+/* Term escalation (kl_div, jsd): with every term recomputed by the certified engine
  * (escalate_terms), fast + escalation still equals the certified engine alone on every
- * family, for the reductions that sum terms (mean, sum, batchmean), and the report counts
- * the recomputed terms. */
-Test(term_escalation, kl_div_all_terms, .timeout = 600)
+ * family and parameter value, and the report counts the recomputed terms. */
+static void term_esc_case(const char *name, int pi, double pv, int f, long *cases)
 {
-    const nmo_op *op = nmo_op_find("kl_div");
+    const nmo_op *op = nmo_op_find(name);
     cr_assert_not_null(op);
     int64_t shape[2] = {3, 257};
+    nmo_plan p;
+    nmo_plan_default(&p, NMO_BF16);
+    nmo_case c;
+    nmo_err err = {{0}};
+    double val[NMO_MAX_PARAMS] = {0};
+    int set[NMO_MAX_PARAMS] = {0};
+    val[pi] = pv, set[pi] = 1;
+    cr_assert_eq(nmo_case_init_params(&c, op, &p, 2, shape, val, set, &err), NMO_OK, "%s", err.msg);
+    nmo_case_fill(&c, f, 11);
+    nmo_report a, b;
+    nmo_check_opts o = {.keep_enc = 1, .escalate_terms = 1};
+    o.mode = NMO_MODE_ESCALATE;
+    cr_assert_eq(nmo_check(&a, &c, NULL, &o, &err), NMO_OK, "%s", err.msg);
+    o.mode = NMO_MODE_CERT;
+    cr_assert_eq(nmo_check(&b, &c, NULL, &o, &err), NMO_OK, "%s", err.msg);
+    cr_expect_eq(a.n_term_esc, 3 * 257, "%s param %g %s: %lld terms recomputed", name, pv,
+                 nmo_family_name(f), (long long)a.n_term_esc);
+    const nmo_fenc *x = &a.enc[0][0], *y = &b.enc[0][0];
+    cr_expect((x->lo == y->lo || (x->lo != x->lo && y->lo != y->lo)) &&
+                  (x->hi == y->hi || (x->hi != x->hi && y->hi != y->hi)) && x->flags == y->flags,
+              "%s param %g %s: fast [%a, %a] != certified [%a, %a]", name, pv, nmo_family_name(f),
+              x->lo, x->hi, y->lo, y->hi);
+    nmo_report_free(&a);
+    nmo_report_free(&b);
+    nmo_case_free(&c);
+    (*cases)++;
+}
+
+Test(term_escalation, all_terms, .timeout = 600)
+{
     long cases = 0;
-    for (int red = 1; red <= 3; red++)
-        for (int f = 0; f < NMO_FAM_COUNT; f++) {
-            nmo_plan p;
-            nmo_plan_default(&p, NMO_BF16);
-            nmo_case c;
-            nmo_err err = {{0}};
-            double val[NMO_MAX_PARAMS] = {(double)red};
-            int set[NMO_MAX_PARAMS] = {1};
-            cr_assert_eq(nmo_case_init_params(&c, op, &p, 2, shape, val, set, &err), NMO_OK, "%s", err.msg);
-            nmo_case_fill(&c, f, 11);
-            nmo_report a, b;
-            nmo_check_opts o = {.keep_enc = 1, .escalate_terms = 1};
-            o.mode = NMO_MODE_ESCALATE;
-            cr_assert_eq(nmo_check(&a, &c, NULL, &o, &err), NMO_OK, "%s", err.msg);
-            o.mode = NMO_MODE_CERT;
-            cr_assert_eq(nmo_check(&b, &c, NULL, &o, &err), NMO_OK, "%s", err.msg);
-            cr_expect_eq(a.n_term_esc, 3 * 257, "red %d %s: %lld terms recomputed", red,
-                         nmo_family_name(f), (long long)a.n_term_esc);
-            const nmo_fenc *x = &a.enc[0][0], *y = &b.enc[0][0];
-            cr_expect((x->lo == y->lo || (x->lo != x->lo && y->lo != y->lo)) &&
-                          (x->hi == y->hi || (x->hi != x->hi && y->hi != y->hi)) && x->flags == y->flags,
-                      "red %d %s: fast [%a, %a] != certified [%a, %a]", red, nmo_family_name(f), x->lo,
-                      x->hi, y->lo, y->hi);
-            nmo_report_free(&a);
-            nmo_report_free(&b);
-            nmo_case_free(&c);
-            cases++;
-        }
-    printf("term escalation kl_div: %ld cases, every term recomputed certified, fast == certified\n", cases);
+    for (int f = 0; f < NMO_FAM_COUNT; f++) {
+        for (int red = 1; red <= 3; red++) term_esc_case("kl_div", 0, red, f, &cases);
+        static const double betas[] = {0, 0.5, 1, 0.3};
+        for (int k = 0; k < 4; k++) term_esc_case("jsd", 0, betas[k], f, &cases);
+    }
+    printf("term escalation kl_div, jsd: %ld cases, every term recomputed certified, fast == certified\n",
+           cases);
 }
 
 /* ------------------------------------------------------------------ dot products */
