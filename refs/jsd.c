@@ -164,6 +164,22 @@ void NMO_REF(nmo_ref_jsd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fen
             enc_max(ctx, &mx, &mx, &my);
         }
         enc_exp(ctx, &emx, &mx);
+        NMO_FAST_ONLY({ /* exp(mx) for a row max just below 0 sits on the binade edge at 1:
+                           undecided, it would send every term of the row to the certified
+                           engine; recompute it alone (term escalation, enc_fast.h) */
+            nmo_cctx *cc = mx.lo == mx.hi && isfinite(mx.lo) && !mx.flags
+                               ? nmo_fctx_term_cert(ctx, emx.flags)
+                               : NULL;
+            if (cc) {
+                nmo_cenc cm, ce;
+                nmo_cenc_init(cc, &cm), nmo_cenc_init(cc, &ce);
+                nmo_cenc_set_d(cc, &cm, mx.lo);
+                nmo_cenc_exp(cc, &ce, &cm);
+                nmo_cenc_export(cc, &emx, &ce);
+                nmo_cenc_clear(cc, &cm), nmo_cenc_clear(cc, &ce);
+                ctx->n_term_esc++;
+            }
+        })
         for (int64_t j = 0; j < n; j++) {
             E *lj = &terms[i * n + j], *sc = &scaled[i * n + j];
             NMO_REF(nmo_ref_jsd_term)(ctx, lj, sc, &xe[j], &ye[j], &mx, &emx, &be, &ob, &rn, beta, w);
