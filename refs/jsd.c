@@ -62,12 +62,9 @@ static void NMO_REF(jsd_consts)(E_CTX *ctx, E *be, E *ob, E *rn, double beta, in
     enc_div(ctx, rn, one, a); /* RN(1/n) */
 }
 
-/* Element term lj and its scaled form sc = lj * RN(1/n); w: 11 scratch enclosures.
- * Not static: the fast engine calls the certified build (term escalation, enc_fast.h). */
-void NMO_REF(nmo_ref_jsd_term)(E_CTX *ctx, E *lj, E *sc, const E *xj, const E *yj, const E *mx,
-                               const E *emx, const E *be, const E *ob, const E *rn, double beta, E *w);
-void NMO_REF(nmo_ref_jsd_term)(E_CTX *ctx, E *lj, E *sc, const E *xj, const E *yj, const E *mx,
-                               const E *emx, const E *be, const E *ob, const E *rn, double beta, E *w)
+/* Element term lj and its scaled form sc = lj * RN(1/n); w: 11 scratch enclosures. */
+static void NMO_REF(jsd_term)(E_CTX *ctx, E *lj, E *sc, const E *xj, const E *yj, const E *mx,
+                              const E *emx, const E *be, const E *ob, const E *rn, double beta, E *w)
 {
     E *P = &w[0], *Q = &w[1], *bP = &w[2], *oQ = &w[3], *Mm = &w[4], *lM = &w[5], *a = &w[6],
       *b = &w[7], *s = &w[8], *t1 = &w[9], *t2 = &w[10];
@@ -127,7 +124,7 @@ void nmo_ref_jsd_term_esc(nmo_cctx *ctx, nmo_fenc *lj, nmo_fenc *sc, double X, d
     enc_exp(ctx, em, m);
     E l, s;
     enc_init(ctx, &l), enc_init(ctx, &s);
-    NMO_REF(nmo_ref_jsd_term)(ctx, &l, &s, xj, yj, m, em, be, ob, rn, beta, &v[7]);
+    NMO_REF(jsd_term)(ctx, &l, &s, xj, yj, m, em, be, ob, rn, beta, &v[7]);
     enc_export(ctx, lj, &l);
     enc_export(ctx, sc, &s);
     enc_clear(ctx, &l), enc_clear(ctx, &s);
@@ -164,12 +161,12 @@ void NMO_REF(nmo_ref_jsd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fen
             enc_max(ctx, &mx, &mx, &my);
         }
         enc_exp(ctx, &emx, &mx);
+        /* term escalation (enc_fast.h) rebuilds a term from mx: only when it is a point */
+        NMO_FAST_ONLY(const int mx_point = mx.lo == mx.hi && isfinite(mx.lo) && !mx.flags;)
         NMO_FAST_ONLY({ /* exp(mx) for a row max just below 0 sits on the binade edge at 1:
                            undecided, it would send every term of the row to the certified
-                           engine; recompute it alone (term escalation, enc_fast.h) */
-            nmo_cctx *cc = mx.lo == mx.hi && isfinite(mx.lo) && !mx.flags
-                               ? nmo_fctx_term_cert(ctx, emx.flags)
-                               : NULL;
+                           engine; recompute it alone */
+            nmo_cctx *cc = mx_point ? nmo_fctx_term_cert(ctx, emx.flags) : NULL;
             if (cc) {
                 nmo_cenc cm, ce;
                 nmo_cenc_init(cc, &cm), nmo_cenc_init(cc, &ce);
@@ -177,20 +174,14 @@ void NMO_REF(nmo_ref_jsd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fen
                 nmo_cenc_exp(cc, &ce, &cm);
                 nmo_cenc_export(cc, &emx, &ce);
                 nmo_cenc_clear(cc, &cm), nmo_cenc_clear(cc, &ce);
-                ctx->n_term_esc++;
             }
         })
         for (int64_t j = 0; j < n; j++) {
             E *lj = &terms[i * n + j], *sc = &scaled[i * n + j];
-            NMO_REF(nmo_ref_jsd_term)(ctx, lj, sc, &xe[j], &ye[j], &mx, &emx, &be, &ob, &rn, beta, w);
-            NMO_FAST_ONLY({ /* term escalation (enc_fast.h); mx must be a finite point */
-                nmo_cctx *cc = mx.lo == mx.hi && isfinite(mx.lo) && !mx.flags
-                                   ? nmo_fctx_term_cert(ctx, lj->flags | sc->flags)
-                                   : NULL;
-                if (cc) {
-                    nmo_ref_jsd_term_esc(cc, lj, sc, X[j], Y[j], mx.lo, beta, rows);
-                    ctx->n_term_esc++;
-                }
+            NMO_REF(jsd_term)(ctx, lj, sc, &xe[j], &ye[j], &mx, &emx, &be, &ob, &rn, beta, w);
+            NMO_FAST_ONLY({
+                nmo_cctx *cc = mx_point ? nmo_fctx_term_cert(ctx, lj->flags | sc->flags) : NULL;
+                if (cc) nmo_ref_jsd_term_esc(cc, lj, sc, X[j], Y[j], mx.lo, beta, rows);
             })
         }
     }

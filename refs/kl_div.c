@@ -78,7 +78,6 @@ void NMO_REF(nmo_ref_kl_div_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_
                 NMO_REF_CERT(nmo_ref_kl_term)(cc, &ct, t[j], x[j], logt);
                 nmo_cenc_export(cc, &terms[j], &ct);
                 nmo_cenc_clear(cc, &ct);
-                ctx->n_term_esc++;
             }
         })
     }

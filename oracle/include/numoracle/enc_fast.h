@@ -79,11 +79,14 @@ struct nmo_cctx *nmo_fctx_cert(nmo_fctx *c);
  * certified engine (the same term function, compiled for it): that gives the lattice
  * values the certified-only evaluation gives the term, so the reduction sees the same
  * terms either way and "fast + escalation == certified" (DESIGN §5) still holds. Returns
- * the certified context when the term with these flags should be recomputed. */
+ * the certified context when the term with these flags should be recomputed (and counts
+ * the recomputation in n_term_esc), else NULL. */
 static inline struct nmo_cctx *nmo_fctx_term_cert(nmo_fctx *c, uint32_t flags)
 {
     if (!((flags & NMO_EF_UNC) || c->term_esc_all) || c->force_unc) return NULL;
-    return nmo_fctx_cert(c);
+    struct nmo_cctx *cc = nmo_fctx_cert(c);
+    c->n_term_esc += cc != NULL;
+    return cc;
 }
 double *nmo_fctx_dvec(nmo_fctx *c, int slot, int64_t n);
 nmo_fenc *nmo_fctx_evec(nmo_fctx *c, int slot, int64_t n);
