@@ -199,7 +199,7 @@ typedef struct {
     nmo_status status;
     nmo_err err;
     int64_t n_pass, n_fail, n_inconc, n_nonfinite, n_wide, n_unc, n_escalated, units_escalated;
-    int64_t n_term_esc;
+    int64_t n_term_esc, n_sum_cert;
     int64_t width_hist[NMO_WIDTH_HIST + 1];
     int64_t width_max;
     int has_worst;
@@ -514,6 +514,7 @@ done:
     for (int k = 0; k < NMO_MAX_TENSORS; k++) free(buf[k]);
     free(cbuf);
     w->n_term_esc = w->fc.n_term_esc;
+    w->n_sum_cert = w->fc.n_sum_cert;
     w->status = s;
     return NULL;
 }
@@ -607,6 +608,7 @@ nmo_status nmo_check(nmo_report *rep, const nmo_case *c, const nmo_tensor *cand,
         rep->n_unc += x->n_unc, rep->n_escalated += x->n_escalated;
         rep->units_escalated += x->units_escalated;
         rep->n_term_esc += x->n_term_esc;
+        rep->n_sum_cert += x->n_sum_cert;
         for (int i = 0; i <= NMO_WIDTH_HIST; i++) rep->width_hist[i] += x->width_hist[i];
         if (x->width_max > rep->width_max) rep->width_max = x->width_max;
         if (x->has_worst && (!has_worst || worse(&x->worst, &rep->worst))) {

@@ -3,6 +3,7 @@
  * the bounds are there); here every formula is evaluated at NMO_CERT_PREC bits with
  * outward rounding, so its snap is the definition of the enclosure. */
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -997,6 +998,71 @@ void nmo_cenc_sum_sharp(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, int64_t n)
     double keta = c->ftz && n > 1 ? (double)(n - 1) * c->etaa : 0;
     ce_red_finish_em(c, r, slo, shi, A, kj, emj, emr, use_r, keta, fl);
     mpfr_clears(slo, shi, A, R, emj, emr, (mpfr_ptr)0);
+}
+
+/* dst = the exact sum of n doubles (dst's precision is set here so that every addition
+ * is exact: the sum spans 2^(emin-53) .. 2^(emax+64)). */
+static void ce_exact_sum_d(mpfr_ptr dst, const nmo_fenc *x, int64_t n, int which, int64_t skip)
+{
+    int emin = INT_MAX, emax = INT_MIN;
+    for (int64_t i = 0; i < n; i++) {
+        double v = which == 0 ? x[i].lo : which == 1 ? x[i].hi : fmax(fabs(x[i].lo), fabs(x[i].hi));
+        if (v == 0 || i == skip) continue;
+        int e;
+        (void)frexp(v, &e);
+        if (e < emin) emin = e;
+        if (e > emax) emax = e;
+    }
+    mpfr_set_prec(dst, emin > emax ? 64 : (mpfr_prec_t)(emax - emin + 53 + 64 + 2));
+    mpfr_set_zero(dst, 1);
+    for (int64_t i = 0; i < n; i++) {
+        double v = which == 0 ? x[i].lo : which == 1 ? x[i].hi : fmax(fabs(x[i].lo), fabs(x[i].hi));
+        if (v != 0 && i != skip) mpfr_add_d(dst, dst, v, MPFR_RNDN); /* exact */
+    }
+}
+
+/* nmo_cenc_sum_sharp on fast-engine enclosures (finite doubles, the terms the certified
+ * engine would see: lattice values), exported. The four sums are formed exactly and then
+ * rounded once in the direction mpfr_sum rounds them there (mpfr_sum is correctly
+ * rounded, so the values are the same), then the same finish: the result is what the
+ * certified engine computes from these terms, without n MPFR enclosures or recomputing
+ * the terms. Returns 0, or -1 (nothing written) for a NaN or infinite endpoint. */
+int nmo_cenc_sum_sharp_fenc(nmo_cctx *c, nmo_fenc *r, const nmo_fenc *x, int64_t n)
+{
+    uint32_t fl = 0;
+    double big = -1;
+    int64_t ib = -1, k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(x[i].lo) || !isfinite(x[i].hi)) return -1;
+        fl |= x[i].flags;
+        double m = fmax(fabs(x[i].lo), fabs(x[i].hi));
+        if (m > big) big = m, ib = i; /* the first largest, as both engines pick it */
+        k += x[i].lo != 0 || x[i].hi != 0;
+    }
+    mpfr_t ex, slo, shi, A, R, emj, emr;
+    mpfr_init2(ex, 64);
+    mpfr_inits2(4 * WP, slo, shi, A, R, emj, emr, (mpfr_ptr)0);
+    ce_exact_sum_d(ex, x, n, 0, -1);
+    mpfr_set(slo, ex, MPFR_RNDD);
+    ce_exact_sum_d(ex, x, n, 1, -1);
+    mpfr_set(shi, ex, MPFR_RNDU);
+    ce_exact_sum_d(ex, x, n, 2, -1);
+    mpfr_set(A, ex, MPFR_RNDU);
+    ce_exact_sum_d(ex, x, n, 2, ib);
+    mpfr_set(R, ex, MPFR_RNDU);
+    double kj = k > 1 ? (double)(k - 1) : 0;
+    mpfr_mul_d(emj, A, kj, MPFR_RNDU);
+    mpfr_mul_d(emj, emj, c->ua, MPFR_RNDU);
+    int use_r = c->ua <= c->uc && (double)k * c->ua <= 0.25;
+    mpfr_mul_d(emr, R, 1 + 4 * (double)k * c->ua, MPFR_RNDU);
+    double keta = c->ftz && n > 1 ? (double)(n - 1) * c->etaa : 0;
+    nmo_cenc res;
+    nmo_cenc_init(c, &res);
+    ce_red_finish_em(c, &res, slo, shi, A, kj, emj, emr, use_r, keta, fl);
+    nmo_cenc_export(c, r, &res);
+    nmo_cenc_clear(c, &res);
+    mpfr_clears(ex, slo, shi, A, R, emj, emr, (mpfr_ptr)0);
+    return 0;
 }
 
 void nmo_cenc_dot_sharp_d(nmo_cctx *c, nmo_cenc *r, const double *x, const double *y, int64_t n)

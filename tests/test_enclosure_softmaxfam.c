@@ -311,6 +311,99 @@ Test(sum_sharp, long_sums_decided, .timeout = 600)
     ctx_done(&t);
 }
 
+/* Sums whose bound endpoint lies exactly on the acc lattice (equal terms: a near-uniform
+ * kl_div over 16M elements sums 16M copies of one fp32 value, every binary64 sum is exact
+ * and slo - em is itself an fp32 value): no binary64 radius decides that snap, so
+ * nmo_fenc_sum_sharp finishes such sums in the certified engine from the same terms
+ * (nmo_cenc_sum_sharp_fenc). The result must equal nmo_cenc_sum_sharp exactly, and the
+ * finish must be what decided them (n_sum_cert counts it; if 0 the data never reached
+ * it). Second part: the finish itself against nmo_cenc_sum_sharp on random sums. */
+Test(sum_sharp, lattice_endpoints_certified, .timeout = 600)
+{
+    ctx_t t;
+    ctx_init(&t, NMO_FP32, NMO_FP32, NMO_FP32);
+    g_rng = 4242;
+    enum { NBIG = 70000 };
+    static const int ns[] = {2, 3, 17, 256, 4096, 65536}; /* second part */
+    nmo_fenc *xf = malloc(NBIG * sizeof *xf);
+    nmo_cenc *xc = malloc(NBIG * sizeof *xc);
+    for (int i = 0; i < NBIG; i++) nmo_cenc_init(&t.cc, &xc[i]);
+    long sums = 0;
+    /* equal terms of few significant bits, some negated, point or one-ulp intervals, in
+     * random counts: search until enough sums land an endpoint on the lattice */
+    for (int tr = 0; tr < 200000 && t.fc.n_sum_cert < 40; tr++) {
+        int n = 2 + (int)(rnd() % 400);
+        int bits = 1 + (int)(rnd() % 10);
+        double v = ldexp((double)(1 + rnd() % ((1u << bits) - 1 + 1)), (int)(rnd() % 40) - 30);
+        if (rnd() % 2) v = -v;
+        double w = rnd() % 2 ? nmo_fmt_next_up(NMO_FP32, v) : v;
+        int negk = (int)(rnd() % 4) ? 0 : 2 + (int)(rnd() % 7);
+        for (int i = 0; i < n; i++) {
+            int neg = negk && i % negk == 1;
+            xf[i] = neg ? (nmo_fenc){-w, -v, 0} : (nmo_fenc){v, w, 0};
+            nmo_cenc_set_d(&t.cc, &xc[i], xf[i].lo);
+            if (xf[i].hi != xf[i].lo) {
+                nmo_cenc tmp;
+                nmo_cenc_init(&t.cc, &tmp);
+                nmo_cenc_set_d(&t.cc, &tmp, xf[i].hi);
+                nmo_cenc_hull(&t.cc, &xc[i], &xc[i], &tmp);
+                nmo_cenc_clear(&t.cc, &tmp);
+            }
+        }
+        nmo_fenc rf;
+        nmo_cenc rc;
+        nmo_cenc_init(&t.cc, &rc);
+        nmo_fenc_sum_sharp(&t.fc, &rf, xf, n);
+        nmo_cenc_sum_sharp(&t.cc, &rc, xc, n);
+        engines(&t, &rf, &rc, "equal-term sum");
+        nmo_cenc_clear(&t.cc, &rc);
+        sums++;
+    }
+    long finished = (long)t.fc.n_sum_cert;
+    printf("sum_sharp lattice endpoints: %ld equal-term sums, %ld finished certified, %ld UNC, "
+           "%ld fast!=cert\n", sums, finished, t.unc, t.mismatch);
+    cr_expect_eq(t.mismatch, 0);
+    cr_expect_eq(t.unc, 0, "%ld sums left undecided", t.unc);
+    cr_expect_gt(finished, 0, "no sum reached the certified finish: the data does not test it");
+
+    /* the finish alone == nmo_cenc_sum_sharp, random mixed sums of every size above */
+    long diff = 0;
+    for (int ni = 0; ni < (int)(sizeof ns / sizeof ns[0]); ni++)
+        for (int tr = 0; tr < 4; tr++) {
+            int n = ns[ni];
+            for (int i = 0; i < n; i++) {
+                double v = nmo_fmt_round(NMO_FP32, gauss() * ldexp(1, (int)(rnd() % 40) - 20), NMO_RNE, 0);
+                double w = (rnd() % 2) ? nmo_fmt_next_up(NMO_FP32, v) : v;
+                if (rnd() % 5 == 0) v = w = 0;
+                xf[i] = (nmo_fenc){v, w, 0};
+                nmo_cenc_set_d(&t.cc, &xc[i], v);
+                if (w != v) {
+                    nmo_cenc tmp;
+                    nmo_cenc_init(&t.cc, &tmp);
+                    nmo_cenc_set_d(&t.cc, &tmp, w);
+                    nmo_cenc_hull(&t.cc, &xc[i], &xc[i], &tmp);
+                    nmo_cenc_clear(&t.cc, &tmp);
+                }
+            }
+            nmo_fenc rf, e;
+            nmo_cenc rc;
+            nmo_cenc_init(&t.cc, &rc);
+            cr_assert_eq(nmo_cenc_sum_sharp_fenc(&t.cc, &rf, xf, n), 0);
+            nmo_cenc_sum_sharp(&t.cc, &rc, xc, n);
+            nmo_cenc_export(&t.cc, &e, &rc);
+            if (!(rf.lo == e.lo && rf.hi == e.hi && rf.flags == e.flags)) {
+                diff++;
+                cr_log_error("n %d: finish [%a, %a] != certified [%a, %a]", n, rf.lo, rf.hi, e.lo, e.hi);
+            }
+            nmo_cenc_clear(&t.cc, &rc);
+        }
+    cr_expect_eq(diff, 0);
+    for (int i = 0; i < NBIG; i++) nmo_cenc_clear(&t.cc, &xc[i]);
+    free(xf);
+    free(xc);
+    ctx_done(&t);
+}
+
 /* Term escalation (kl_div, jsd): with every term recomputed by the certified engine
  * (escalate_terms), fast + escalation still equals the certified engine alone on every
  * family and parameter value, and the report counts the recomputed terms. */

@@ -57,6 +57,8 @@ typedef struct {
     int64_t units, units_escalated;
     int64_t n_term_esc;              /* reduction terms recomputed by the certified engine
                                         (term escalation: enc_fast.h) */
+    int64_t n_sum_cert;              /* sums of fast-engine terms the certified engine
+                                        finished (nmo_fenc_sum_sharp) */
     int has_worst;
     nmo_elem_info worst;             /* worst FAIL, else widest INCONCLUSIVE/PASS */
     int64_t width_hist[NMO_WIDTH_HIST + 1]; /* finite R widths in ulps; last = beyond */
