@@ -29,6 +29,29 @@ static inline int nmo_k_warp_size(void)
     return ws;
 }
 
+/* The device's multiprocessor (CU) count (host side; cached per translation unit). */
+static inline int nmo_k_sm_count(void)
+{
+    static int sms = 0;
+    if (!sms) {
+        int d = 0;
+        hipDeviceProp_t p;
+        if (hipGetDevice(&d) == hipSuccess && hipGetDeviceProperties(&p, d) == hipSuccess &&
+            p.multiProcessorCount > 0)
+            sms = p.multiProcessorCount;
+        else
+            sms = 1;
+    }
+    return sms;
+}
+/* Grid of a persistent launch: bps resident blocks per multiprocessor, never more
+ * blocks than work items (the kernels grid-stride over the rest). */
+static inline unsigned nmo_k_persist_grid(int64_t blocks, int bps)
+{
+    const int64_t cap = (int64_t)nmo_k_sm_count() * bps;
+    return (unsigned)(blocks < 1 ? 1 : blocks > cap ? cap : blocks);
+}
+
 static inline int nmo_k_packed(const nmo_plugin_tensor *t)
 {
     int64_t s = 1;

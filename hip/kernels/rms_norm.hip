@@ -155,8 +155,25 @@ NMO_D void rms_store_vec(T *yr, const T *w, const nmo_vecb<VB> &xv, int64_t j0, 
     nmo_st<T, VB>(yr + j0, yv);
 }
 
-template <class T, int GROUP, int BLOCK, int VB, int RED, unsigned OPT, unsigned MUT, int CACHE, int RESID>
-__global__ void __launch_bounds__(BLOCK)
+/* The cached vectors of the row at xr: v = t + i NT for i < CACHE (those below nvec). */
+template <class T, int VB, int CACHE>
+NMO_D void rms_ld_cache(const T *xr, int64_t n, int t, int NT, nmo_vecb<VB> *c)
+{
+    constexpr int E = VB / (int)sizeof(T);
+    int64_t head, nvec;
+    nmo_row_split<T, VB>(xr, n, &head, &nvec);
+#pragma unroll
+    for (int i = 0; i < CACHE; i++) {
+        const int64_t v = t + (int64_t)i * NT;
+        if (v < nvec) c[i] = nmo_ld<T, VB>(xr + head + v * E);
+    }
+}
+
+/* PF > 0 (rms_norm only): persistent launch, PF blocks per multiprocessor, grid-stride
+ * over the rows; the next row's cached vectors are loaded right after this row's sum of
+ * squares, so that they are in flight during the block reduction and the stores. */
+template <class T, int GROUP, int BLOCK, int VB, int RED, unsigned OPT, unsigned MUT, int CACHE, int RESID, int PF>
+__global__ void __launch_bounds__(BLOCK, PF > 0 ? PF : 1)
     rms_kernel(const T *__restrict__ x, const T *__restrict__ res, const T *__restrict__ w,
                T *__restrict__ y, T *__restrict__ rout, int64_t rows, int64_t n, float eps, float inv_n)
 {
@@ -169,7 +186,10 @@ __global__ void __launch_bounds__(BLOCK)
     const int64_t rpb = GROUP == G_BLOCK ? 1 : BLOCK / NMO_WARP_SIZE; /* rows per block */
     const int64_t r0 = (int64_t)blockIdx.x * rpb + (GROUP == G_BLOCK ? 0 : (int)threadIdx.x / NMO_WARP_SIZE);
     const int64_t rstep = (int64_t)gridDim.x * rpb;
+    static_assert(!(PF && RESID), "prefetch: rms_norm only (fused_add writes in pass 1)");
 
+    nmo_vecb<VB> cache[CACHE];
+    if (PF && r0 < rows) rms_ld_cache<T, VB, CACHE>(x + r0 * n, n, t, NT, cache);
     for (int64_t row = r0; row < rows; row += rstep) {
         const T *xr = x + row * n;
         const T *rr = RESID ? res + row * n : xr;
@@ -181,17 +201,26 @@ __global__ void __launch_bounds__(BLOCK)
         const int64_t nred = (MUT & M_SKIP_LAST) ? n - 1 : n;
 
         /* pass 1: sum of squares (the norm's input vectors kept in registers) */
-        nmo_vecb<VB> cache[CACHE];
         float acc = 0.0f;
         if (t < head) (void)p1_one<T, OPT, MUT, RESID, ACC16>(xr, rr, ror, t, nred, acc);
 #pragma unroll
         for (int i = 0; i < CACHE; i++) {
             const int64_t v = t + (int64_t)i * NT;
-            if (v < nvec) cache[i] = p1_vec<T, VB, OPT, MUT, RESID, ACC16>(xr, rr, ror, head + v * E, nred, acc);
+            if (v < nvec) {
+                if (PF) { /* loaded one row earlier */
+#pragma unroll
+                    for (int e = 0; e < E; e++)
+                        if (head + v * E + e < nred) acc = sq_acc<OPT, ACC16>(acc, nmo_ty<T>::lane(cache[i].w, e));
+                } else {
+                    cache[i] = p1_vec<T, VB, OPT, MUT, RESID, ACC16>(xr, rr, ror, head + v * E, nred, acc);
+                }
+            }
         }
         for (int64_t v = t + (int64_t)CACHE * NT; v < nvec; v += NT)
             (void)p1_vec<T, VB, OPT, MUT, RESID, ACC16>(xr, rr, ror, head + v * E, nred, acc);
         for (int64_t j = body_end + t; j < n; j += NT) (void)p1_one<T, OPT, MUT, RESID, ACC16>(xr, rr, ror, j, nred, acc);
+        nmo_vecb<VB> nxt[PF ? CACHE : 1];
+        if (PF && row + rstep < rows) rms_ld_cache<T, VB, CACHE>(xr + rstep * n, n, t, NT, nxt);
 
         float ss;
         if (GROUP == G_BLOCK) {
@@ -225,11 +254,15 @@ __global__ void __launch_bounds__(BLOCK)
                                            head + v * E, n, r, wvec);
         for (int64_t j = body_end + t; j < n; j += NT)
             nmo_stf(yr + j, rms_out<T, OPT, MUT>(p2_one<T, MUT, RESID>(xr, rr, ror, j), r, w_at<T, MUT>(w, j, n)), RZ);
+        if (PF) {
+#pragma unroll
+            for (int i = 0; i < CACHE; i++) cache[i] = nxt[PF ? i : 0];
+        }
     }
 }
 
 template <class T, int GROUP, int BLOCK, int VB, int RED, unsigned OPT, unsigned MUT, int CACHE,
-          int RESID = 0>
+          int RESID = 0, int PF = 0>
 int rms_launch(const nmo_plugin_args *a, char *msg, size_t msglen)
 {
     int64_t rows, n;
@@ -246,7 +279,8 @@ int rms_launch(const nmo_plugin_args *a, char *msg, size_t msglen)
     const T *rp = RESID ? (const T *)a->in[1].data : (const T *)NULL;
     const T *wp = (const T *)a->in[RESID ? 2 : 1].data;
     T *rop = RESID ? (T *)a->out[1].data : (T *)NULL;
-    nmo_launch(rms_kernel<T, GROUP, BLOCK, VB, RED, OPT, MUT, CACHE, RESID>, dim3(nmo_k_grid(blocks)),
+    nmo_launch(rms_kernel<T, GROUP, BLOCK, VB, RED, OPT, MUT, CACHE, RESID, PF>,
+               dim3(PF ? nmo_k_persist_grid(blocks, PF) : nmo_k_grid(blocks)),
                dim3(BLOCK), 0, (hipStream_t)a->stream, xp, rp, wp, (T *)a->out[0].data, rop, rows, n,
                eps, inv_n);
     NMO_HIP_CHECK_LAUNCH(RESID ? "fused_add_rms_norm" : "rms_norm");
@@ -294,6 +328,10 @@ RMS_K(k_warp_row, G_WARP, 256, 16, NMO_RED_SHFL_XOR, O_MEAN_RECIP | O_XWR, 0u, 4
 /* a whole 4096-wide bf16 row in one warp's registers (16 vectors per lane): no block
  * barrier, 16 loads in flight per lane (the bandwidth variant) */
 RMS_K(k_warp_row16, G_WARP, 128, 16, NMO_RED_SHFL_XOR, 0u, 0u, 16)
+/* persistent, the next row prefetched during the reduction and the stores */
+RMS_K(k_block256_pf, G_BLOCK, 256, 16, NMO_RED_SHFL_XOR, O_MEAN_RECIP, 0u, 2, 0, 4)
+RMS_K(k_block512_pf, G_BLOCK, 512, 16, NMO_RED_SHFL_DOWN, O_XWR, 0u, 1, 0, 2)
+RMS_K(k_block128_pf, G_BLOCK, 128, 16, NMO_RED_SHFL_XOR, O_XRW, 0u, 4, 0, 8)
 #define FADD_K(fname, ...)                                                               \
     int fname(const nmo_plugin_args *a, char *msg, size_t msglen)                        \
     {                                                                                    \
@@ -356,6 +394,18 @@ extern "C" const nmo_plugin_kernel nmo_hip_kernels_rms_norm[] = {
               "one warp per row, 4 rows per 128-thread block, 16 16-byte vectors per lane cached "
               "(a 4096-wide bf16 row read once), xor butterfly, ss/N, rsqrtf, (x*r)*w",
               k_warp_row16),
+    RMS_ENTRY("block256_pf", 1,
+              "persistent (4 blocks per SM), 256 threads per row, 2 16-byte vectors per thread cached, "
+              "next row prefetched during the reduction, xor butterfly, ss*RN(1/N), rsqrtf, (x*r)*w",
+              k_block256_pf),
+    RMS_ENTRY("block512_pf", 1,
+              "persistent (2 blocks per SM), 512 threads per row, 1 16-byte vector cached, next row "
+              "prefetched, shuffle-down tree, ss/N, rsqrtf, (x*w)*r",
+              k_block512_pf),
+    RMS_ENTRY("block128_pf", 1,
+              "persistent (8 blocks per SM), 128 threads per row, 4 16-byte vectors cached, next row "
+              "prefetched, xor butterfly, ss/N, rsqrtf, x*(r*w)",
+              k_block128_pf),
     RMS_ENTRY("mut_acc_bf16", 0, "MUTANT: every accumulation step of sum(x^2) rounded to bf16",
               k_mut_acc_bf16),
     RMS_ENTRY("mut_acc_fp16", 0,

@@ -30,6 +30,7 @@ enum : unsigned {
 enum : unsigned {
     O_RECIP = 1u, /* y = e * RN(1/s) (else e / s) */
     O_LSE = 2u,   /* log_softmax: y = x - RN(m + l) (else (x - m) - l) */
+    O_ECACHE = 4u, /* softmax: the exponentials of the cached vectors kept (fp32) for pass 3 */
 };
 enum { G_BLOCK = 0, G_WARP = 1 };
 
@@ -65,8 +66,38 @@ NMO_D void sm_store_vec(T *yr, const nmo_vecb<VB> &xv, int64_t j0, const sm_row 
     nmo_st<T, VB>(yr + j0, yv);
 }
 
-template <class T, int GROUP, int BLOCK, int VB, int RED, unsigned OPT, unsigned MUT, int CACHE, int LOG>
-__global__ void __launch_bounds__(BLOCK)
+/* y of one cached vector from its kept exponentials (O_ECACHE): e/s or e*RN(1/s). */
+template <class T, int VB, unsigned OPT, unsigned MUT>
+NMO_D void sm_store_evec(T *yr, const float *ev, int64_t j0, const sm_row &k)
+{
+    constexpr int E = VB / (int)sizeof(T);
+    nmo_vecb<VB> yv;
+#pragma unroll
+    for (int e = 0; e < E; e++)
+        nmo_ty<T>::set_lane(yv.w, e, (OPT & O_RECIP) ? nmo_mul_nc(ev[e], k.inv) : ev[e] / k.s,
+                            (MUT & M_STORE_RZ) != 0);
+    nmo_st<T, VB>(yr + j0, yv);
+}
+/* The cached vectors of the row at xr: v = t + i NT for i < CACHE (those below nvec). */
+template <class T, int VB, int CACHE>
+NMO_D void sm_ld_cache(const T *xr, int64_t n, int t, int NT, nmo_vecb<VB> *c)
+{
+    constexpr int E = VB / (int)sizeof(T);
+    int64_t head, nvec;
+    nmo_row_split<T, VB>(xr, n, &head, &nvec);
+#pragma unroll
+    for (int i = 0; i < CACHE; i++) {
+        const int64_t v = t + (int64_t)i * NT;
+        if (v < nvec) c[i] = nmo_ld<T, VB>(xr + head + v * E);
+    }
+}
+
+/* PF > 0: persistent launch (PF blocks per multiprocessor, grid-stride over the rows)
+ * whose next row's cached vectors are loaded right after this row's max pass, so that
+ * the loads are in flight during the two block reductions and the stores (software
+ * pipelining across rows; the same values are read, only earlier). */
+template <class T, int GROUP, int BLOCK, int VB, int RED, unsigned OPT, unsigned MUT, int CACHE, int LOG, int PF>
+__global__ void __launch_bounds__(BLOCK, PF > 0 ? PF : 1)
     softmax_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n)
 {
     constexpr int E = VB / (int)sizeof(T);
@@ -79,7 +110,10 @@ __global__ void __launch_bounds__(BLOCK)
     const int64_t r0 = (int64_t)blockIdx.x * rpb + (GROUP == G_BLOCK ? 0 : (int)threadIdx.x / NMO_WARP_SIZE);
     const int64_t rstep = (int64_t)gridDim.x * rpb;
     const float ninf = nmo_u2f(0xff800000u);
+    constexpr bool EC = (OPT & O_ECACHE) && !LOG;
 
+    nmo_vecb<VB> cache[CACHE];
+    if (PF && r0 < rows) sm_ld_cache<T, VB, CACHE>(x + r0 * n, n, t, NT, cache);
     for (int64_t row = r0; row < rows; row += rstep) {
         const T *xr = x + row * n;
         T *yr = y + row * n;
@@ -88,14 +122,13 @@ __global__ void __launch_bounds__(BLOCK)
         const int64_t body_end = head + nvec * E;
 
         /* pass 1: row max */
-        nmo_vecb<VB> cache[CACHE];
+        if (!PF) sm_ld_cache<T, VB, CACHE>(xr, n, t, NT, cache);
         float m = ninf;
         if (t < head) m = nmo_fmaxf(m, nmo_ldf(xr + t));
 #pragma unroll
         for (int i = 0; i < CACHE; i++) {
             const int64_t v = t + (int64_t)i * NT;
             if (v < nvec) {
-                cache[i] = nmo_ld<T, VB>(xr + head + v * E);
 #pragma unroll
                 for (int e = 0; e < E; e++) m = nmo_fmaxf(m, nmo_ty<T>::lane(cache[i].w, e));
             }
@@ -106,6 +139,8 @@ __global__ void __launch_bounds__(BLOCK)
             for (int e = 0; e < E; e++) m = nmo_fmaxf(m, nmo_ty<T>::lane(q.w, e));
         }
         for (int64_t j = body_end + t; j < n; j += NT) m = nmo_fmaxf(m, nmo_ldf(xr + j));
+        nmo_vecb<VB> nxt[PF ? CACHE : 1];
+        if (PF && row + rstep < rows) sm_ld_cache<T, VB, CACHE>(xr + rstep * n, n, t, NT, nxt);
         if (GROUP == G_BLOCK) m = nmo_block_max<BLOCK, (MUT & M_WARP_MAX) != 0>(m, smem);
         else m = nmo_warp_max_xor(m);
 
@@ -113,14 +148,17 @@ __global__ void __launch_bounds__(BLOCK)
         const int64_t nred = (MUT & M_SKIP_LAST) ? n - 1 : n;
         float acc = 0.0f;
         if (t < head && t < nred) acc = nmo_acc_round<ACC16>(nmo_add_rn(acc, sm_exp<MUT>(nmo_ldf(xr + t), m)));
+        float ec[EC ? CACHE : 1][EC ? E : 1];
 #pragma unroll
         for (int i = 0; i < CACHE; i++) {
             const int64_t v = t + (int64_t)i * NT;
             if (v < nvec) {
 #pragma unroll
-                for (int e = 0; e < E; e++)
-                    if (head + v * E + e < nred)
-                        acc = nmo_acc_round<ACC16>(nmo_add_rn(acc, sm_exp<MUT>(nmo_ty<T>::lane(cache[i].w, e), m)));
+                for (int e = 0; e < E; e++) {
+                    const float ex = sm_exp<MUT>(nmo_ty<T>::lane(cache[i].w, e), m);
+                    if (EC) ec[EC ? i : 0][EC ? e : 0] = ex;
+                    if (head + v * E + e < nred) acc = nmo_acc_round<ACC16>(nmo_add_rn(acc, ex));
+                }
             }
         }
         for (int64_t v = t + (int64_t)CACHE * NT; v < nvec; v += NT) {
@@ -151,17 +189,24 @@ __global__ void __launch_bounds__(BLOCK)
 #pragma unroll
         for (int i = 0; i < CACHE; i++) {
             const int64_t v = t + (int64_t)i * NT;
-            if (v < nvec) sm_store_vec<T, VB, OPT, MUT, LOG>(yr, cache[i], head + v * E, k);
+            if (v < nvec) {
+                if (EC) sm_store_evec<T, VB, OPT, MUT>(yr, ec[EC ? i : 0], head + v * E, k);
+                else sm_store_vec<T, VB, OPT, MUT, LOG>(yr, cache[i], head + v * E, k);
+            }
         }
         for (int64_t v = t + (int64_t)CACHE * NT; v < nvec; v += NT)
             sm_store_vec<T, VB, OPT, MUT, LOG>(yr, nmo_ld<T, VB>(xr + head + v * E), head + v * E, k);
         for (int64_t j = body_end + t; j < n; j += NT)
             nmo_stf(yr + j, sm_out<OPT, MUT, LOG>(nmo_ldf(xr + j), k), RZ);
+        if (PF) {
+#pragma unroll
+            for (int i = 0; i < CACHE; i++) cache[i] = nxt[PF ? i : 0];
+        }
     }
 }
 
 template <class T, int GROUP, int BLOCK, int VB, int RED, unsigned OPT, unsigned MUT, int CACHE,
-          int LOG = 0>
+          int LOG = 0, int PF = 0>
 int softmax_launch(const nmo_plugin_args *a, char *msg, size_t msglen)
 {
     int64_t rows, n;
@@ -172,8 +217,8 @@ int softmax_launch(const nmo_plugin_args *a, char *msg, size_t msglen)
         const int64_t rpb = BLOCK / nmo_k_warp_size();
         blocks = (rows + rpb - 1) / rpb;
     }
-    nmo_launch(softmax_kernel<T, GROUP, BLOCK, VB, RED, OPT, MUT, CACHE, LOG>,
-               dim3(nmo_k_grid(blocks)), dim3(BLOCK), 0, (hipStream_t)a->stream,
+    nmo_launch(softmax_kernel<T, GROUP, BLOCK, VB, RED, OPT, MUT, CACHE, LOG, PF>,
+               dim3(PF ? nmo_k_persist_grid(blocks, PF) : nmo_k_grid(blocks)), dim3(BLOCK), 0, (hipStream_t)a->stream,
                (const T *)a->in[0].data, (T *)a->out[0].data, rows, n);
     NMO_HIP_CHECK_LAUNCH(LOG ? "log_softmax" : "softmax");
     return NMO_PLUGIN_OK;
@@ -199,6 +244,10 @@ SM_K(k_block512_vec4, G_BLOCK, 512, 4, NMO_RED_SHFL_DOWN, O_RECIP, 0u, 4)
 SM_K(k_warp_row, G_WARP, 256, 16, NMO_RED_SHFL_XOR, O_RECIP, 0u, 4)
 /* the row in one warp's registers (16 vectors per lane), no block barrier */
 SM_K(k_warp_row16, G_WARP, 128, 16, NMO_RED_SHFL_XOR, 0u, 0u, 16)
+/* persistent, next row prefetched, exponentials kept in registers, e*RN(1/s) */
+SM_K(k_block256_pf, G_BLOCK, 256, 16, NMO_RED_SHFL_XOR, O_RECIP | O_ECACHE, 0u, 2, 0, 4)
+SM_K(k_block512_pf, G_BLOCK, 512, 16, NMO_RED_SHFL_XOR, O_RECIP | O_ECACHE, 0u, 1, 0, 2)
+SM_K(k_block128_pf, G_BLOCK, 128, 16, NMO_RED_SHFL_DOWN, O_ECACHE, 0u, 4, 0, 8)
 #define SM_MUT(fname, m) SM_K(fname, G_BLOCK, 256, 16, NMO_RED_SHFL_DOWN, 0u, m, 4)
 SM_MUT(k_mut_no_max, M_NO_MAX)
 SM_MUT(k_mut_warp_max, M_WARP_MAX)
@@ -217,6 +266,8 @@ LSM_K(l_block1024_tree, G_BLOCK, 1024, 16, NMO_RED_SMEM_TREE, O_LSE, 0u, 1)
 LSM_K(l_warp_row, G_WARP, 256, 16, NMO_RED_SHFL_XOR, O_LSE, 0u, 4)
 LSM_K(l_warp_row16, G_WARP, 128, 16, NMO_RED_SHFL_XOR, 0u, 0u, 16)
 LSM_K(l_block128_vec8, G_BLOCK, 128, 8, NMO_RED_SHFL_XOR, 0u, 0u, 8)
+SM_K(l_block256_pf, G_BLOCK, 256, 16, NMO_RED_SHFL_XOR, O_LSE, 0u, 2, 1, 4)
+SM_K(l_block512_pf, G_BLOCK, 512, 16, NMO_RED_SHFL_XOR, 0u, 0u, 1, 1, 2)
 #define LSM_MUT(fname, m) LSM_K(fname, G_BLOCK, 256, 16, NMO_RED_SHFL_DOWN, 0u, m, 4)
 LSM_MUT(l_mut_no_max, M_NO_MAX)
 LSM_MUT(l_mut_warp_max, M_WARP_MAX)
@@ -250,6 +301,18 @@ extern "C" const nmo_plugin_kernel nmo_hip_kernels_softmax[] = {
     SM_ENTRY("warp_row16", 1,
              "one warp per row, 4 rows per 128-thread block, 16 16-byte vectors per lane cached, xor butterflies, e/s",
              k_warp_row16),
+    SM_ENTRY("block256_pf", 1,
+             "persistent (4 blocks per SM), 256 threads per row, 2 16-byte vectors per thread cached, "
+             "next row prefetched during the reductions, exponentials kept, xor butterfly, e*(1/s)",
+             k_block256_pf),
+    SM_ENTRY("block512_pf", 1,
+             "persistent (2 blocks per SM), 512 threads per row, 1 16-byte vector per thread cached, "
+             "next row prefetched, exponentials kept, xor butterfly, e*(1/s)",
+             k_block512_pf),
+    SM_ENTRY("block128_pf", 1,
+             "persistent (8 blocks per SM), 128 threads per row, 4 16-byte vectors per thread cached, "
+             "next row prefetched, exponentials kept, shuffle-down tree, e/s",
+             k_block128_pf),
     SM_ENTRY("mut_no_max", 0, "MUTANT: max not subtracted, e = expf(x) (overflows on large inputs)",
              k_mut_no_max),
     SM_ENTRY("mut_warp_max", 0,
@@ -280,6 +343,14 @@ extern "C" const nmo_plugin_kernel nmo_hip_kernels_log_softmax[] = {
               l_warp_row16),
     LSM_ENTRY("block128_vec8", 1, "block per row, 128 threads, 8-byte vectors, (x-m)-logf(s)",
               l_block128_vec8),
+    LSM_ENTRY("block256_pf", 1,
+              "persistent (4 blocks per SM), 256 threads per row, 2 16-byte vectors cached, next row "
+              "prefetched during the reductions, x - RN(m + logf(s))",
+              l_block256_pf),
+    LSM_ENTRY("block512_pf", 1,
+              "persistent (2 blocks per SM), 512 threads per row, 1 16-byte vector cached, next row "
+              "prefetched, (x-m)-logf(s)",
+              l_block512_pf),
     LSM_ENTRY("mut_no_max", 0, "MUTANT: max not subtracted (exp overflows on large inputs)",
               l_mut_no_max),
     LSM_ENTRY("mut_warp_max", 0, "MUTANT: block max never combined across warps", l_mut_warp_max),
