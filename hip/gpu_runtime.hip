@@ -129,6 +129,25 @@ nmo_status init_impl(nmo_err *err)
 }
 } // namespace
 
+namespace {
+/* Every fp32 bit pattern through the store conversions the kernels use and through the
+ * integer versions (nmo_hip.h): on NVIDIA the former are cvt instructions. Per-thread
+ * counts of differing results (no atomics needed). */
+__global__ void conv_selftest_kernel(unsigned *bad)
+{
+    const uint64_t tid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const uint64_t nt = (uint64_t)gridDim.x * blockDim.x;
+    unsigned nb = 0, nh = 0;
+    for (uint64_t i = tid; i < ((uint64_t)1 << 32); i += nt) {
+        const float f = nmo_u2f((uint32_t)i);
+        nb += nmo_f_to_bf16_rne(f) != nmo_f_to_bf16_rne_int(f);
+        nh += nmo_f_to_fp16_rne(f) != nmo_f_to_fp16_rne_int(f);
+    }
+    bad[2 * tid] = nb;
+    bad[2 * tid + 1] = nh;
+}
+} // namespace
+
 extern "C" {
 
 int nmo_gpu_enabled(void) { return 1; }
@@ -236,6 +255,29 @@ const char *nmo_gpu_provenance_json(void)
 {
     if (!g.inited && nmo_gpu_init(NULL) != NMO_OK) return "{}";
     return g.prov;
+}
+
+nmo_status nmo_gpu_conv_selftest(int64_t *bad_bf16, int64_t *bad_fp16, nmo_err *err)
+{
+    enum { GRID = 1024, BLOCK = 256 };
+    *bad_bf16 = *bad_fp16 = -1;
+    unsigned *d = NULL;
+    NMO_RETURN_IF_ERR(nmo_gpu_alloc((void **)&d, 2u * GRID * BLOCK * sizeof(unsigned), err));
+    unsigned *h = (unsigned *)malloc(2u * GRID * BLOCK * sizeof(unsigned));
+    nmo_status s = NMO_OK;
+    if (!h) s = nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
+    if (s == NMO_OK) {
+        nmo_launch(conv_selftest_kernel, dim3(GRID), dim3(BLOCK), 0, g.stream, d);
+        s = nmo_gpu_sync_check("conversion self-test", err);
+    }
+    if (s == NMO_OK) s = nmo_gpu_d2h(h, d, 2u * GRID * BLOCK * sizeof(unsigned), err);
+    if (s == NMO_OK) {
+        *bad_bf16 = *bad_fp16 = 0;
+        for (int i = 0; i < GRID * BLOCK; i++) *bad_bf16 += h[2 * i], *bad_fp16 += h[2 * i + 1];
+    }
+    free(h);
+    nmo_gpu_free(d);
+    return s;
 }
 
 } // extern "C"

@@ -53,6 +53,10 @@ nmo_status nmo_gpu_sync_check(const char *what, nmo_err *err);
  * memory, warp size, driver and runtime versions, compiler, architectures built for.
  * "{}" when no device could be initialized. */
 const char *nmo_gpu_provenance_json(void);
+/* The kernels' RNE store conversions (instructions on NVIDIA) against their integer
+ * versions over all 2^32 fp32 inputs: the number of differing results for bf16 and fp16
+ * (both 0 on a correct platform). A device kernel; minutes in the simulator. */
+nmo_status nmo_gpu_conv_selftest(int64_t *bad_bf16, int64_t *bad_fp16, nmo_err *err);
 
 /* The HIP kernel registry (hip/kernels/<op>.hip, list in hip/meson.build). Empty with
  * -Dgpu=none. Every entry follows the plugin ABI with device memory. */

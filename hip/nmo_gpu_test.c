@@ -484,6 +484,20 @@ int main(int argc, char **argv)
     printf("kernels %d, seeds %d, shapes %s, jobs %d, judging %s, mutants at the large shape: %s\n",
            G.nk, G.seeds, shapes, G.jobs, G.direct ? "nmo_check per kernel" : "shared enclosures + nmo_judge",
            G.mutants_large || small_shapes ? "yes" : "no");
+    if (strcmp(nmo_gpu_platform(), "cuda") == 0) {
+        /* the store conversions are cvt instructions there: same bits as the integer
+         * rounding the CPU emulations use, on every input (an error otherwise) */
+        int64_t bb, bh;
+        nmo_err ce = {{0}};
+        if (nmo_gpu_conv_selftest(&bb, &bh, &ce) != NMO_OK) {
+            printf("conversion self-test: ERROR %s\n", ce.msg);
+            G.errors++;
+        } else {
+            printf("conversion self-test: %lld bf16 and %lld fp16 results differ from the integer "
+                   "rounding over all 2^32 fp32 inputs\n", (long long)bb, (long long)bh);
+            if (bb || bh) G.errors++;
+        }
+    }
 
     /* the case list: ops of the selected kernels x shapes x dtypes x families x seeds;
      * odd shapes first (quick, and where mutants run), then the large ones */
