@@ -31,6 +31,7 @@ enum : unsigned {
     O_RECIP = 1u, /* y = e * RN(1/s) (else e / s) */
     O_LSE = 2u,   /* log_softmax: y = x - RN(m + l) (else (x - m) - l) */
     O_ECACHE = 4u, /* softmax: the exponentials of the cached vectors kept (fp32) for pass 3 */
+    O_ESMEM = 8u,  /* ... kept in shared memory instead of registers (each thread its own) */
 };
 enum { G_BLOCK = 0, G_WARP = 1 };
 
@@ -79,12 +80,12 @@ NMO_D void sm_store_evec(T *yr, const float *ev, int64_t j0, const sm_row &k)
     nmo_st<T, VB>(yr + j0, yv);
 }
 /* The cached vectors of the row at xr: v = t + i NT for i < CACHE (those below nvec). */
-template <class T, int VB, int CACHE>
+template <class T, int VB, int CACHE, int REG>
 NMO_D void sm_ld_cache(const T *xr, int64_t n, int t, int NT, nmo_vecb<VB> *c)
 {
     constexpr int E = VB / (int)sizeof(T);
-    int64_t head, nvec;
-    nmo_row_split<T, VB>(xr, n, &head, &nvec);
+    int64_t head = 0, nvec = n / E;
+    if (!REG) nmo_row_split<T, VB>(xr, n, &head, &nvec);
 #pragma unroll
     for (int i = 0; i < CACHE; i++) {
         const int64_t v = t + (int64_t)i * NT;
@@ -95,8 +96,11 @@ NMO_D void sm_ld_cache(const T *xr, int64_t n, int t, int NT, nmo_vecb<VB> *c)
 /* PF > 0: persistent launch (PF blocks per multiprocessor, grid-stride over the rows)
  * whose next row's cached vectors are loaded right after this row's max pass, so that
  * the loads are in flight during the two block reductions and the stores (software
- * pipelining across rows; the same values are read, only earlier). */
-template <class T, int GROUP, int BLOCK, int VB, int RED, unsigned OPT, unsigned MUT, int CACHE, int LOG, int PF>
+ * pipelining across rows; the same values are read, only earlier).
+ * REG: the launch checked that every row is whole aligned vectors that the cache holds
+ * (n a multiple of the vector, rows VB-aligned, n <= CACHE x threads x vector): no scalar
+ * head or tail, no uncached vectors; the general code compiled out (fewer registers). */
+template <class T, int GROUP, int BLOCK, int VB, int RED, unsigned OPT, unsigned MUT, int CACHE, int LOG, int PF, int REG>
 __global__ void __launch_bounds__(BLOCK, PF > 0 ? PF : 1)
     softmax_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n)
 {
@@ -111,20 +115,23 @@ __global__ void __launch_bounds__(BLOCK, PF > 0 ? PF : 1)
     const int64_t rstep = (int64_t)gridDim.x * rpb;
     const float ninf = nmo_u2f(0xff800000u);
     constexpr bool EC = (OPT & O_ECACHE) && !LOG;
+    constexpr bool ES = (OPT & O_ESMEM) && !LOG && !EC;
+    /* [i][e][t]: consecutive threads, consecutive words (no bank conflicts) */
+    __shared__ float esm[ES ? CACHE * E * BLOCK : 1];
 
     nmo_vecb<VB> cache[CACHE];
-    if (PF && r0 < rows) sm_ld_cache<T, VB, CACHE>(x + r0 * n, n, t, NT, cache);
+    if (PF && r0 < rows) sm_ld_cache<T, VB, CACHE, REG>(x + r0 * n, n, t, NT, cache);
     for (int64_t row = r0; row < rows; row += rstep) {
         const T *xr = x + row * n;
         T *yr = y + row * n;
-        int64_t head, nvec;
-        nmo_row_split<T, VB>(xr, n, &head, &nvec);
+        int64_t head = 0, nvec = n / E;
+        if (!REG) nmo_row_split<T, VB>(xr, n, &head, &nvec);
         const int64_t body_end = head + nvec * E;
 
         /* pass 1: row max */
-        if (!PF) sm_ld_cache<T, VB, CACHE>(xr, n, t, NT, cache);
+        if (!PF) sm_ld_cache<T, VB, CACHE, REG>(xr, n, t, NT, cache);
         float m = ninf;
-        if (t < head) m = nmo_fmaxf(m, nmo_ldf(xr + t));
+        if (!REG && t < head) m = nmo_fmaxf(m, nmo_ldf(xr + t));
 #pragma unroll
         for (int i = 0; i < CACHE; i++) {
             const int64_t v = t + (int64_t)i * NT;
@@ -133,21 +140,21 @@ __global__ void __launch_bounds__(BLOCK, PF > 0 ? PF : 1)
                 for (int e = 0; e < E; e++) m = nmo_fmaxf(m, nmo_ty<T>::lane(cache[i].w, e));
             }
         }
-        for (int64_t v = t + (int64_t)CACHE * NT; v < nvec; v += NT) {
+        for (int64_t v = t + (int64_t)CACHE * NT; !REG && v < nvec; v += NT) {
             nmo_vecb<VB> q = nmo_ld<T, VB>(xr + head + v * E);
 #pragma unroll
             for (int e = 0; e < E; e++) m = nmo_fmaxf(m, nmo_ty<T>::lane(q.w, e));
         }
-        for (int64_t j = body_end + t; j < n; j += NT) m = nmo_fmaxf(m, nmo_ldf(xr + j));
+        for (int64_t j = body_end + t; !REG && j < n; j += NT) m = nmo_fmaxf(m, nmo_ldf(xr + j));
         nmo_vecb<VB> nxt[PF ? CACHE : 1];
-        if (PF && row + rstep < rows) sm_ld_cache<T, VB, CACHE>(xr + rstep * n, n, t, NT, nxt);
+        if (PF && row + rstep < rows) sm_ld_cache<T, VB, CACHE, REG>(xr + rstep * n, n, t, NT, nxt);
         if (GROUP == G_BLOCK) m = nmo_block_max<BLOCK, (MUT & M_WARP_MAX) != 0>(m, smem);
         else m = nmo_warp_max_xor(m);
 
         /* pass 2: sum of exponentials */
         const int64_t nred = (MUT & M_SKIP_LAST) ? n - 1 : n;
         float acc = 0.0f;
-        if (t < head && t < nred) acc = nmo_acc_round<ACC16>(nmo_add_rn(acc, sm_exp<MUT>(nmo_ldf(xr + t), m)));
+        if (!REG && t < head && t < nred) acc = nmo_acc_round<ACC16>(nmo_add_rn(acc, sm_exp<MUT>(nmo_ldf(xr + t), m)));
         float ec[EC ? CACHE : 1][EC ? E : 1];
 #pragma unroll
         for (int i = 0; i < CACHE; i++) {
@@ -157,18 +164,19 @@ __global__ void __launch_bounds__(BLOCK, PF > 0 ? PF : 1)
                 for (int e = 0; e < E; e++) {
                     const float ex = sm_exp<MUT>(nmo_ty<T>::lane(cache[i].w, e), m);
                     if (EC) ec[EC ? i : 0][EC ? e : 0] = ex;
+                    if (ES) esm[ES ? (i * E + e) * BLOCK + (int)threadIdx.x : 0] = ex;
                     if (head + v * E + e < nred) acc = nmo_acc_round<ACC16>(nmo_add_rn(acc, ex));
                 }
             }
         }
-        for (int64_t v = t + (int64_t)CACHE * NT; v < nvec; v += NT) {
+        for (int64_t v = t + (int64_t)CACHE * NT; !REG && v < nvec; v += NT) {
             nmo_vecb<VB> q = nmo_ld<T, VB>(xr + head + v * E);
 #pragma unroll
             for (int e = 0; e < E; e++)
                 if (head + v * E + e < nred)
                     acc = nmo_acc_round<ACC16>(nmo_add_rn(acc, sm_exp<MUT>(nmo_ty<T>::lane(q.w, e), m)));
         }
-        for (int64_t j = body_end + t; j < nred; j += NT)
+        for (int64_t j = body_end + t; !REG && j < nred; j += NT)
             acc = nmo_acc_round<ACC16>(nmo_add_rn(acc, sm_exp<MUT>(nmo_ldf(xr + j), m)));
         float s;
         if (GROUP == G_BLOCK) {
@@ -185,18 +193,26 @@ __global__ void __launch_bounds__(BLOCK, PF > 0 ? PF : 1)
         k.lse = LOG ? ((MUT & M_NO_MAX) ? k.l : nmo_add_rn(m, k.l)) : 0.0f;
 
         /* pass 3: normalize */
-        if (t < head) nmo_stf(yr + t, sm_out<OPT, MUT, LOG>(nmo_ldf(xr + t), k), RZ);
+        if (!REG && t < head) nmo_stf(yr + t, sm_out<OPT, MUT, LOG>(nmo_ldf(xr + t), k), RZ);
 #pragma unroll
         for (int i = 0; i < CACHE; i++) {
             const int64_t v = t + (int64_t)i * NT;
             if (v < nvec) {
-                if (EC) sm_store_evec<T, VB, OPT, MUT>(yr, ec[EC ? i : 0], head + v * E, k);
-                else sm_store_vec<T, VB, OPT, MUT, LOG>(yr, cache[i], head + v * E, k);
+                if (EC) {
+                    sm_store_evec<T, VB, OPT, MUT>(yr, ec[EC ? i : 0], head + v * E, k);
+                } else if (ES) {
+                    float ev[E];
+#pragma unroll
+                    for (int e = 0; e < E; e++) ev[e] = esm[ES ? (i * E + e) * BLOCK + (int)threadIdx.x : 0];
+                    sm_store_evec<T, VB, OPT, MUT>(yr, ev, head + v * E, k);
+                } else {
+                    sm_store_vec<T, VB, OPT, MUT, LOG>(yr, cache[i], head + v * E, k);
+                }
             }
         }
-        for (int64_t v = t + (int64_t)CACHE * NT; v < nvec; v += NT)
+        for (int64_t v = t + (int64_t)CACHE * NT; !REG && v < nvec; v += NT)
             sm_store_vec<T, VB, OPT, MUT, LOG>(yr, nmo_ld<T, VB>(xr + head + v * E), head + v * E, k);
-        for (int64_t j = body_end + t; j < n; j += NT)
+        for (int64_t j = body_end + t; !REG && j < n; j += NT)
             nmo_stf(yr + j, sm_out<OPT, MUT, LOG>(nmo_ldf(xr + j), k), RZ);
         if (PF) {
 #pragma unroll
@@ -217,9 +233,17 @@ int softmax_launch(const nmo_plugin_args *a, char *msg, size_t msglen)
         const int64_t rpb = BLOCK / nmo_k_warp_size();
         blocks = (rows + rpb - 1) / rpb;
     }
-    nmo_launch(softmax_kernel<T, GROUP, BLOCK, VB, RED, OPT, MUT, CACHE, LOG, PF>,
-               dim3(PF ? nmo_k_persist_grid(blocks, PF) : nmo_k_grid(blocks)), dim3(BLOCK), 0, (hipStream_t)a->stream,
-               (const T *)a->in[0].data, (T *)a->out[0].data, rows, n);
+    constexpr int E = VB / (int)sizeof(T);
+    const dim3 grid(PF ? nmo_k_persist_grid(blocks, PF) : nmo_k_grid(blocks));
+    const int nt = GROUP == G_BLOCK ? BLOCK : nmo_k_warp_size();
+    /* rows of whole cached vectors (softmax_supports: 16-byte aligned x and y) */
+    if (PF && n % E == 0 && n / E <= (int64_t)CACHE * nt)
+        nmo_launch(softmax_kernel<T, GROUP, BLOCK, VB, RED, OPT, MUT, CACHE, LOG, PF, PF ? 1 : 0>, grid,
+                   dim3(BLOCK), 0, (hipStream_t)a->stream, (const T *)a->in[0].data, (T *)a->out[0].data,
+                   rows, n);
+    else
+        nmo_launch(softmax_kernel<T, GROUP, BLOCK, VB, RED, OPT, MUT, CACHE, LOG, PF, 0>, grid, dim3(BLOCK), 0,
+                   (hipStream_t)a->stream, (const T *)a->in[0].data, (T *)a->out[0].data, rows, n);
     NMO_HIP_CHECK_LAUNCH(LOG ? "log_softmax" : "softmax");
     return NMO_PLUGIN_OK;
 }
@@ -248,6 +272,10 @@ SM_K(k_warp_row16, G_WARP, 128, 16, NMO_RED_SHFL_XOR, 0u, 0u, 16)
 SM_K(k_block256_pf, G_BLOCK, 256, 16, NMO_RED_SHFL_XOR, O_RECIP | O_ECACHE, 0u, 2, 0, 4)
 SM_K(k_block512_pf, G_BLOCK, 512, 16, NMO_RED_SHFL_XOR, O_RECIP | O_ECACHE, 0u, 1, 0, 2)
 SM_K(k_block128_pf, G_BLOCK, 128, 16, NMO_RED_SHFL_DOWN, O_RECIP, 0u, 4, 0, 8)
+/* the exponentials in shared memory: registers hold only this row and the next (more
+ * rows in flight per SM than the register-kept variants) */
+SM_K(k_block128_pf_smem, G_BLOCK, 128, 16, NMO_RED_SHFL_XOR, O_RECIP | O_ESMEM, 0u, 4, 0, 8)
+SM_K(k_block256_pf_smem, G_BLOCK, 256, 16, NMO_RED_SHFL_XOR, O_RECIP | O_ESMEM, 0u, 2, 0, 6)
 #define SM_MUT(fname, m) SM_K(fname, G_BLOCK, 256, 16, NMO_RED_SHFL_DOWN, 0u, m, 4)
 SM_MUT(k_mut_no_max, M_NO_MAX)
 SM_MUT(k_mut_warp_max, M_WARP_MAX)
@@ -313,6 +341,14 @@ extern "C" const nmo_plugin_kernel nmo_hip_kernels_softmax[] = {
              "persistent (8 blocks per SM), 128 threads per row, 4 16-byte vectors per thread cached, "
              "next row prefetched, exponentials recomputed, shuffle-down tree, e*(1/s)",
              k_block128_pf),
+    SM_ENTRY("block128_pf_smem", 1,
+             "persistent (8 blocks per SM), 128 threads per row, 4 16-byte vectors cached, next row "
+             "prefetched, exponentials kept in shared memory, xor butterfly, e*(1/s)",
+             k_block128_pf_smem),
+    SM_ENTRY("block256_pf_smem", 1,
+             "persistent (6 blocks per SM), 256 threads per row, 2 16-byte vectors cached, next row "
+             "prefetched, exponentials kept in shared memory, xor butterfly, e*(1/s)",
+             k_block256_pf_smem),
     SM_ENTRY("mut_no_max", 0, "MUTANT: max not subtracted, e = expf(x) (overflows on large inputs)",
              k_mut_no_max),
     SM_ENTRY("mut_warp_max", 0,
