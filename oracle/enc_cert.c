@@ -958,6 +958,24 @@ static void ce_red_finish_em(nmo_cctx *c, nmo_cenc *r, mpfr_ptr slo, mpfr_ptr sh
     mpfr_clear(top);
 }
 
+/* The sharpened sum's bound from its four sums (slo = sum lo RNDD, shi = sum hi RNDU,
+ * A = sum |bounds| RNDU, R = the same without the largest, RNDU) and k nonzero terms:
+ * em = min((k-1) u A, R (1 + 4 k u)) (+ the ftz term), then the snap. */
+static void ce_sum_sharp_finish(nmo_cctx *c, nmo_cenc *r, mpfr_ptr slo, mpfr_ptr shi, mpfr_ptr A,
+                                mpfr_ptr R, int64_t k, int64_t n, uint32_t fl)
+{
+    mpfr_t emj, emr;
+    mpfr_inits2(4 * WP, emj, emr, (mpfr_ptr)0);
+    double kj = k > 1 ? (double)(k - 1) : 0;
+    mpfr_mul_d(emj, A, kj, MPFR_RNDU);
+    mpfr_mul_d(emj, emj, c->ua, MPFR_RNDU);
+    int use_r = c->ua <= c->uc && (double)k * c->ua <= 0.25;
+    mpfr_mul_d(emr, R, 1 + 4 * (double)k * c->ua, MPFR_RNDU);
+    double keta = c->ftz && n > 1 ? (double)(n - 1) * c->etaa : 0;
+    ce_red_finish_em(c, r, slo, shi, A, kj, emj, emr, use_r, keta, fl);
+    mpfr_clears(emj, emr, (mpfr_ptr)0);
+}
+
 void nmo_cenc_sum_sharp(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, int64_t n)
 {
     uint32_t fl = 0;
@@ -965,8 +983,8 @@ void nmo_cenc_sum_sharp(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, int64_t n)
     for (int64_t i = 0; i < n; i++)
         if (ce_is_nan(&x[i])) { ce_set_nan(r, fl); return; }
     mpfr_ptr *p = ce_ptrs(c, n > 0 ? n : 1);
-    mpfr_t slo, shi, A, R, emj, emr;
-    mpfr_inits2(4 * WP, slo, shi, A, R, emj, emr, (mpfr_ptr)0);
+    mpfr_t slo, shi, A, R;
+    mpfr_inits2(4 * WP, slo, shi, A, R, (mpfr_ptr)0);
     for (int64_t i = 0; i < n; i++) p[i] = (mpfr_ptr)x[i].lo;
     mpfr_sum(slo, p, (unsigned long)n, MPFR_RNDD);
     for (int64_t i = 0; i < n; i++) p[i] = (mpfr_ptr)x[i].hi;
@@ -990,14 +1008,8 @@ void nmo_cenc_sum_sharp(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, int64_t n)
     mpfr_sum(R, p, (unsigned long)m, MPFR_RNDU);
     for (int64_t i = 0; i < n; i++) mpfr_clear(ab[i]);
     free(ab);
-    double kj = k > 1 ? (double)(k - 1) : 0;
-    mpfr_mul_d(emj, A, kj, MPFR_RNDU);
-    mpfr_mul_d(emj, emj, c->ua, MPFR_RNDU);
-    int use_r = c->ua <= c->uc && (double)k * c->ua <= 0.25;
-    mpfr_mul_d(emr, R, 1 + 4 * (double)k * c->ua, MPFR_RNDU);
-    double keta = c->ftz && n > 1 ? (double)(n - 1) * c->etaa : 0;
-    ce_red_finish_em(c, r, slo, shi, A, kj, emj, emr, use_r, keta, fl);
-    mpfr_clears(slo, shi, A, R, emj, emr, (mpfr_ptr)0);
+    ce_sum_sharp_finish(c, r, slo, shi, A, R, k, n, fl);
+    mpfr_clears(slo, shi, A, R, (mpfr_ptr)0);
 }
 
 /* dst = the exact sum of n doubles (dst's precision is set here so that every addition
@@ -1039,9 +1051,9 @@ int nmo_cenc_sum_sharp_fenc(nmo_cctx *c, nmo_fenc *r, const nmo_fenc *x, int64_t
         if (m > big) big = m, ib = i; /* the first largest, as both engines pick it */
         k += x[i].lo != 0 || x[i].hi != 0;
     }
-    mpfr_t ex, slo, shi, A, R, emj, emr;
+    mpfr_t ex, slo, shi, A, R;
     mpfr_init2(ex, 64);
-    mpfr_inits2(4 * WP, slo, shi, A, R, emj, emr, (mpfr_ptr)0);
+    mpfr_inits2(4 * WP, slo, shi, A, R, (mpfr_ptr)0);
     ce_exact_sum_d(ex, x, n, 0, -1);
     mpfr_set(slo, ex, MPFR_RNDD);
     ce_exact_sum_d(ex, x, n, 1, -1);
@@ -1050,18 +1062,12 @@ int nmo_cenc_sum_sharp_fenc(nmo_cctx *c, nmo_fenc *r, const nmo_fenc *x, int64_t
     mpfr_set(A, ex, MPFR_RNDU);
     ce_exact_sum_d(ex, x, n, 2, ib);
     mpfr_set(R, ex, MPFR_RNDU);
-    double kj = k > 1 ? (double)(k - 1) : 0;
-    mpfr_mul_d(emj, A, kj, MPFR_RNDU);
-    mpfr_mul_d(emj, emj, c->ua, MPFR_RNDU);
-    int use_r = c->ua <= c->uc && (double)k * c->ua <= 0.25;
-    mpfr_mul_d(emr, R, 1 + 4 * (double)k * c->ua, MPFR_RNDU);
-    double keta = c->ftz && n > 1 ? (double)(n - 1) * c->etaa : 0;
     nmo_cenc res;
     nmo_cenc_init(c, &res);
-    ce_red_finish_em(c, &res, slo, shi, A, kj, emj, emr, use_r, keta, fl);
+    ce_sum_sharp_finish(c, &res, slo, shi, A, R, k, n, fl);
     nmo_cenc_export(c, r, &res);
     nmo_cenc_clear(c, &res);
-    mpfr_clears(ex, slo, shi, A, R, emj, emr, (mpfr_ptr)0);
+    mpfr_clears(ex, slo, shi, A, R, (mpfr_ptr)0);
     return 0;
 }
 

@@ -254,6 +254,19 @@ Test(sum_sharp, bf16) { sum_suite(NMO_BF16, 600); }
 Test(sum_sharp, fp16) { sum_suite(NMO_FP16, 600); }
 Test(sum_sharp, fp32) { sum_suite(NMO_FP32, 600); }
 
+/* dst = the certified enclosure [f.lo, f.hi] (dst initialised) */
+static void cenc_of(ctx_t *t, nmo_cenc *dst, const nmo_fenc *f)
+{
+    nmo_cenc_set_d(&t->cc, dst, f->lo);
+    if (f->hi != f->lo) {
+        nmo_cenc tmp;
+        nmo_cenc_init(&t->cc, &tmp);
+        nmo_cenc_set_d(&t->cc, &tmp, f->hi);
+        nmo_cenc_hull(&t->cc, dst, dst, &tmp);
+        nmo_cenc_clear(&t->cc, &tmp);
+    }
+}
+
 /* Long sums (a scalar loss over a whole tensor): the naive binary64 radius n 2^-53 A
  * leaves the snap of slo - em undecided in a few percent of sums of 50k terms; the
  * compensated redo (nmo_fenc_sum_sharp) must decide every one, equal to the certified
@@ -276,14 +289,7 @@ Test(sum_sharp, long_sums_decided, .timeout = 600)
             double v = nmo_fmt_round(NMO_FP32, gauss() * ldexp(1, (int)(rnd() % 8)), NMO_RNE, 0);
             double w = (rnd() % 2) ? nmo_fmt_next_up(NMO_FP32, v) : v;
             xf[i] = (nmo_fenc){v, w, 0};
-            nmo_cenc_set_d(&t.cc, &xc[i], v);
-            if (w != v) {
-                nmo_cenc tmp;
-                nmo_cenc_init(&t.cc, &tmp);
-                nmo_cenc_set_d(&t.cc, &tmp, w);
-                nmo_cenc_hull(&t.cc, &xc[i], &xc[i], &tmp);
-                nmo_cenc_clear(&t.cc, &tmp);
-            }
+            cenc_of(&t, &xc[i], &xf[i]);
             slo += v, shi += w, a += fmax(fabs(v), fabs(w));
         }
         /* the naive radius of the lower endpoint (no dominant term here: em = (k-1) u A) */
@@ -341,14 +347,7 @@ Test(sum_sharp, lattice_endpoints_certified, .timeout = 600)
         for (int i = 0; i < n; i++) {
             int neg = negk && i % negk == 1;
             xf[i] = neg ? (nmo_fenc){-w, -v, 0} : (nmo_fenc){v, w, 0};
-            nmo_cenc_set_d(&t.cc, &xc[i], xf[i].lo);
-            if (xf[i].hi != xf[i].lo) {
-                nmo_cenc tmp;
-                nmo_cenc_init(&t.cc, &tmp);
-                nmo_cenc_set_d(&t.cc, &tmp, xf[i].hi);
-                nmo_cenc_hull(&t.cc, &xc[i], &xc[i], &tmp);
-                nmo_cenc_clear(&t.cc, &tmp);
-            }
+            cenc_of(&t, &xc[i], &xf[i]);
         }
         nmo_fenc rf;
         nmo_cenc rc;
@@ -376,14 +375,7 @@ Test(sum_sharp, lattice_endpoints_certified, .timeout = 600)
                 double w = (rnd() % 2) ? nmo_fmt_next_up(NMO_FP32, v) : v;
                 if (rnd() % 5 == 0) v = w = 0;
                 xf[i] = (nmo_fenc){v, w, 0};
-                nmo_cenc_set_d(&t.cc, &xc[i], v);
-                if (w != v) {
-                    nmo_cenc tmp;
-                    nmo_cenc_init(&t.cc, &tmp);
-                    nmo_cenc_set_d(&t.cc, &tmp, w);
-                    nmo_cenc_hull(&t.cc, &xc[i], &xc[i], &tmp);
-                    nmo_cenc_clear(&t.cc, &tmp);
-                }
+                cenc_of(&t, &xc[i], &xf[i]);
             }
             nmo_fenc rf, e;
             nmo_cenc rc;
