@@ -5,7 +5,8 @@
 #                                                 (NMO_TB=SEC: start no case after SEC seconds)
 #   bash hip/device_acceptance.sh small [OPS]      the same at the small (simulator) shapes
 #   bash hip/device_acceptance.sh bench            bandwidth vs device-to-device copy, every correct variant
-#   bash hip/device_acceptance.sh large SEC [OPS]  >= 16M-element shapes, bf16, 5 seeds, stop starting cases after SEC
+#   bash hip/device_acceptance.sh large SEC [OPS]  >= 16M-element shapes, bf16 (NMO_DT=fp32,fp16: others), 5 seeds,
+#                                                 stop starting cases after SEC
 #   bash hip/device_acceptance.sh groups END G1 G2 ...  `large` for each group of ops (a,b,c) in turn
 #                                                 (cheap groups first), each killed at END seconds after
 #                                                 the stage began; one large.csv and one
@@ -30,7 +31,7 @@ bench)
     rc=$?; grep -E "copy_d2d|default=1|best=1" "$OUT/gpu_bench.txt"; echo "bench rc=$rc" ;;
 large)
     sec=$1; ops=${2:-}
-    $B/hip/drivers/nmo_gpu_test --shapes large --seeds 5 --dtypes bf16 --time-budget "$sec" \
+    $B/hip/drivers/nmo_gpu_test --shapes large --seeds 5 --dtypes ${NMO_DT:-bf16} --time-budget "$sec" \
         ${ops:+--ops "$ops"} --log "$OUT/large.csv" >"$OUT/gpu_test_large${ops:+_part}.txt" 2>&1
     rc=$?; grep -E "^summary|^RESULT|FALSE|cases" "$OUT/gpu_test_large${ops:+_part}.txt" | tail -8; echo "large rc=$rc" ;;
 groups)
