@@ -251,6 +251,22 @@ template <class T, int VB, class F> NMO_D void nmo_row_visit(const T *p, int64_t
     for (int64_t v = t; v < nvec; v += NT) f(head + v * E, E);
     for (int64_t j = head + nvec * E + t; j < n; j += NT) f(j, 1);
 }
+/* The vectors of the row at p that thread t of NT keeps in registers: v = t + i NT for
+ * i < CACHE, those below the row's vector count. REG: the caller checked that the row is
+ * whole VB-aligned vectors (no scalar head). The row kernels call it one row ahead
+ * (prefetch) or at the row itself. */
+template <class T, int VB, int CACHE, int REG = 0>
+NMO_D void nmo_ld_row_cache(const T *p, int64_t n, int t, int NT, nmo_vecb<VB> *c)
+{
+    constexpr int E = VB / (int)sizeof(T);
+    int64_t head = 0, nvec = n / E;
+    if (!REG) nmo_row_split<T, VB>(p, n, &head, &nvec);
+#pragma unroll
+    for (int i = 0; i < CACHE; i++) {
+        const int64_t v = t + (int64_t)i * NT;
+        if (v < nvec) c[i] = nmo_ld<T, VB>(p + head + v * E);
+    }
+}
 /* cnt (E or 1) elements of p at j into o[]: one vector load when p + j is VB-aligned,
  * scalar loads otherwise (arrays that do not share the row's alignment, e.g. w[N]). */
 template <class T, int VB> NMO_D void nmo_ld_chunk(const T *p, int64_t j, int cnt, float *o)

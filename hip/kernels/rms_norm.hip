@@ -155,20 +155,6 @@ NMO_D void rms_store_vec(T *yr, const T *w, const nmo_vecb<VB> &xv, int64_t j0, 
     nmo_st<T, VB>(yr + j0, yv);
 }
 
-/* The cached vectors of the row at xr: v = t + i NT for i < CACHE (those below nvec). */
-template <class T, int VB, int CACHE>
-NMO_D void rms_ld_cache(const T *xr, int64_t n, int t, int NT, nmo_vecb<VB> *c)
-{
-    constexpr int E = VB / (int)sizeof(T);
-    int64_t head, nvec;
-    nmo_row_split<T, VB>(xr, n, &head, &nvec);
-#pragma unroll
-    for (int i = 0; i < CACHE; i++) {
-        const int64_t v = t + (int64_t)i * NT;
-        if (v < nvec) c[i] = nmo_ld<T, VB>(xr + head + v * E);
-    }
-}
-
 /* PF > 0 (rms_norm only): persistent launch, PF blocks per multiprocessor, grid-stride
  * over the rows; the next row's cached vectors are loaded right after this row's sum of
  * squares, so that they are in flight during the block reduction and the stores. */
@@ -189,7 +175,7 @@ __global__ void __launch_bounds__(BLOCK, PF > 0 ? PF : 1)
     static_assert(!(PF && RESID), "prefetch: rms_norm only (fused_add writes in pass 1)");
 
     nmo_vecb<VB> cache[CACHE];
-    if (PF && r0 < rows) rms_ld_cache<T, VB, CACHE>(x + r0 * n, n, t, NT, cache);
+    if (PF && r0 < rows) nmo_ld_row_cache<T, VB, CACHE>(x + r0 * n, n, t, NT, cache);
     for (int64_t row = r0; row < rows; row += rstep) {
         const T *xr = x + row * n;
         const T *rr = RESID ? res + row * n : xr;
@@ -220,7 +206,7 @@ __global__ void __launch_bounds__(BLOCK, PF > 0 ? PF : 1)
             (void)p1_vec<T, VB, OPT, MUT, RESID, ACC16>(xr, rr, ror, head + v * E, nred, acc);
         for (int64_t j = body_end + t; j < n; j += NT) (void)p1_one<T, OPT, MUT, RESID, ACC16>(xr, rr, ror, j, nred, acc);
         nmo_vecb<VB> nxt[PF ? CACHE : 1];
-        if (PF && row + rstep < rows) rms_ld_cache<T, VB, CACHE>(xr + rstep * n, n, t, NT, nxt);
+        if (PF && row + rstep < rows) nmo_ld_row_cache<T, VB, CACHE>(xr + rstep * n, n, t, NT, nxt);
 
         float ss;
         if (GROUP == G_BLOCK) {

@@ -79,20 +79,6 @@ NMO_D void sm_store_evec(T *yr, const float *ev, int64_t j0, const sm_row &k)
                             (MUT & M_STORE_RZ) != 0);
     nmo_st<T, VB>(yr + j0, yv);
 }
-/* The cached vectors of the row at xr: v = t + i NT for i < CACHE (those below nvec). */
-template <class T, int VB, int CACHE, int REG>
-NMO_D void sm_ld_cache(const T *xr, int64_t n, int t, int NT, nmo_vecb<VB> *c)
-{
-    constexpr int E = VB / (int)sizeof(T);
-    int64_t head = 0, nvec = n / E;
-    if (!REG) nmo_row_split<T, VB>(xr, n, &head, &nvec);
-#pragma unroll
-    for (int i = 0; i < CACHE; i++) {
-        const int64_t v = t + (int64_t)i * NT;
-        if (v < nvec) c[i] = nmo_ld<T, VB>(xr + head + v * E);
-    }
-}
-
 /* PF > 0: persistent launch (PF blocks per multiprocessor, grid-stride over the rows)
  * whose next row's cached vectors are loaded right after this row's max pass, so that
  * the loads are in flight during the two block reductions and the stores (software
@@ -120,7 +106,7 @@ __global__ void __launch_bounds__(BLOCK, PF > 0 ? PF : 1)
     __shared__ float esm[ES ? CACHE * E * BLOCK : 1];
 
     nmo_vecb<VB> cache[CACHE];
-    if (PF && r0 < rows) sm_ld_cache<T, VB, CACHE, REG>(x + r0 * n, n, t, NT, cache);
+    if (PF && r0 < rows) nmo_ld_row_cache<T, VB, CACHE, REG>(x + r0 * n, n, t, NT, cache);
     for (int64_t row = r0; row < rows; row += rstep) {
         const T *xr = x + row * n;
         T *yr = y + row * n;
@@ -129,7 +115,7 @@ __global__ void __launch_bounds__(BLOCK, PF > 0 ? PF : 1)
         const int64_t body_end = head + nvec * E;
 
         /* pass 1: row max */
-        if (!PF) sm_ld_cache<T, VB, CACHE, REG>(xr, n, t, NT, cache);
+        if (!PF) nmo_ld_row_cache<T, VB, CACHE, REG>(xr, n, t, NT, cache);
         float m = ninf;
         if (!REG && t < head) m = nmo_fmaxf(m, nmo_ldf(xr + t));
 #pragma unroll
@@ -147,7 +133,7 @@ __global__ void __launch_bounds__(BLOCK, PF > 0 ? PF : 1)
         }
         for (int64_t j = body_end + t; !REG && j < n; j += NT) m = nmo_fmaxf(m, nmo_ldf(xr + j));
         nmo_vecb<VB> nxt[PF ? CACHE : 1];
-        if (PF && row + rstep < rows) sm_ld_cache<T, VB, CACHE, REG>(xr + rstep * n, n, t, NT, nxt);
+        if (PF && row + rstep < rows) nmo_ld_row_cache<T, VB, CACHE, REG>(xr + rstep * n, n, t, NT, nxt);
         if (GROUP == G_BLOCK) m = nmo_block_max<BLOCK, (MUT & M_WARP_MAX) != 0>(m, smem);
         else m = nmo_warp_max_xor(m);
 
