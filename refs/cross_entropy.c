@@ -35,8 +35,13 @@
 #define CE_P_RED 2
 
 /* Row i: loss (both formulations when ls > 0), nll and PyTorch's smooth term sm.
- * Returns the label status: >= 0 valid, -1 ignored, -2 invalid. */
-static int64_t NMO_REF(ce_row)(E_CTX *ctx, const nmo_case *c, int64_t i, E *loss, E *nll, E *sm)
+ * Returns the label status: >= 0 valid, -1 ignored, -2 invalid. Not static: the fast
+ * engine calls the certified build of it (row escalation, ce_row_red). */
+int64_t NMO_REF(nmo_ref_ce_row)(E_CTX *ctx, const nmo_case *c, int64_t i, E *loss, E *nll, E *sm);
+NMO_FAST_ONLY(int64_t NMO_REF_CERT(nmo_ref_ce_row)(nmo_cctx *ctx, const nmo_case *c, int64_t i,
+                                                   nmo_cenc *loss, nmo_cenc *nll, nmo_cenc *sm);)
+
+int64_t NMO_REF(nmo_ref_ce_row)(E_CTX *ctx, const nmo_case *c, int64_t i, E *loss, E *nll, E *sm)
 {
     int64_t V = c->in[0].dims[c->in[0].ndims - 1];
     double ls = c->param[CE_P_LS];
@@ -99,6 +104,28 @@ static int64_t NMO_REF(ce_row)(E_CTX *ctx, const nmo_case *c, int64_t i, E *loss
     return y;
 }
 
+/* Row i of a reduction over rows. Term escalation (enc_fast.h) with the row as the term:
+ * a row whose values the fast engine leaves uncertain (an undecided exp snap among its V
+ * terms, about 2^-25 each) is recomputed by the certified engine, which gives it the
+ * lattice values a certified-only evaluation gives it. Without this, one such row among
+ * 4096 escalated the whole scalar loss: an MPFR recomputation of every row, > 300 s for
+ * one 4096x4096 fp32 case (H200 run 2026-12-01c); with it, a few rows of 4096 terms. */
+static int64_t NMO_REF(ce_row_red)(E_CTX *ctx, const nmo_case *c, int64_t i, E *loss, E *nll, E *sm)
+{
+    int64_t y = NMO_REF(nmo_ref_ce_row)(ctx, c, i, loss, nll, sm);
+    NMO_FAST_ONLY({
+        nmo_cctx *cc = y != -1 ? nmo_fctx_term_cert(ctx, loss->flags | nll->flags | sm->flags) : NULL;
+        if (cc) {
+            nmo_cenc a, b, d;
+            nmo_cenc_init(cc, &a), nmo_cenc_init(cc, &b), nmo_cenc_init(cc, &d);
+            NMO_REF_CERT(nmo_ref_ce_row)(cc, c, i, &a, &b, &d);
+            nmo_cenc_export(cc, loss, &a), nmo_cenc_export(cc, nll, &b), nmo_cenc_export(cc, sm, &d);
+            nmo_cenc_clear(cc, &a), nmo_cenc_clear(cc, &b), nmo_cenc_clear(cc, &d);
+        }
+    })
+    return y;
+}
+
 void NMO_REF(nmo_ref_cross_entropy_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
 {
     int red = (int)c->param[CE_P_RED];
@@ -106,7 +133,7 @@ void NMO_REF(nmo_ref_cross_entropy_eval)(E_CTX *ctx, const nmo_case *c, int64_t 
     E loss, nll, sm;
     enc_init(ctx, &loss), enc_init(ctx, &nll), enc_init(ctx, &sm);
     if (red == 0) {
-        if (NMO_REF(ce_row)(ctx, c, u, &loss, &nll, &sm) == -1) enc_const(ctx, &loss, 0.0);
+        if (NMO_REF(nmo_ref_ce_row)(ctx, c, u, &loss, &nll, &sm) == -1) enc_const(ctx, &loss, 0.0);
         enc_export(ctx, &out[0][0], &loss);
         enc_clear(ctx, &loss), enc_clear(ctx, &nll), enc_clear(ctx, &sm);
         return;
@@ -120,7 +147,7 @@ void NMO_REF(nmo_ref_cross_entropy_eval)(E_CTX *ctx, const nmo_case *c, int64_t 
     enc_init(ctx, &eps), enc_init(ctx, &omls), enc_init(ctx, &lsc), enc_init(ctx, &one);
     int64_t k = 0;
     for (int64_t i = 0; i < rows; i++) {
-        if (NMO_REF(ce_row)(ctx, c, i, &rl[k], &rn[k], &rs[k]) == -1) continue;
+        if (NMO_REF(ce_row_red)(ctx, c, i, &rl[k], &rn[k], &rs[k]) == -1) continue;
         k++;
     }
     int inter = c->plan.inter != c->plan.compute;
@@ -138,7 +165,7 @@ void NMO_REF(nmo_ref_cross_entropy_eval)(E_CTX *ctx, const nmo_case *c, int64_t 
         /* sum of the rows, then / n: recompute the undivided per-row losses */
         k = 0;
         for (int64_t i = 0; i < rows; i++) {
-            if (NMO_REF(ce_row)(ctx, c, i, &rl[k], &rn[k], &rs[k]) == -1) continue;
+            if (NMO_REF(ce_row_red)(ctx, c, i, &rl[k], &rn[k], &rs[k]) == -1) continue;
             if (inter) {
                 enc_round(ctx, &rl[k], &rl[k], c->plan.inter, NMO_RNE, 0);
                 enc_round(ctx, &rn[k], &rn[k], c->plan.inter, NMO_RNE, 0);

@@ -396,10 +396,13 @@ Test(sum_sharp, lattice_endpoints_certified, .timeout = 600)
     ctx_done(&t);
 }
 
-/* Term escalation (kl_div, jsd): with every term recomputed by the certified engine
- * (escalate_terms), fast + escalation still equals the certified engine alone on every
- * family and parameter value, and the report counts the recomputed terms. */
-static void term_esc_case(const char *name, int pi, double pv, int f, long *cases)
+/* Term escalation (kl_div, jsd; cross_entropy's reductions over rows, a row being the
+ * term): with every term recomputed by the certified engine (escalate_terms), fast +
+ * escalation still equals the certified engine alone on every family and parameter
+ * value, and the report counts the recomputed terms (want). A second parameter pi2 = pv2
+ * is set when pi2 >= 0. */
+static void term_esc_case(const char *name, int pi, double pv, int pi2, double pv2, int64_t want,
+                          int f, long *cases)
 {
     const nmo_op *op = nmo_op_find(name);
     cr_assert_not_null(op);
@@ -411,6 +414,7 @@ static void term_esc_case(const char *name, int pi, double pv, int f, long *case
     double val[NMO_MAX_PARAMS] = {0};
     int set[NMO_MAX_PARAMS] = {0};
     val[pi] = pv, set[pi] = 1;
+    if (pi2 >= 0) val[pi2] = pv2, set[pi2] = 1;
     cr_assert_eq(nmo_case_init_params(&c, op, &p, 2, shape, val, set, &err), NMO_OK, "%s", err.msg);
     nmo_case_fill(&c, f, 11);
     nmo_report a, b;
@@ -419,8 +423,6 @@ static void term_esc_case(const char *name, int pi, double pv, int f, long *case
     cr_assert_eq(nmo_check(&a, &c, NULL, &o, &err), NMO_OK, "%s", err.msg);
     o.mode = NMO_MODE_CERT;
     cr_assert_eq(nmo_check(&b, &c, NULL, &o, &err), NMO_OK, "%s", err.msg);
-    /* every term, plus jsd's per-row exp(max) */
-    int64_t want = 3 * 257 + (strcmp(name, "jsd") == 0 ? 3 : 0);
     cr_expect_eq(a.n_term_esc, want, "%s param %g %s: %lld terms recomputed", name, pv,
                  nmo_family_name(f), (long long)a.n_term_esc);
     const nmo_fenc *x = &a.enc[0][0], *y = &b.enc[0][0];
@@ -438,12 +440,17 @@ Test(term_escalation, all_terms, .timeout = 600)
 {
     long cases = 0;
     for (int f = 0; f < NMO_FAM_COUNT; f++) {
-        for (int red = 1; red <= 3; red++) term_esc_case("kl_div", 0, red, f, &cases);
+        /* every term, plus jsd's per-row exp(max) */
+        for (int red = 1; red <= 3; red++) term_esc_case("kl_div", 0, red, -1, 0, 3 * 257, f, &cases);
         static const double betas[] = {0, 0.5, 1, 0.3};
-        for (int k = 0; k < 4; k++) term_esc_case("jsd", 0, betas[k], f, &cases);
+        for (int k = 0; k < 4; k++) term_esc_case("jsd", 0, betas[k], -1, 0, 3 * 257 + 3, f, &cases);
+        /* rows 0 and 2 (row 1 has ignore_index), each once per pass over the rows (2) */
+        static const double ls[] = {0, 0.1};
+        for (int red = 1; red <= 2; red++)
+            for (int k = 0; k < 2; k++) term_esc_case("cross_entropy", 2, red, 1, ls[k], 4, f, &cases);
     }
-    printf("term escalation kl_div, jsd: %ld cases, every term recomputed certified, fast == certified\n",
-           cases);
+    printf("term escalation kl_div, jsd, cross_entropy: %ld cases, every term recomputed certified, "
+           "fast == certified\n", cases);
 }
 
 /* ------------------------------------------------------------------ dot products */
