@@ -42,7 +42,12 @@ groups)
         OUT=$d timeout -s KILL $left bash "$0" large $(( left - 30 )) "$g"
         cat "$d"/gpu_test_large_part.txt >>"$OUT/gpu_test_large.txt" 2>/dev/null
         if [ -f "$d/large.csv" ]; then
-            if [ $first = 1 ]; then cat "$d/large.csv"; else tail -n +2 "$d/large.csv"; fi >>"$OUT/large.csv"; first=0
+            # a group killed at END can leave half a line: drop a last line without its
+            # newline, keep records with as many fields as the header (a cut line must not
+            # swallow the next group's first line)
+            [ -n "$(tail -c 1 "$d/large.csv")" ] && sed -i '$d' "$d/large.csv"
+            awk -F, -v first=$first 'NR == 1 { nf = NF; if (first == 1) print; next } NF == nf' \
+                "$d/large.csv" >>"$OUT/large.csv"; first=0
         fi
         rm -rf "$d"
     done ;;
