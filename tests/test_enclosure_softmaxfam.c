@@ -103,6 +103,18 @@ static void engines(ctx_t *t, const nmo_fenc *ef, nmo_cenc *ec, const char *what
     t->hi = e.hi;
 }
 
+/* Both engines' nmo_*_sum_sharp of the same terms, compared by engines(). */
+static void sum_sharp_engines(ctx_t *t, const nmo_fenc *xf, const nmo_cenc *xc, int64_t n, const char *what)
+{
+    nmo_fenc rf;
+    nmo_cenc rc;
+    nmo_cenc_init(&t->cc, &rc);
+    nmo_fenc_sum_sharp(&t->fc, &rf, xf, n);
+    nmo_cenc_sum_sharp(&t->cc, &rc, xc, n);
+    engines(t, &rf, &rc, what);
+    nmo_cenc_clear(&t->cc, &rc);
+}
+
 static void result(ctx_t *t, double r, const char *what)
 {
     t->evals++;
@@ -212,12 +224,7 @@ static void sum_case(ctx_t *t, int kind, int intervals)
         sabs += m, big = fmax(big, m);
         k += lo[i] != 0 || hi[i] != 0;
     }
-    nmo_fenc ef;
-    nmo_cenc ec;
-    nmo_cenc_init(&t->cc, &ec);
-    nmo_fenc_sum_sharp(&t->fc, &ef, xf, n);
-    nmo_cenc_sum_sharp(&t->cc, &ec, xc, n);
-    engines(t, &ef, &ec, "sum_sharp");
+    sum_sharp_engines(t, xf, xc, n, "sum_sharp");
     double R = sabs - big, ua = t->fc.ua;
     double bj = (k > 1 ? k - 1 : 0) * ua * sabs, br = R * (1 + 4 * k * ua);
     t->bound = fmin(bj, br);
@@ -233,7 +240,6 @@ static void sum_case(ctx_t *t, int kind, int intervals)
         result(t, eval_sum(t->acc, pt, n, rep < 3 ? rep : 0), "sum_sharp");
     }
     for (int i = 0; i < n; i++) nmo_cenc_clear(&t->cc, &xc[i]);
-    nmo_cenc_clear(&t->cc, &ec);
 }
 
 static void sum_suite(nmo_fmt acc, int trials)
@@ -298,13 +304,7 @@ Test(sum_sharp, long_sums_decided, .timeout = 600)
         double vlo = slo - em, vhi = shi + em;
         naive_amb += nmo_fmt_round(NMO_FP32, vlo - e, NMO_RU, 0) != nmo_fmt_round(NMO_FP32, vlo + e, NMO_RU, 0) ||
                      nmo_fmt_round(NMO_FP32, vhi - e, NMO_RD, 0) != nmo_fmt_round(NMO_FP32, vhi + e, NMO_RD, 0);
-        nmo_fenc rf;
-        nmo_cenc rc;
-        nmo_cenc_init(&t.cc, &rc);
-        nmo_fenc_sum_sharp(&t.fc, &rf, xf, N);
-        nmo_cenc_sum_sharp(&t.cc, &rc, xc, N);
-        engines(&t, &rf, &rc, "long sum");
-        nmo_cenc_clear(&t.cc, &rc);
+        sum_sharp_engines(&t, xf, xc, N, "long sum");
     }
     printf("sum_sharp long sums: %d sums of %d fp32 terms, %ld undecided by the naive radius, "
            "%ld UNC after the compensated redo, %ld fast!=cert\n", TRIALS, N, naive_amb, t.unc, t.mismatch);
@@ -349,13 +349,7 @@ Test(sum_sharp, lattice_endpoints_certified, .timeout = 600)
             xf[i] = neg ? (nmo_fenc){-w, -v, 0} : (nmo_fenc){v, w, 0};
             cenc_of(&t, &xc[i], &xf[i]);
         }
-        nmo_fenc rf;
-        nmo_cenc rc;
-        nmo_cenc_init(&t.cc, &rc);
-        nmo_fenc_sum_sharp(&t.fc, &rf, xf, n);
-        nmo_cenc_sum_sharp(&t.cc, &rc, xc, n);
-        engines(&t, &rf, &rc, "equal-term sum");
-        nmo_cenc_clear(&t.cc, &rc);
+        sum_sharp_engines(&t, xf, xc, n, "equal-term sum");
         sums++;
     }
     long finished = (long)t.fc.n_sum_cert;
