@@ -156,23 +156,19 @@ void NMO_REF(nmo_ref_cross_entropy_eval)(E_CTX *ctx, const nmo_case *c, int64_t 
         tot.flags |= NMO_EF_NAN;
     } else {
         /* Liger: every row divides by n, the per-row values are summed */
+        E *rd = enc_evec(ctx, 6, k);
         for (int64_t i = 0; i < k; i++) {
-            enc_div_si(ctx, &a, &rl[i], n);
-            if (inter) enc_round(ctx, &a, &a, c->plan.inter, NMO_RNE, 0);
-            enc_set(ctx, &rl[i], &a); /* rl[i] now holds loss_i / n; keep loss_i in b below */
+            enc_div_si(ctx, &rd[i], &rl[i], n);
+            if (inter) enc_round(ctx, &rd[i], &rd[i], c->plan.inter, NMO_RNE, 0);
         }
-        enc_sum_sharp(ctx, &tot, rl, k);
-        /* sum of the rows, then / n: recompute the undivided per-row losses */
-        k = 0;
-        for (int64_t i = 0; i < rows; i++) {
-            if (NMO_REF(ce_row_red)(ctx, c, i, &rl[k], &rn[k], &rs[k]) == -1) continue;
-            if (inter) {
-                enc_round(ctx, &rl[k], &rl[k], c->plan.inter, NMO_RNE, 0);
-                enc_round(ctx, &rn[k], &rn[k], c->plan.inter, NMO_RNE, 0);
-                enc_round(ctx, &rs[k], &rs[k], c->plan.inter, NMO_RNE, 0);
+        enc_sum_sharp(ctx, &tot, rd, k);
+        /* sum of the rows (stored in inter), then / n */
+        if (inter)
+            for (int64_t i = 0; i < k; i++) {
+                enc_round(ctx, &rl[i], &rl[i], c->plan.inter, NMO_RNE, 0);
+                enc_round(ctx, &rn[i], &rn[i], c->plan.inter, NMO_RNE, 0);
+                enc_round(ctx, &rs[i], &rs[i], c->plan.inter, NMO_RNE, 0);
             }
-            k++;
-        }
         enc_sum_sharp(ctx, &t2, rl, k);
         enc_div_si(ctx, &t2, &t2, n);
         enc_hull(ctx, &tot, &tot, &t2);
