@@ -1127,7 +1127,7 @@ nmo_status nmo__bundle_load_core(nmo_bundle *b, const cJSON *graph, const char *
                 double e = with_golden ? nmo_tensor_get(&b->golden[k], i) : lo;
                 char ix[160];
                 nmo__fmt_index(ix, sizeof ix, gt->ndims, gt->dims, i);
-                if (fl & ~0x0fu)
+                if (fl & ~0x3fu) /* NMO_BF_* (check.h): six bits */
                     s = nmo_err_set(err, NMO_ERR_DATA, "%s: %s: invalid flag bits 0x%02x at index %s", bp[2], lab, fl, ix);
                 else if ((fl & NMO_BF_MUST_NAN) && with_golden)
                     s = nmo_err_set(err, NMO_ERR_DATA,
@@ -1297,22 +1297,16 @@ nmo_status nmo_bundle_judge(nmo_report *rep, const nmo_bundle *b, const nmo_tens
                 nmo_verdict vd;
                 double dist = 0;
                 int64_t width = 0;
+                vd = nmo__verdict_in_r(v, rl, rh, f);
                 if (f & NMO_BF_MUST_NAN) {
-                    vd = v != v ? NMO_PASS : NMO_FAIL;
                     if (vd == NMO_FAIL) dist = INFINITY;
                 } else {
                     int finite = !(f & NMO_BF_NONFINITE);
                     if (finite) width = oh - ol;
-                    int inside = v != v ? (f & NMO_BF_NAN_OK) != 0 : (rl <= v && v <= rh);
-                    if (!inside) {
-                        vd = NMO_FAIL;
+                    if (vd == NMO_FAIL) {
                         if (v != v) dist = INFINITY;
                         else if (v > rh) dist = (double)(oc - oh);
                         else dist = (double)(ol - oc);
-                    } else if (!finite || (f & NMO_BF_WIDE) || v != v) {
-                        vd = NMO_INCONCLUSIVE;
-                    } else {
-                        vd = NMO_PASS;
                     }
                     if (finite) {
                         if (flags & NMO_JUDGE_WIDTHS) rep->width_hist[width < NMO_WIDTH_HIST ? width : NMO_WIDTH_HIST]++;
@@ -1329,17 +1323,27 @@ nmo_status nmo_bundle_judge(nmo_report *rep, const nmo_bundle *b, const nmo_tens
                 info.enc_lo = info.enc_hi = NAN; /* not stored */
                 info.dist_ulps = dist;
                 info.width_ulps = width;
+                info.scale = info.width_scale = NAN; /* not stored */
                 info.verdict = vd;
                 if (vd == NMO_PASS) {
                     n_pass++;
+                    rep->n_scaled += (f & NMO_BF_SCALED) != 0;
                     if (width > kmax || kmax_i < 0 || (width == kmax && idx < kmax_i)) kmax = width, kmax_i = idx;
                 } else if (vd == NMO_FAIL) {
                     rep->n_fail++;
                     if (!has_f || dist > wf.dist_ulps) wf = info, has_f = 1;
                 } else {
                     rep->n_inconc++;
-                    if (f & NMO_BF_NONFINITE) rep->n_nonfinite++;
-                    else if (f & NMO_BF_WIDE) rep->n_wide++;
+                    if (f & NMO_BF_NONFINITE) {
+                        rep->n_nonfinite++;
+                        if (rl == -INFINITY && rh == INFINITY) rep->n_unbounded++;
+                        else rep->n_overflow++;
+                    } else if (f & NMO_BF_WIDE) {
+                        rep->n_wide++;
+                        rep->n_noscale += (f & NMO_BF_NOSCALE) != 0;
+                    } else {
+                        rep->n_nan++;
+                    }
                     if (!has_i || width > wi.width_ulps) wi = info, has_i = 1;
                 }
             }

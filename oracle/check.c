@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "numoracle/check.h"
+#include "nmo_internal.h"
 #include "numoracle/enc_cert.h"
 #include "numoracle/enc_fast.h"
 
@@ -78,6 +79,17 @@ static int64_t out_ord_ext(nmo_fmt f, double x)
     return out_ord(f, x);
 }
 
+/* The width of a finite R = [rlo, rhi] in ulps of `out` at the element's error scale m
+ * (the spacing of out in m's binade; that of the largest finite value beyond it); NAN when
+ * there is no scale (m not finite and positive: a domain edge, or an exact zero). The
+ * scale rule (DESIGN §6): R is informative when this is at most max_ulps. */
+static inline double width_at_scale(const nmo_plan *p, double rlo, double rhi, double m)
+{
+    if (!(m > 0) || !isfinite(m)) return NAN;
+    double mf = nmo_fmt_get(p->out)->max_finite;
+    return (rhi - rlo) / nmo_fmt_ulp(p->out, m < mf ? m : mf);
+}
+
 static inline nmo_verdict judge_core(nmo_elem_info *in, const nmo_fenc *e, double v,
                                      const nmo_plan *p, long max_ulps, uint32_t *bflags)
 {
@@ -87,6 +99,8 @@ static inline nmo_verdict judge_core(nmo_elem_info *in, const nmo_fenc *e, doubl
     in->cand = v;
     in->dist_ulps = 0;
     in->width_ulps = 0;
+    in->scale = e->mag;
+    in->width_scale = NAN;
     if (e->lo != e->lo) { /* every implementation gives NaN */
         bf = NMO_BF_MUST_NAN | NMO_BF_NAN_OK;
         in->rlo = in->rhi = NAN;
@@ -103,22 +117,24 @@ static inline nmo_verdict judge_core(nmo_elem_info *in, const nmo_fenc *e, doubl
     if (rhi != rhi) rhi = INFINITY, bf |= NMO_BF_NAN_OK;
     in->rlo = rlo;
     in->rhi = rhi;
-    int finite = isfinite(rlo) && isfinite(rhi);
+    /* R exactly {+inf} or {-inf} (every implementation overflows the same way) decides
+     * like a finite set of one value */
+    int one_inf = isinf(rlo) && rlo == rhi && !(bf & NMO_BF_NAN_OK);
+    int finite = (isfinite(rlo) && isfinite(rhi)) || one_inf;
     if (!finite) bf |= NMO_BF_NONFINITE;
-    else {
+    else if (!one_inf) {
         in->width_ulps = out_ord(p->out, rhi) - out_ord(p->out, rlo);
-        if (in->width_ulps + 1 > max_ulps) bf |= NMO_BF_WIDE;
+        in->width_scale = width_at_scale(p, rlo, rhi, e->mag);
+        if (in->width_ulps + 1 > max_ulps) {
+            if (in->width_scale <= (double)max_ulps) bf |= NMO_BF_SCALED;
+            else bf |= NMO_BF_WIDE | (in->width_scale == in->width_scale ? 0 : NMO_BF_NOSCALE);
+        }
     }
-    int inside = v != v ? (bf & NMO_BF_NAN_OK) != 0 : (rlo <= v && v <= rhi);
-    if (!inside) {
-        in->verdict = NMO_FAIL;
+    in->verdict = nmo__verdict_in_r(v, rlo, rhi, bf);
+    if (in->verdict == NMO_FAIL) {
         if (v != v) in->dist_ulps = INFINITY;
         else if (v > rhi) in->dist_ulps = (double)(out_ord_ext(p->out, v) - out_ord_ext(p->out, rhi));
         else in->dist_ulps = (double)(out_ord_ext(p->out, rlo) - out_ord_ext(p->out, v));
-    } else if (!finite || (bf & NMO_BF_WIDE) || v != v) {
-        in->verdict = NMO_INCONCLUSIVE;
-    } else {
-        in->verdict = NMO_PASS;
     }
     if (bflags) *bflags = bf;
     return in->verdict;
@@ -199,6 +215,7 @@ typedef struct {
     nmo_status status;
     nmo_err err;
     int64_t n_pass, n_fail, n_inconc, n_nonfinite, n_wide, n_unc, n_escalated, units_escalated;
+    int64_t n_overflow, n_unbounded, n_noscale, n_nan, n_scaled;
     int64_t n_term_esc, n_sum_cert;
     int64_t width_hist[NMO_WIDTH_HIST + 1];
     int64_t width_max;
@@ -354,7 +371,7 @@ static int64_t judge_fast_run(check_worker *w, int k, const nmo_fenc *e, int64_t
     const int bf16 = c->plan.out == NMO_BF16;
     const int64_t max_ulps = w->rep->max_ulps;
     uint8_t *verd = w->o.keep_verdicts ? w->rep->verdicts[k] + beg : NULL;
-    int64_t cnt[4] = {0, 0, 0, 0}, h0 = 0, h1 = 0, wmax = w->width_max;
+    int64_t cnt[4] = {0, 0, 0, 0}, h0 = 0, h1 = 0, wmax = w->width_max, scaled = 0, noscale = 0;
     /* a PASS only competes for the worst element by width: above this one */
     int64_t pass_bar = !w->has_worst ? -1 : w->worst.verdict != NMO_PASS ? INT64_MAX : w->worst.width_ulps;
     enum { B = 512 };
@@ -370,6 +387,13 @@ static int64_t judge_fast_run(check_worker *w, int k, const nmo_fenc *e, int64_t
             int cd = code[j];
             int64_t wd = wdv[j];
             if (cd == 3) break;
+            if (cd == 2) { /* more than max_ulps values: the scale rule may still decide */
+                const nmo_fenc *ej = &e[i0 + j];
+                double ws = width_at_scale(&c->plan, out_round(&c->plan, ej->lo, NMO_RNE),
+                                           out_round(&c->plan, ej->hi, NMO_RNE), ej->mag);
+                if (ws <= (double)max_ulps) code[j] = (uint8_t)(cd = 0), scaled++;
+                else noscale += ws != ws;
+            }
             cnt[cd]++;
             h0 += wd == 0;
             h1 += wd == 1;
@@ -399,6 +423,8 @@ static int64_t judge_fast_run(check_worker *w, int k, const nmo_fenc *e, int64_t
     w->n_fail += cnt[1];
     w->n_inconc += cnt[2];
     w->n_wide += cnt[2]; /* finite R here: INCONCLUSIVE means wide */
+    w->n_noscale += noscale;
+    w->n_scaled += scaled;
     w->width_hist[0] += h0;
     w->width_hist[1] += h1;
     w->width_max = wmax;
@@ -490,12 +516,23 @@ static void *worker_main(void *arg)
                 }
                 if (!cand) continue;
                 if (o.keep_verdicts) rep->verdicts[k][idx] = (uint8_t)vd;
-                if (vd == NMO_PASS) w->n_pass++;
-                else if (vd == NMO_FAIL) w->n_fail++;
-                else {
+                if (vd == NMO_PASS) {
+                    w->n_pass++;
+                    w->n_scaled += (bf & NMO_BF_SCALED) != 0;
+                } else if (vd == NMO_FAIL) {
+                    w->n_fail++;
+                } else {
                     w->n_inconc++;
-                    if (bf & NMO_BF_NONFINITE) w->n_nonfinite++;
-                    else if (bf & NMO_BF_WIDE) w->n_wide++;
+                    if (bf & NMO_BF_NONFINITE) {
+                        w->n_nonfinite++;
+                        if (info.rlo == -INFINITY && info.rhi == INFINITY) w->n_unbounded++;
+                        else w->n_overflow++;
+                    } else if (bf & NMO_BF_WIDE) {
+                        w->n_wide++;
+                        w->n_noscale += (bf & NMO_BF_NOSCALE) != 0;
+                    } else {
+                        w->n_nan++; /* a NaN candidate where NaN is possible, not certain */
+                    }
                 }
                 /* the worst element: a PASS only competes by width */
                 if (w->has_worst && vd == NMO_PASS &&
@@ -605,6 +642,8 @@ nmo_status nmo_check(nmo_report *rep, const nmo_case *c, const nmo_tensor *cand,
         }
         rep->n_pass += x->n_pass, rep->n_fail += x->n_fail, rep->n_inconc += x->n_inconc;
         rep->n_nonfinite += x->n_nonfinite, rep->n_wide += x->n_wide;
+        rep->n_overflow += x->n_overflow, rep->n_unbounded += x->n_unbounded;
+        rep->n_noscale += x->n_noscale, rep->n_nan += x->n_nan, rep->n_scaled += x->n_scaled;
         rep->n_unc += x->n_unc, rep->n_escalated += x->n_escalated;
         rep->units_escalated += x->units_escalated;
         rep->n_term_esc += x->n_term_esc;

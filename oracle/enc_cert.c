@@ -25,6 +25,7 @@ static void ce_set_nan(nmo_cenc *r, uint32_t fl)
     mpfr_set_nan(r->lo);
     mpfr_set_nan(r->hi);
     r->flags = fl | NMO_EF_NAN;
+    r->mag = 0;
 }
 
 static void ce_set_all(nmo_cenc *r, uint32_t fl)
@@ -32,6 +33,19 @@ static void ce_set_all(nmo_cenc *r, uint32_t fl)
     mpfr_set_inf(r->lo, -1);
     mpfr_set_inf(r->hi, 1);
     r->flags = fl | NMO_EF_NAN;
+    r->mag = INFINITY;
+}
+
+/* The error scale (enc_fast.h, "error scale"): the fast engine's binary64 formulas on the
+ * same lattice endpoints, which are doubles here too (mpfr_get_d is exact on them). */
+static double ce_lo(const nmo_cenc *a) { return mpfr_get_d(a->lo, MPFR_RNDN); }
+static double ce_hi(const nmo_cenc *a) { return mpfr_get_d(a->hi, MPFR_RNDN); }
+static double ce_abs(const nmo_cenc *a) { return nmo_mag_abs(ce_lo(a), ce_hi(a)); }
+
+/* m, or +inf for an unbounded result (nmo_mag_fin) */
+static void ce_mag(nmo_cenc *r, double m)
+{
+    r->mag = mpfr_number_p(r->lo) && mpfr_number_p(r->hi) ? m : INFINITY;
 }
 
 static int ce_is_nan(const nmo_cenc *a) { return mpfr_nan_p(a->lo); }
@@ -123,6 +137,7 @@ void nmo_cenc_init(nmo_cctx *c, nmo_cenc *x)
     mpfr_set_zero(x->lo, 1);
     mpfr_set_zero(x->hi, 1);
     x->flags = 0;
+    x->mag = 0;
 }
 
 void nmo_cenc_clear(nmo_cctx *c, nmo_cenc *x)
@@ -138,6 +153,7 @@ void nmo_cenc_set(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
     mpfr_set(r->lo, a->lo, MPFR_RNDN);
     mpfr_set(r->hi, a->hi, MPFR_RNDN);
     r->flags = a->flags;
+    r->mag = a->mag;
 }
 
 void nmo_cenc_set_d(nmo_cctx *c, nmo_cenc *r, double v)
@@ -148,6 +164,7 @@ void nmo_cenc_set_d(nmo_cctx *c, nmo_cenc *r, double v)
         if (v < 0) hi = 0; else lo = 0;
     }
     ce_setd2(r, lo, hi, 0);
+    r->mag = isfinite(v) ? fabs(v) : INFINITY;
 }
 
 void nmo_cenc_const(nmo_cctx *c, nmo_cenc *r, double v)
@@ -155,16 +172,19 @@ void nmo_cenc_const(nmo_cctx *c, nmo_cenc *r, double v)
     mpfr_set_d(c->t[0], v, MPFR_RNDN);
     double x = ce_round(c, c->cf, c->t[0], NMO_RNE);
     ce_setd2(r, x, x, 0);
+    r->mag = isfinite(x) ? fabs(x) : INFINITY;
 }
 
 void nmo_cenc_add(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b)
 {
     uint32_t fl = a->flags | b->flags;
     if (ce_is_nan(a) || ce_is_nan(b)) { ce_set_nan(r, fl); return; }
+    double m = a->mag + b->mag;
     mpfr_add(c->t[0], a->lo, b->lo, MPFR_RNDN); /* exact at WP for lattice values ... */
     mpfr_add(c->t[1], a->hi, b->hi, MPFR_RNDN); /* ... or innocuously double-rounded */
     double lo = ce_round(c, c->cf, c->t[0], NMO_RNE), hi = ce_round(c, c->cf, c->t[1], NMO_RNE);
     ce_setd2(r, lo, hi, fl);
+    ce_mag(r, m);
 }
 
 void nmo_cenc_neg(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
@@ -173,6 +193,7 @@ void nmo_cenc_neg(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
     mpfr_neg(r->hi, a->lo, MPFR_RNDN);
     mpfr_set(r->lo, c->t[0], MPFR_RNDN);
     r->flags = a->flags;
+    r->mag = a->mag;
 }
 
 void nmo_cenc_sub(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b)
@@ -220,6 +241,7 @@ void nmo_cenc_mul(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b
     uint32_t fl = a->flags | b->flags;
     if (ce_is_nan(a) || ce_is_nan(b)) { ce_set_nan(r, fl); return; }
     if (ce_mul_nan_possible(a, b)) fl |= NMO_EF_NAN;
+    double m = nmo_mag_mul(a->mag, ce_abs(a), b->mag, ce_abs(b));
     mpfr_t lo, hi;
     mpfr_inits2(2 * WP, lo, hi, (mpfr_ptr)0);
     if (!ce_mul_exact(c, lo, hi, a->lo, a->hi, b->lo, b->hi)) {
@@ -227,6 +249,7 @@ void nmo_cenc_mul(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b
     } else {
         double l = ce_round(c, c->cf, lo, NMO_RNE), h = ce_round(c, c->cf, hi, NMO_RNE);
         ce_setd2(r, l, h, fl);
+        ce_mag(r, m);
     }
     mpfr_clears(lo, hi, (mpfr_ptr)0);
 }
@@ -248,7 +271,9 @@ void nmo_cenc_div(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b
             if (q > h) h = q;
         }
     if (nan) { ce_set_all(r, fl); return; }
+    double ma = a->mag, mb = b->mag, bl = ce_lo(b), bh = ce_hi(b);
     ce_setd2(r, l, h, fl);
+    ce_mag(r, nmo_mag_div(ma, ce_abs(r), mb, bl, bh));
 }
 
 void nmo_cenc_div_si(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, int64_t n)
@@ -267,7 +292,9 @@ void nmo_cenc_div_si(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, int64_t n)
     double l2 = ce_round(c, c->cf, c->t[2], NMO_RNE);
     mpfr_mul_d(c->t[2], a->hi, rcp, MPFR_RNDN);
     double h2 = ce_round(c, c->cf, c->t[2], NMO_RNE);
+    double m = a->mag / (double)n;
     ce_setd2(r, fmin(l1, l2), fmax(h1, h2), a->flags);
+    ce_mag(r, m);
 }
 
 void nmo_cenc_fma(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b, const nmo_cenc *d)
@@ -275,6 +302,7 @@ void nmo_cenc_fma(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b
     uint32_t fl = a->flags | b->flags | d->flags;
     if (ce_is_nan(a) || ce_is_nan(b) || ce_is_nan(d)) { ce_set_nan(r, fl); return; }
     if (ce_mul_nan_possible(a, b)) fl |= NMO_EF_NAN;
+    double mg = nmo_mag_mul(a->mag, ce_abs(a), b->mag, ce_abs(b)) + d->mag;
     mpfr_t plo, phi, s;
     mpfr_inits2(2 * WP, plo, phi, (mpfr_ptr)0);
     mpfr_init2(s, 4 * WP);
@@ -292,6 +320,7 @@ void nmo_cenc_fma(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b
         mpfr_add(s, s, d->hi, MPFR_RNDN);
         double m_hi = ce_round(c, c->cf, s, NMO_RNE);
         ce_setd2(r, fmin(f_lo, m_lo), fmax(f_hi, m_hi), fl);
+        ce_mag(r, mg);
     }
     mpfr_clears(plo, phi, s, (mpfr_ptr)0);
 }
@@ -352,11 +381,13 @@ void nmo_cenc_sqrt(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
     uint32_t fl = a->flags;
     if (ce_is_nan(a) || mpfr_sgn(a->hi) < 0) { ce_set_nan(r, fl); return; }
     if (mpfr_sgn(a->lo) < 0) { ce_set_all(r, fl); return; }
+    double al = ce_lo(a), ah = ce_hi(a), ma = a->mag;
     mpfr_sqrt(c->t[0], a->lo, MPFR_RNDN);
     double l = ce_round(c, c->cf, c->t[0], NMO_RNE);
     mpfr_sqrt(c->t[0], a->hi, MPFR_RNDN);
     double h = ce_round(c, c->cf, c->t[0], NMO_RNE);
     ce_setd2(r, l, h, fl);
+    ce_mag(r, nmo_mag_edge(al, ah, ma) ? INFINITY : ma == 0 ? h : nmo_mag_fn(h, 0.5 / l, ma));
 }
 
 void nmo_cenc_rsqrt(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
@@ -377,7 +408,9 @@ void nmo_cenc_rsqrt(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
     mpfr_set_d(c->t[0], slo, MPFR_RNDN);
     mpfr_ui_div(c->t[1], 1, c->t[0], MPFR_RNDN);
     double hi2 = ce_round(c, c->cf, c->t[1], NMO_RNE);
-    ce_setd2(r, fmin(lo1, lo2), fmax(hi1, hi2), fl);
+    double al = ce_lo(a), ah = ce_hi(a), ma = a->mag, rh = fmax(hi1, hi2);
+    ce_setd2(r, fmin(lo1, lo2), rh, fl);
+    ce_mag(r, nmo_mag_edge(al, ah, ma) ? INFINITY : nmo_mag_fn(rh, rh / (2 * al), ma));
 }
 
 void nmo_cenc_exp(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
@@ -405,7 +438,9 @@ void nmo_cenc_exp(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
     /* overflow: inf is possible once the upper bound reaches max finite (as in
      * nmo_fenc_exp) */
     if (hi >= nmo_fmt_get(c->cf)->max_finite) hi = INFINITY;
+    double m = hi == 0 ? 0 : a->mag != 0 && !(ce_hi(a) - ce_lo(a) <= 1) ? INFINITY : nmo_mag_fn(hi, hi, a->mag);
     ce_setd2(r, lo < 0 ? 0 : lo, hi, fl);
+    ce_mag(r, m);
 }
 
 void nmo_cenc_log(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
@@ -414,9 +449,11 @@ void nmo_cenc_log(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
     if (ce_is_nan(a) || mpfr_sgn(a->hi) < 0) { ce_set_nan(r, fl); return; }
     if (mpfr_sgn(a->lo) <= 0) { ce_set_all(r, fl); return; }
     int n = c->plan.fn_ulps[NMO_FN_LOG];
+    double al = ce_lo(a), ah = ce_hi(a), ma = a->mag;
     double lo = ce_fn_side(c, mpfr_log, a->lo, n, 0);
     double hi = ce_fn_side(c, mpfr_log, a->hi, n, 1);
     ce_setd2(r, lo, hi, fl);
+    ce_mag(r, nmo_mag_edge(al, ah, ma) ? INFINITY : nmo_mag_fn(nmo_mag_abs(lo, hi), 1 / al, ma));
 }
 
 /* sigmoid(x) = 1/(1 + exp(-x)), directed: a lower bound uses exp(-x) rounded up. */
@@ -440,9 +477,11 @@ static void ce_incr(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, nmo_fn fn)
     int n = c->plan.fn_ulps[fn];
     double lo = ce_fn_side(c, f, a->lo, n, 0), hi = ce_fn_side(c, f, a->hi, n, 1);
     double bot = fn == NMO_FN_SIGMOID ? 0 : -1;
+    double L = fn == NMO_FN_TANH ? 1 : fn == NMO_FN_ERF ? 1.1283791670955126 : 0.25, ma = a->mag;
     lo = lo < bot ? bot : lo > 1 ? 1 : lo;
     hi = hi > 1 ? 1 : hi < bot ? bot : hi;
     ce_setd2(r, lo, hi, fl);
+    r->mag = nmo_mag_fn(nmo_mag_abs(lo, hi), L, ma);
 }
 
 void nmo_cenc_tanh(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a) { ce_incr(c, r, a, NMO_FN_TANH); }
@@ -466,10 +505,12 @@ void nmo_cenc_max(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b
     uint32_t fl = a->flags | b->flags;
     if (ce_is_nan(a)) { nmo_cenc_set(c, r, b); r->flags |= fl | NMO_EF_NAN; return; }
     if (ce_is_nan(b)) { nmo_cenc_set(c, r, a); r->flags |= fl | NMO_EF_NAN; return; }
+    double m = nmo_mag_max(a->mag, b->mag);
     mpfr_max(c->t[0], a->lo, b->lo, MPFR_RNDN);
     mpfr_max(r->hi, a->hi, b->hi, MPFR_RNDN);
     mpfr_set(r->lo, c->t[0], MPFR_RNDN);
     r->flags = fl;
+    r->mag = m;
 }
 
 void nmo_cenc_min(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b)
@@ -477,10 +518,12 @@ void nmo_cenc_min(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b
     uint32_t fl = a->flags | b->flags;
     if (ce_is_nan(a)) { nmo_cenc_set(c, r, b); r->flags |= fl | NMO_EF_NAN; return; }
     if (ce_is_nan(b)) { nmo_cenc_set(c, r, a); r->flags |= fl | NMO_EF_NAN; return; }
+    double m = nmo_mag_max(a->mag, b->mag);
     mpfr_min(c->t[0], a->lo, b->lo, MPFR_RNDN);
     mpfr_min(r->hi, a->hi, b->hi, MPFR_RNDN);
     mpfr_set(r->lo, c->t[0], MPFR_RNDN);
     r->flags = fl;
+    r->mag = m;
 }
 
 static void ce_absmax(mpfr_ptr m, const nmo_cenc *a)
@@ -493,6 +536,7 @@ void nmo_cenc_mul3(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *
 {
     uint32_t fl = a->flags | b->flags | d->flags;
     if (ce_is_nan(a) || ce_is_nan(b) || ce_is_nan(d)) { ce_set_nan(r, fl); return; }
+    double mg = nmo_mag_mul3(a->mag, ce_abs(a), b->mag, ce_abs(b), d->mag, ce_abs(d));
     mpfr_t ablo, abhi, plo, phi, m, t;
     mpfr_inits2(2 * WP, ablo, abhi, (mpfr_ptr)0);
     mpfr_inits2(4 * WP, plo, phi, m, t, (mpfr_ptr)0);
@@ -519,6 +563,7 @@ void nmo_cenc_mul3(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *
         mpfr_add(phi, phi, m, MPFR_RNDU);
         double hi = ce_round(c, c->cf, phi, NMO_RNE);
         ce_setd2(r, lo, hi, fl);
+        ce_mag(r, mg);
     }
     mpfr_clears(ablo, abhi, plo, phi, m, t, (mpfr_ptr)0);
 }
@@ -579,7 +624,9 @@ void nmo_cenc_round(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, nmo_fmt f, nmo_
     if (ce_is_nan(a)) { nmo_cenc_set(c, r, a); return; }
     double lo = ce_round(c, f, a->lo, sr ? NMO_RD : rnd);
     double hi = ce_round(c, f, a->hi, sr ? NMO_RU : rnd);
+    double m = a->mag;
     ce_setd2(r, lo, hi, a->flags);
+    ce_mag(r, m);
 }
 
 /* Mirrors nmo_fe_red_finish: exact-sum bounds slo (rounded down) and shi (up), the
@@ -631,8 +678,24 @@ void nmo_cenc_sum(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, int64_t n)
     for (int64_t i = 0; i < n; i++) mpfr_clear(ab[i]);
     free(ab);
     double k = n > 1 ? (double)(n - 1) : 0;
+    double mg = 0;
+    for (int64_t i = 0; i < n; i++) mg += x[i].mag; /* nmo_mag_sum's order */
     ce_red_finish(c, r, slo, shi, A, k, c->ftz ? k * c->etaa : 0, fl);
+    ce_mag(r, mg);
     mpfr_clears(slo, shi, A, (mpfr_ptr)0);
+}
+
+/* The scale of a dot product of input points (nmo_fe_dot_mag): the binade of the exact
+ * sum of the n exact |products| p[], from its value rounded down (correctly rounded, so
+ * it lies in the binade of the exact sum). */
+static double ce_dot_mag(mpfr_ptr *p, int64_t n)
+{
+    mpfr_t s;
+    mpfr_init2(s, 64);
+    mpfr_sum(s, p, (unsigned long)n, MPFR_RNDD);
+    double m = nmo_mag_pow2(mpfr_get_d(s, MPFR_RNDD));
+    mpfr_clear(s);
+    return m;
 }
 
 void nmo_cenc_dot_d(nmo_cctx *c, nmo_cenc *r, const double *x, const double *y, int64_t n)
@@ -662,10 +725,12 @@ void nmo_cenc_dot_d(nmo_cctx *c, nmo_cenc *r, const double *x, const double *y, 
     mpfr_sum(shi, p, (unsigned long)n, MPFR_RNDU);
     for (int64_t i = 0; i < n; i++) p[i] = pr[n + i];
     mpfr_sum(A, p, (unsigned long)n, MPFR_RNDU);
+    double mg = ce_dot_mag(p, n);
     for (int64_t i = 0; i < 2 * n; i++) mpfr_clear(pr[i]);
     free(pr);
     double keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
     ce_red_finish(c, r, slo, shi, A, nmo_plan_dot_k2(&c->plan, n, (int64_t)m), keta, 0);
+    ce_mag(r, mg);
     mpfr_clears(slo, shi, A, (mpfr_ptr)0);
 }
 
@@ -686,6 +751,7 @@ void nmo_cenc_export(nmo_cctx *c, nmo_fenc *dst, const nmo_cenc *src)
     dst->lo = mpfr_get_d(src->lo, MPFR_RNDD);
     dst->hi = mpfr_get_d(src->hi, MPFR_RNDU);
     dst->flags = src->flags & ~NMO_EF_UNC;
+    dst->mag = src->mag;
 }
 
 void nmo_cenc_hull(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b)
@@ -694,10 +760,12 @@ void nmo_cenc_hull(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *
     if (ce_is_nan(a) && ce_is_nan(b)) { ce_set_nan(r, fl); return; }
     if (ce_is_nan(a)) { nmo_cenc_set(c, r, b); r->flags = fl; return; }
     if (ce_is_nan(b)) { nmo_cenc_set(c, r, a); r->flags = fl; return; }
+    double m = nmo_mag_max(a->mag, b->mag);
     mpfr_min(c->t[0], a->lo, b->lo, MPFR_RNDN);
     mpfr_max(r->hi, a->hi, b->hi, MPFR_RNDN);
     mpfr_set(r->lo, c->t[0], MPFR_RNDN);
     r->flags = fl;
+    r->mag = m;
 }
 
 void nmo_cenc_gemm_elem(nmo_cctx *c, nmo_cenc *r, const nmo_tensor *A, const nmo_tensor *B,
@@ -752,9 +820,23 @@ static int ce_partial_ovf(nmo_cctx *c, mpfr_ptr t, mpfr_srcptr R, double g, mpfr
     return !mpfr_number_p(t) || mpfr_cmp_d(t, nmo_fmt_get(c->cf)->max_finite) >= 0;
 }
 
+/* nmo_mag_prodk on certified enclosures (the same loop) */
+static double ce_mag_prodk(const nmo_cenc *const *f, int k, int64_t j)
+{
+    double m = 0;
+    for (int i = 0; i < k; i++) {
+        double t = f[i][j].mag;
+        for (int l = 0; l < k; l++)
+            if (l != i) t = nmo_mag_prod(t, ce_abs(&f[l][j]));
+        m = nmo_mag_max(m, t);
+    }
+    return m;
+}
+
 /* Mirrors nmo_fenc_prodk (the bound and its source are there). */
 void nmo_cenc_prodk(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *const *f, int k, int fused)
 {
+    double mg = ce_mag_prodk(f, k, 0);
     uint32_t fl = 0;
     int zero = 0, nonfin = 0;
     for (int i = 0; i < k; i++) {
@@ -763,7 +845,7 @@ void nmo_cenc_prodk(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *const *f, int k, i
         zero |= mpfr_zero_p(f[i]->lo) && mpfr_zero_p(f[i]->hi);
         nonfin |= !mpfr_number_p(f[i]->lo) || !mpfr_number_p(f[i]->hi);
     }
-    if (zero) { ce_setd2(r, 0, 0, fl); return; }
+    if (zero) { ce_setd2(r, 0, 0, fl); r->mag = 0; return; }
     if (nonfin) { ce_set_all(r, fl); return; }
     if (k == 1) {
         nmo_cenc_set(c, r, f[0]);
@@ -796,6 +878,7 @@ void nmo_cenc_prodk(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *const *f, int k, i
         double l = nmo_fmt_round_mpfr(c->cf, lo, fused ? NMO_RD : NMO_RNE, ftz);
         double h = nmo_fmt_round_mpfr(c->cf, hi, fused ? NMO_RU : NMO_RNE, ftz);
         ce_setd2(r, l, h, fl);
+        ce_mag(r, mg);
     }
     mpfr_clears(lo, hi, R, t, e, (mpfr_ptr)0);
 }
@@ -804,6 +887,8 @@ void nmo_cenc_prodk(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *const *f, int k, i
  * snap, nmo_fe_red_finish. */
 void nmo_cenc_dotk(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *const *f, int k, int64_t n, int rounds)
 {
+    double mg = 0;
+    for (int64_t j = 0; j < n; j++) mg += ce_mag_prodk(f, k, j);
     uint32_t fl = 0;
     int mustnan = 0, nonfin = 0;
     for (int64_t j = 0; j < n; j++)
@@ -826,6 +911,7 @@ void nmo_cenc_dotk(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *const *f, int k, in
         double sx;
         if (pts && nmo_fe_sum_exact_core(c->cf, c->af, c->ftz, k, a, b, n, &sx)) {
             ce_setd2(r, sx, sx, fl);
+            r->mag = mg;
             return;
         }
     }
@@ -889,6 +975,7 @@ void nmo_cenc_dotk(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *const *f, int k, in
         double lo = ce_round(c, c->af, slo, NMO_RU);
         double hi = ce_round(c, c->af, shi, NMO_RD);
         ce_setd2(r, lo, hi, fl);
+        ce_mag(r, mg);
     }
     mpfr_clears(slo, shi, A, SR, a2, keta, em, top, t, (mpfr_ptr)0);
 }
@@ -905,6 +992,8 @@ void nmo_cenc_scale_shift(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, const nmo
         ce_set_all(r, fl);
         return;
     }
+    double am = ce_abs(a);
+    double mg = nmo_mag_mul(x->mag, ce_abs(x), a->mag, am) + nmo_mag_mul(m->mag, ce_abs(m), a->mag, am) + b->mag;
     mpfr_t dl, dh, lo, hi, e0, t, u;
     mpfr_inits2(4 * WP, dl, dh, lo, hi, e0, t, u, (mpfr_ptr)0);
     mpfr_sub(dl, x->lo, m->hi, MPFR_RNDN); /* exact at 4 WP */
@@ -928,6 +1017,7 @@ void nmo_cenc_scale_shift(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, const nmo
     mpfr_add(hi, hi, e0, MPFR_RNDU);
     double l = ce_round(c, c->cf, lo, NMO_RNE), h = ce_round(c, c->cf, hi, NMO_RNE);
     ce_setd2(r, l, h, fl);
+    ce_mag(r, mg);
     mpfr_clears(dl, dh, lo, hi, e0, t, u, (mpfr_ptr)0);
 }
 
@@ -1008,7 +1098,10 @@ void nmo_cenc_sum_sharp(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, int64_t n)
     mpfr_sum(R, p, (unsigned long)m, MPFR_RNDU);
     for (int64_t i = 0; i < n; i++) mpfr_clear(ab[i]);
     free(ab);
+    double mg = 0;
+    for (int64_t i = 0; i < n; i++) mg += x[i].mag; /* nmo_mag_sum's order */
     ce_sum_sharp_finish(c, r, slo, shi, A, R, k, n, fl);
+    ce_mag(r, mg);
     mpfr_clears(slo, shi, A, R, (mpfr_ptr)0);
 }
 
@@ -1065,6 +1158,7 @@ int nmo_cenc_sum_sharp_fenc(nmo_cctx *c, nmo_fenc *r, const nmo_fenc *x, int64_t
     nmo_cenc res;
     nmo_cenc_init(c, &res);
     ce_sum_sharp_finish(c, &res, slo, shi, A, R, k, n, fl);
+    ce_mag(&res, nmo_mag_sum(x, n));
     nmo_cenc_export(c, r, &res);
     nmo_cenc_clear(c, &res);
     mpfr_clears(ex, slo, shi, A, R, (mpfr_ptr)0);
@@ -1103,6 +1197,7 @@ void nmo_cenc_dot_sharp_d(nmo_cctx *c, nmo_cenc *r, const double *x, const doubl
     mpfr_sum(shi, p, (unsigned long)n, MPFR_RNDU);
     for (int64_t i = 0; i < n; i++) p[i] = pr[n + i];
     mpfr_sum(A, p, (unsigned long)n, MPFR_RNDU);
+    double mg = ce_dot_mag(p, n);
     int64_t m = 0;
     for (int64_t i = 0; i < n; i++)
         if (i != ib) p[m++] = pr[n + i];
@@ -1119,6 +1214,7 @@ void nmo_cenc_dot_sharp_d(nmo_cctx *c, nmo_cenc *r, const double *x, const doubl
         kt = k > 1 ? kd - 1 : 0;
         mpfr_set_zero(emj, 1);
         ce_red_finish_em(c, r, slo, shi, A, kt, emj, emr, 0, 0, 0);
+        ce_mag(r, mg);
         for (int64_t i = 0; i < 2 * n; i++) mpfr_clear(pr[i]);
         free(pr);
         mpfr_clears(slo, shi, A, R, emj, emr, (mpfr_ptr)0);
@@ -1141,6 +1237,7 @@ void nmo_cenc_dot_sharp_d(nmo_cctx *c, nmo_cenc *r, const double *x, const doubl
     mpfr_mul_d(emj, A, kt, MPFR_RNDU);
     mpfr_mul_d(emj, emj, c->ua, MPFR_RNDU);
     ce_red_finish_em(c, r, slo, shi, A, kt, emj, emr, use_r, keta, 0);
+    ce_mag(r, mg);
     for (int64_t i = 0; i < 2 * n; i++) mpfr_clear(pr[i]);
     free(pr);
     mpfr_clears(slo, shi, A, R, emj, emr, (mpfr_ptr)0);
@@ -1162,6 +1259,11 @@ void nmo_cenc_dot_ed(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, const double *
     }
     if (nan) { ce_set_nan(r, fl); return; }
     if (inf) { ce_set_all(r, fl); return; }
+    double mg = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double ay = fabs(y[i]);
+        mg += nmo_mag_mul(x[i].mag, ce_abs(&x[i]), ay, ay);
+    }
     /* products of lattice values (<= 53 bits each) are exact at 128 bits; one block of
      * custom-allocated significands instead of 3n mpfr_init calls */
     const mpfr_prec_t pp = 128;
@@ -1195,6 +1297,7 @@ void nmo_cenc_dot_ed(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, const double *
     free(mem);
     double keta = (c->ftz ? 2.0 : 1.0) * fmax(k, (double)n) * c->etaa;
     ce_red_finish(c, r, slo, shi, A, fmax(k - (double)z, 0), keta, fl);
+    ce_mag(r, mg);
     mpfr_clears(slo, shi, A, (mpfr_ptr)0);
 }
 
@@ -1223,7 +1326,9 @@ void nmo_cenc_widen(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, double rel, dou
         hi = mpfr_get_d(a->hi, MPFR_RNDN);
     }
     mpfr_clears(v, t, (mpfr_ptr)0);
+    double m = a->mag;
     ce_setd2(r, lo, hi, a->flags);
+    ce_mag(r, m);
 }
 
 void nmo_cenc_gemm_elem_t(nmo_cctx *c, nmo_cenc *r, const nmo_tensor *X, int tx,

@@ -388,6 +388,7 @@ void nmo_fenc_gemm_elem(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *A, const nmo
     double kd = (double)K * 0x1p-53;
     double err = 2 * kd * a * (1 + 2 * kd);
     nmo_fe_red_finish(c, r, s, s, a, k, keta, err, 0);
+    nmo_fe_dot_mag(c, r, a, 2 * kd * (1 + 2 * kd));
     if (!(r->flags & NMO_EF_UNC) || c->force_unc) return;
     /* Cancellation made the binary64 product too coarse to decide the snap: redo this
      * dot product compensated (Ogita, Rump & Oishi 2005, Dot2: products split exactly by
@@ -410,6 +411,7 @@ void nmo_fenc_gemm_elem(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *A, const nmo
     double a2 = ab * (1 + kd);          /* an upper bound of sum|xy| */
     double err2 = 0x1p-106 * (double)K * (double)K * a2 * 4 + fabs(s2) * 0x1p-52 + kd * a2 * k * c->ua;
     nmo_fe_red_finish(c, r, s2, s2, ab, k, keta, err2, 0);
+    nmo_fe_dot_mag(c, r, ab, kd * 1.01); /* ab: sequential, as nmo_fenc_dot_d's */
 }
 
 void nmo_fenc_gemm_row(nmo_fctx *c, nmo_fenc *out, const nmo_tensor *A, const nmo_tensor *B, int64_t i)
@@ -429,11 +431,14 @@ void nmo_fenc_gemm_row(nmo_fctx *c, nmo_fenc *out, const nmo_tensor *A, const nm
             nmo_fe_gemm_row_kernel(lo, hi, ok, g->mid + i * N + j0, g->abs + i * N + j0,
                                    g->cnt ? g->cnt + i * N + j0 : kall, (double)K, c->ua, keta,
                                    c->maxfin_a, m);
+        double rel = 2 * (double)K * 0x1p-53 * (1 + 2 * (double)K * 0x1p-53);
         for (int64_t j = 0; j < m; j++) {
-            if (fast && ok[j]) {
+            double mg = fast && ok[j] ? nmo_mag_pow2_of(g->abs[i * N + j0 + j], rel) : -1;
+            if (mg >= 0) { /* the row kernel's enclosure, and nmo_fe_dot_mag's scale */
                 out[j0 + j].lo = lo[j];
                 out[j0 + j].hi = hi[j];
                 out[j0 + j].flags = 0;
+                out[j0 + j].mag = mg;
             } else {
                 nmo_fenc_gemm_elem(c, &out[j0 + j], A, B, i, j0 + j);
             }
@@ -585,4 +590,5 @@ void nmo_fenc_gemm_elem_t(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *X, int tx,
     double kd = (double)kk * 0x1p-53;
     double err = 2 * kd * a * (1 + 2 * kd);
     nmo_fe_red_finish(c, r, s, s, a, nmo_plan_dot_k2(&c->plan, kk, (int64_t)cz), keta, err, 0);
+    nmo_fe_dot_mag(c, r, a, 2 * kd * (1 + 2 * kd));
 }

@@ -61,4 +61,16 @@ int nmo__bounds_bad(int bits, const void *lo, const void *hi, const void *e, con
 /* Does this parsed JSON look like a graph (an object with "tensors" or "nodes")? */
 int nmo__is_graph_json(const cJSON *j);
 
+/* The verdict of candidate v against a reachable set [rlo, rhi] with the element's
+ * NMO_BF_* flags (check.h), as the checker decides it: one copy of the rule for the
+ * checker (judge_core) and the bundle judge, which has only R and the flags. */
+static inline nmo_verdict nmo__verdict_in_r(double v, double rlo, double rhi, uint32_t bf)
+{
+    if (bf & NMO_BF_MUST_NAN) return v != v ? NMO_PASS : NMO_FAIL;
+    int inside = v != v ? (bf & NMO_BF_NAN_OK) != 0 : (rlo <= v && v <= rhi);
+    if (!inside) return NMO_FAIL;
+    if ((bf & (NMO_BF_NONFINITE | NMO_BF_WIDE)) || v != v) return NMO_INCONCLUSIVE;
+    return NMO_PASS;
+}
+
 #endif

@@ -35,10 +35,17 @@ void nmo_report_print(FILE *f, const nmo_report *rep, const nmo_case *c, const c
             name ? name : "-");
     fprintf(f, "plan: %s (max_ulps in effect: %ld)\n", plan, rep->max_ulps);
     fprintf(f, "verdict: %s\n", nmo_verdict_name(rep->verdict));
-    fprintf(f, "  elements: %lld  pass %lld  fail %lld  inconclusive %lld (not finite %lld, "
-               "wider than max_ulps %lld)\n",
-            (long long)rep->n, (long long)rep->n_pass, (long long)rep->n_fail,
-            (long long)rep->n_inconc, (long long)rep->n_nonfinite, (long long)rep->n_wide);
+    fprintf(f, "  elements: %lld  pass %lld  fail %lld  inconclusive %lld\n", (long long)rep->n,
+            (long long)rep->n_pass, (long long)rep->n_fail, (long long)rep->n_inconc);
+    if (rep->n_scaled)
+        fprintf(f, "  decided by the error scale: %lld passes hold more than max_ulps values, "
+                   "within max_ulps ulps of the output at the element's error scale\n",
+                (long long)rep->n_scaled);
+    if (rep->n_inconc)
+        fprintf(f, "  inconclusive: wider than max_ulps %lld (%lld without an error scale), "
+                   "overflow %lld, unbounded %lld, NaN possible %lld\n",
+                (long long)rep->n_wide, (long long)rep->n_noscale, (long long)rep->n_overflow,
+                (long long)rep->n_unbounded, (long long)rep->n_nan);
     fprintf(f, "  engine: %s; escalated %lld elements (%lld of %lld units), fast engine "
                "uncertain on %lld",
             rep->mode == NMO_MODE_CERT ? "certified only" : "fast + escalation",
@@ -56,14 +63,44 @@ void nmo_report_print(FILE *f, const nmo_report *rep, const nmo_case *c, const c
         fmt_index(ix, sizeof ix, &c->out[w->k], w->index);
         fprintf(f, "  worst element: %s%s (index %lld): candidate %.9g, R = [%.9g, %.9g]",
                 c->op->out[w->k].name, ix, (long long)w->index, w->cand, w->rlo, w->rhi);
-        if (isfinite(w->rlo) && isfinite(w->rhi))
-            fprintf(f, " (%lld value%s)", (long long)w->width_ulps + 1, w->width_ulps ? "s" : "");
+        if (isfinite(w->rlo) && isfinite(w->rhi)) {
+            fprintf(f, " (%lld value%s", (long long)w->width_ulps + 1, w->width_ulps ? "s" : "");
+            if (w->width_scale == w->width_scale)
+                fprintf(f, "; %.3g ulps at the error scale %.3g", w->width_scale, w->scale);
+            else if (w->width_ulps)
+                fprintf(f, "; no error scale");
+            fputc(')', f);
+        }
         if (w->verdict == NMO_FAIL) {
             if (isinf(w->dist_ulps)) fprintf(f, ", outside (NaN or not representable)");
             else fprintf(f, ", outside by %.0f ulp%s", w->dist_ulps, w->dist_ulps == 1 ? "" : "s");
         }
         fprintf(f, ", %s\n", nmo_verdict_name(w->verdict));
     }
+    /* what the user can do about each kind of INCONCLUSIVE element */
+    if (rep->n_wide > rep->n_noscale)
+        fprintf(f, "  hint: %lld reachable sets are wider than max_ulps ulps of the output at "
+                   "their error scale: the plan allows more than that (a long any-order "
+                   "reduction, a loose fn accuracy, intermediates stored narrow); state what "
+                   "the kernel does (sum=, fn=, inter=, a preset), check a smaller shape, or "
+                   "accept wider sets with --max-ulps N\n",
+                (long long)(rep->n_wide - rep->n_noscale));
+    if (rep->n_noscale)
+        fprintf(f, "  hint: %lld elements cross a domain edge (a divisor, or the argument of "
+                   "sqrt, rsqrt or log, known only to within a factor of 2): their error scale "
+                   "is unbounded, so only the count of values (--max-ulps) can decide them\n",
+                (long long)rep->n_noscale);
+    if (rep->n_overflow)
+        fprintf(f, "  hint: %lld reachable sets reach past the largest finite output value: "
+                   "some implementation overflows; scale the inputs down or store a wider "
+                   "format\n", (long long)rep->n_overflow);
+    if (rep->n_unbounded)
+        fprintf(f, "  hint: %lld enclosures are unbounded (a division by an interval holding 0, "
+                   "an overflow inside the computation): the inputs sit at a singularity of "
+                   "the operator under this plan\n", (long long)rep->n_unbounded);
+    if (rep->n_nan)
+        fprintf(f, "  hint: %lld candidates are NaN where some implementations give NaN and "
+                   "others do not\n", (long long)rep->n_nan);
     fprintf(f, "  time: %.3f s\n", rep->seconds);
 }
 
@@ -101,6 +138,13 @@ char *nmo_report_json_prov(const nmo_report *rep, const nmo_case *c, const char 
     cJSON_AddNumberToObject(cn, "inconclusive", (double)rep->n_inconc);
     cJSON_AddNumberToObject(cn, "inconclusive_not_finite", (double)rep->n_nonfinite);
     cJSON_AddNumberToObject(cn, "inconclusive_wide", (double)rep->n_wide);
+    cJSON_AddNumberToObject(cn, "pass_by_scale", (double)rep->n_scaled);
+    cJSON *ir = cJSON_AddObjectToObject(o, "inconclusive_reasons");
+    cJSON_AddNumberToObject(ir, "wide", (double)(rep->n_wide - rep->n_noscale));
+    cJSON_AddNumberToObject(ir, "domain_edge", (double)rep->n_noscale);
+    cJSON_AddNumberToObject(ir, "overflow", (double)rep->n_overflow);
+    cJSON_AddNumberToObject(ir, "unbounded", (double)rep->n_unbounded);
+    cJSON_AddNumberToObject(ir, "nan_possible", (double)rep->n_nan);
     cJSON *en = cJSON_AddObjectToObject(o, "engine");
     cJSON_AddStringToObject(en, "mode", rep->mode == NMO_MODE_CERT ? "certified" : "fast+escalation");
     cJSON_AddNumberToObject(en, "escalated_elements", (double)rep->n_escalated);
@@ -126,6 +170,8 @@ char *nmo_report_json_prov(const nmo_report *rep, const nmo_case *c, const char 
         cJSON_AddItemToObject(wo, "enclosure_hi", num_or_null(w->enc_hi));
         cJSON_AddItemToObject(wo, "outside_ulps", num_or_null(w->dist_ulps));
         cJSON_AddNumberToObject(wo, "width_ulps", (double)w->width_ulps);
+        cJSON_AddItemToObject(wo, "scale", num_or_null(w->scale));
+        cJSON_AddItemToObject(wo, "width_scale_ulps", num_or_null(w->width_scale));
         cJSON_AddStringToObject(wo, "verdict", nmo_verdict_name(w->verdict));
     }
     cJSON_AddNumberToObject(o, "seconds", rep->seconds);

@@ -116,7 +116,8 @@ int64_t nmo_test_engines_differ(const nmo_op *op, const nmo_cand *cand, const nm
             int d = a.verdicts[k][i] != b.verdicts[k][i] || !same_d(a.rlo[k][i], b.rlo[k][i]) ||
                     !same_d(a.rhi[k][i], b.rhi[k][i]) || a.bflags[k][i] != b.bflags[k][i] ||
                     !same_d(a.enc[k][i].lo, b.enc[k][i].lo) ||
-                    !same_d(a.enc[k][i].hi, b.enc[k][i].hi);
+                    !same_d(a.enc[k][i].hi, b.enc[k][i].hi) ||
+                    !same_d(a.enc[k][i].mag, b.enc[k][i].mag);
             diff += d;
         }
     }

@@ -146,11 +146,11 @@ static void dot_ed_orders(nmo_fmt acc, int nmax, int trials)
                 for (int k = 0; k < w; k++) b = nmo_fmt_next_up(acc, b);
                 xlo[i] = a, xhi[i] = b;
                 y[i] = rn(rand_val((uint64_t)t + 999, (uint64_t)(2 * i + 1), kind % 2 ? 0 : kind));
-                xf[i].lo = a, xf[i].hi = b, xf[i].flags = 0;
+                xf[i].lo = a, xf[i].hi = b, xf[i].flags = 0, xf[i].mag = nmo_mag_abs(a, b);
                 nmo_cenc_init(&cc, &xc[i]);
                 mpfr_set_d(xc[i].lo, a, MPFR_RNDN);
                 mpfr_set_d(xc[i].hi, b, MPFR_RNDN);
-                xc[i].flags = 0;
+                xc[i].flags = 0, xc[i].mag = xf[i].mag;
             }
             nmo_fenc ef, ec;
             nmo_cenc cr;
@@ -158,7 +158,7 @@ static void dot_ed_orders(nmo_fmt acc, int nmax, int trials)
             nmo_fenc_dot_ed(&fc, &ef, xf, y, n, (double)n);
             nmo_cenc_dot_ed(&cc, &cr, xc, y, n, (double)n);
             nmo_cenc_export(&cc, &ec, &cr);
-            if (!(ef.flags & NMO_EF_UNC) && !(ef.lo == ec.lo && ef.hi == ec.hi)) {
+            if (!(ef.flags & NMO_EF_UNC) && !(ef.lo == ec.lo && ef.hi == ec.hi && nmo_mag_same(ef.mag, ec.mag))) {
                 mism++;
                 cr_log_error("dot_ed fast [%a,%a] != cert [%a,%a]", ef.lo, ef.hi, ec.lo, ec.hi);
             }
@@ -226,11 +226,11 @@ static void dot_zero_terms(nmo_fmt acc, int trials)
                 x[i] = zero && (i & 1) ? 0.0 : rn(rand_val((uint64_t)t, (uint64_t)(2 * i + 100 * n), kind));
                 y[i] = zero && !(i & 1) ? 0.0 : rn(rand_val((uint64_t)t + 999, (uint64_t)(2 * i + 1), kind % 2 ? 0 : kind));
                 m += x[i] != 0 && y[i] != 0;
-                xf[i].lo = xf[i].hi = x[i], xf[i].flags = 0;
+                xf[i].lo = xf[i].hi = x[i], xf[i].flags = 0, xf[i].mag = fabs(x[i]);
                 nmo_cenc_init(&cc, &xc[i]);
                 mpfr_set_d(xc[i].lo, x[i], MPFR_RNDN);
                 mpfr_set_d(xc[i].hi, x[i], MPFR_RNDN);
-                xc[i].flags = 0;
+                xc[i].flags = 0, xc[i].mag = xf[i].mag;
             }
             for (int prim = 0; prim < 2; prim++) {
                 nmo_fenc ef, ec;
@@ -245,7 +245,7 @@ static void dot_zero_terms(nmo_fmt acc, int trials)
                 }
                 nmo_cenc_export(&cc, &ec, &cr);
                 nmo_cenc_clear(&cc, &cr);
-                if (!(ef.flags & NMO_EF_UNC) && !(ef.lo == ec.lo && ef.hi == ec.hi)) mism++;
+                if (!(ef.flags & NMO_EF_UNC) && !(ef.lo == ec.lo && ef.hi == ec.hi && nmo_mag_same(ef.mag, ec.mag))) mism++;
                 g_lo = ec.lo, g_hi = ec.hi;
                 g_flo = ef.flags & NMO_EF_UNC ? -INFINITY : ef.lo;
                 g_fhi = ef.flags & NMO_EF_UNC ? INFINITY : ef.hi;
@@ -295,11 +295,11 @@ Test(linalg_enclosure, dot_ed_special_values)
             double y[2] = {0.5, ys[b]};
             for (int i = 0; i < 2; i++) {
                 double lo = i ? xs[a][0] : 1, hi = i ? xs[a][1] : 1;
-                xf[i].lo = lo, xf[i].hi = hi, xf[i].flags = 0;
+                xf[i].lo = lo, xf[i].hi = hi, xf[i].flags = 0, xf[i].mag = nmo_mag_abs(lo, hi);
                 nmo_cenc_init(&cc, &xc[i]);
                 mpfr_set_d(xc[i].lo, lo, MPFR_RNDN);
                 mpfr_set_d(xc[i].hi, hi, MPFR_RNDN);
-                xc[i].flags = 0;
+                xc[i].flags = 0, xc[i].mag = xf[i].mag;
             }
             nmo_fenc ef, ec;
             nmo_cenc cr;
@@ -341,18 +341,18 @@ Test(linalg_enclosure, widen_outward_and_tight)
         double rel = (s % 3) * 0x1p-22 * (1 + 0x1p-7) * (double)(1 + s % 11);
         /* off the fp32 lattice (an exact lattice widening is ambiguous for the fast engine) */
         double abs = s % 5 == 0 ? 0 : ldexp(1.0 + s % 7, -150 + (int)(s % 30)) * (1 + 0x1p-30);
-        nmo_fenc a = {lo, hi, 0}, rf, rc;
+        nmo_fenc a = {lo, hi, 0, nmo_mag_abs(lo, hi)}, rf, rc;
         nmo_cenc ca, cr;
         nmo_cenc_init(&cc, &ca), nmo_cenc_init(&cc, &cr);
         mpfr_set_d(ca.lo, lo, MPFR_RNDN);
         mpfr_set_d(ca.hi, hi, MPFR_RNDN);
-        ca.flags = 0;
+        ca.flags = 0, ca.mag = a.mag;
         nmo_fenc_widen(&fc, &rf, &a, rel, abs);
         nmo_cenc_widen(&cc, &cr, &ca, rel, abs);
         nmo_cenc_export(&cc, &rc, &cr);
         n++;
         if (rf.flags & NMO_EF_UNC) unc++;
-        else if (rf.lo != rc.lo || rf.hi != rc.hi) mism++;
+        else if (rf.lo != rc.lo || rf.hi != rc.hi || !nmo_mag_same(rf.mag, rc.mag)) mism++;
         /* exact bounds */
         mpfr_set_d(v, fabs(lo), MPFR_RNDN);
         mpfr_mul_d(v, v, rel, MPFR_RNDN);
@@ -439,7 +439,7 @@ Test(linalg_enclosure, gemm_elem_t_transposes, .timeout = 600)
                         nmo_cenc_gemm_elem_t(&cc, &cr, &X, tx, &Y, ty, i, j);
                         nmo_cenc_export(&cc, &ec, &cr);
                         nmo_cenc_clear(&cc, &cr);
-                        if (!(ef.flags & NMO_EF_UNC) && !(ef.lo == ec.lo && ef.hi == ec.hi)) mism++;
+                        if (!(ef.flags & NMO_EF_UNC) && !(ef.lo == ec.lo && ef.hi == ec.hi && nmo_mag_same(ef.mag, ec.mag))) mism++;
                         float vals[6] = {seqf(xr, yc, kk, 1, 0), seqf(xr, yc, kk, 1, 1), seqf(xr, yc, kk, 0, 0),
                                          pairf(xr, yc, kk), 0, 0};
                         float part[4] = {0};
@@ -515,7 +515,7 @@ Test(linalg_enclosure, gemm_elem_counts_fast_equals_cert, .timeout = 600)
                     nmo_cenc_clear(&cc, &cr);
                     checked++;
                     if (ef.flags & NMO_EF_UNC) unc++;
-                    else if (!(ef.lo == ec.lo && ef.hi == ec.hi)) {
+                    else if (!(ef.lo == ec.lo && ef.hi == ec.hi && nmo_mag_same(ef.mag, ec.mag))) {
                         mism++;
                         if (mism < 5)
                             cr_log_error("gemm_elem zeros=%d plan=%d (%ld,%ld): fast [%a,%a] cert [%a,%a]", zc, pl,

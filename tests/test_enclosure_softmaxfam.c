@@ -215,11 +215,11 @@ static void sum_case(ctx_t *t, int kind, int intervals)
         lo[i] = hi[i] = v[i];
         if (intervals && v[i] != 0 && rnd() % 2)
             for (int s = (int)(rnd() % 3); s >= 0; s--) hi[i] = nmo_fmt_next_up(t->acc, hi[i]);
-        xf[i].lo = lo[i], xf[i].hi = hi[i], xf[i].flags = 0;
+        xf[i].lo = lo[i], xf[i].hi = hi[i], xf[i].flags = 0, xf[i].mag = nmo_mag_abs(lo[i], hi[i]);
         nmo_cenc_init(&t->cc, &xc[i]);
         mpfr_set_d(xc[i].lo, lo[i], MPFR_RNDN);
         mpfr_set_d(xc[i].hi, hi[i], MPFR_RNDN);
-        xc[i].flags = 0;
+        xc[i].flags = 0, xc[i].mag = xf[i].mag;
         double m = fmax(fabs(lo[i]), fabs(hi[i]));
         sabs += m, big = fmax(big, m);
         k += lo[i] != 0 || hi[i] != 0;
@@ -294,7 +294,7 @@ Test(sum_sharp, long_sums_decided, .timeout = 600)
             /* mixed signs, point and interval terms (a KL sum: terms of both signs) */
             double v = nmo_fmt_round(NMO_FP32, gauss() * ldexp(1, (int)(rnd() % 8)), NMO_RNE, 0);
             double w = (rnd() % 2) ? nmo_fmt_next_up(NMO_FP32, v) : v;
-            xf[i] = (nmo_fenc){v, w, 0};
+            xf[i] = (nmo_fenc){v, w, 0, nmo_mag_abs(v, w)};
             cenc_of(&t, &xc[i], &xf[i]);
             slo += v, shi += w, a += fmax(fabs(v), fabs(w));
         }
@@ -346,7 +346,7 @@ Test(sum_sharp, lattice_endpoints_certified, .timeout = 600)
         int negk = (int)(rnd() % 4) ? 0 : 2 + (int)(rnd() % 7);
         for (int i = 0; i < n; i++) {
             int neg = negk && i % negk == 1;
-            xf[i] = neg ? (nmo_fenc){-w, -v, 0} : (nmo_fenc){v, w, 0};
+            xf[i] = neg ? (nmo_fenc){-w, -v, 0, nmo_mag_abs(v, w)} : (nmo_fenc){v, w, 0, nmo_mag_abs(v, w)};
             cenc_of(&t, &xc[i], &xf[i]);
         }
         sum_sharp_engines(&t, xf, xc, n, "equal-term sum");
@@ -368,7 +368,7 @@ Test(sum_sharp, lattice_endpoints_certified, .timeout = 600)
                 double v = nmo_fmt_round(NMO_FP32, gauss() * ldexp(1, (int)(rnd() % 40) - 20), NMO_RNE, 0);
                 double w = (rnd() % 2) ? nmo_fmt_next_up(NMO_FP32, v) : v;
                 if (rnd() % 5 == 0) v = w = 0;
-                xf[i] = (nmo_fenc){v, w, 0};
+                xf[i] = (nmo_fenc){v, w, 0, nmo_mag_abs(v, w)};
                 cenc_of(&t, &xc[i], &xf[i]);
             }
             nmo_fenc rf, e;
@@ -377,7 +377,7 @@ Test(sum_sharp, lattice_endpoints_certified, .timeout = 600)
             cr_assert_eq(nmo_cenc_sum_sharp_fenc(&t.cc, &rf, xf, n), 0);
             nmo_cenc_sum_sharp(&t.cc, &rc, xc, n);
             nmo_cenc_export(&t.cc, &e, &rc);
-            if (!(rf.lo == e.lo && rf.hi == e.hi && rf.flags == e.flags)) {
+            if (!(rf.lo == e.lo && rf.hi == e.hi && rf.flags == e.flags && nmo_mag_same(rf.mag, e.mag))) {
                 diff++;
                 cr_log_error("n %d: finish [%a, %a] != certified [%a, %a]", n, rf.lo, rf.hi, e.lo, e.hi);
             }
@@ -539,7 +539,7 @@ Test(dot_sharp, fp32_in_fp32_acc) { dot_suite(NMO_FP32, NMO_FP32, 600, 0.1); }
 
 static void fma_one(ctx_t *t, double a, double b, double c, long *ties)
 {
-    nmo_fenc fa = {a, a, 0}, fb = {b, b, 0}, fcv = {c, c, 0}, fr;
+    nmo_fenc fa = {a, a, 0, fabs(a)}, fb = {b, b, 0, fabs(b)}, fcv = {c, c, 0, fabs(c)}, fr;
     nmo_cenc ca, cb, cc, cr;
     nmo_cenc_init(&t->cc, &ca), nmo_cenc_init(&t->cc, &cb), nmo_cenc_init(&t->cc, &cc), nmo_cenc_init(&t->cc, &cr);
     nmo_cenc_set_d(&t->cc, &ca, a), nmo_cenc_set_d(&t->cc, &cb, b), nmo_cenc_set_d(&t->cc, &cc, c);

@@ -151,13 +151,13 @@ static void mul3_row_case(int ftz, double rl, double rh, long *mism, long *cmism
             x[j] = ldexp(j % 3 ? 1.0 : -1.0, (int)(j % 11) - 5);
             w[j] = j % 5 == 0 ? 1.5 : ldexp(1.0, (int)(j % 7) - 3);
         }
-    nmo_fenc r = {rl, rh, 0}, row[N], rc[N];
+    nmo_fenc r = {rl, rh, 0, nmo_mag_abs(rl, rh)}, row[N], rc[N];
     nmo_fenc_mul3_row(&fc, row, x, &r, w, N);
     nmo_cenc cr;
     nmo_cenc_init(&cc, &cr);
     mpfr_set_d(cr.lo, rl, MPFR_RNDN);
     mpfr_set_d(cr.hi, rh, MPFR_RNDN);
-    cr.flags = 0;
+    cr.flags = 0, cr.mag = r.mag;
     nmo_cenc_mul3_row(&cc, rc, x, &cr, w, N);
     nmo_cenc_clear(&cc, &cr);
     for (int64_t j = 0; j < N; j++) {
@@ -166,7 +166,8 @@ static void mul3_row_case(int ftz, double rl, double rh, long *mism, long *cmism
         nmo_fenc_set_d(&fc, &we, w[j]);
         nmo_fenc_mul3(&fc, &y, &xe, &r, &we);
         int same = ((y.lo == row[j].lo) || (y.lo != y.lo && row[j].lo != row[j].lo)) &&
-                   ((y.hi == row[j].hi) || (y.hi != y.hi && row[j].hi != row[j].hi)) && y.flags == row[j].flags;
+                   ((y.hi == row[j].hi) || (y.hi != y.hi && row[j].hi != row[j].hi)) && y.flags == row[j].flags &&
+                   nmo_mag_same(y.mag, row[j].mag);
         if (!same) {
             (*mism)++;
             if (*mism < 5)
@@ -179,7 +180,8 @@ static void mul3_row_case(int ftz, double rl, double rh, long *mism, long *cmism
             continue;
         }
         int csame = ((rc[j].lo == row[j].lo) || (rc[j].lo != rc[j].lo && row[j].lo != row[j].lo)) &&
-                    ((rc[j].hi == row[j].hi) || (rc[j].hi != rc[j].hi && row[j].hi != row[j].hi));
+                    ((rc[j].hi == row[j].hi) || (rc[j].hi != rc[j].hi && row[j].hi != row[j].hi)) &&
+                    nmo_mag_same(rc[j].mag, row[j].mag);
         if (!csame) {
             (*cmism)++;
             if (*cmism < 5)
@@ -211,7 +213,15 @@ Test(fastpaths, mul3_row_equals_mul3, .timeout = 600)
 static int same_enc(const nmo_fenc *a, const nmo_fenc *b)
 {
     return ((a->lo == b->lo) || (a->lo != a->lo && b->lo != b->lo)) &&
-           ((a->hi == b->hi) || (a->hi != a->hi && b->hi != b->hi)) && a->flags == b->flags;
+           ((a->hi == b->hi) || (a->hi != a->hi && b->hi != b->hi)) && a->flags == b->flags &&
+           nmo_mag_same(a->mag, b->mag);
+}
+
+/* values and error scale equal (the flags may differ: UNC is the fast engine's alone) */
+static int same_vals(const nmo_fenc *a, const nmo_fenc *b)
+{
+    return ((a->lo == b->lo && a->hi == b->hi) || (a->lo != a->lo && b->lo != b->lo)) &&
+           nmo_mag_same(a->mag, b->mag);
 }
 
 /* 3. softmax rows: nmo_fenc_exp_sub_row and nmo_fenc_divmul_row equal their primitives
@@ -242,7 +252,7 @@ Test(fastpaths, softmax_rows_equal_primitives, .timeout = 600)
             }
             double mx = -INFINITY;
             for (int64_t j = 0; j < N; j++) mx = x[j] > mx ? x[j] : mx;
-            nmo_fenc m = {mx, mx, 0}, ef[N], ee1[N], yf[N];
+            nmo_fenc m = {mx, mx, 0, fabs(mx)}, ef[N], ee1[N], yf[N];
             nmo_fenc_exp_sub_row(&fc, ef, x, &m, N);
             nmo_cenc *ce = malloc(N * sizeof(nmo_cenc));
             nmo_cenc cm, cs, crcp, cone;
@@ -265,7 +275,7 @@ Test(fastpaths, softmax_rows_equal_primitives, .timeout = 600)
                 nmo_fenc ex;
                 nmo_cenc_export(&cc, &ex, &ce[j]);
                 if (ef[j].flags & NMO_EF_UNC) unc++;
-                else if (!(ex.lo == ef[j].lo && ex.hi == ef[j].hi) && !(ex.lo != ex.lo && ef[j].lo != ef[j].lo)) cmism++;
+                else if (!same_vals(&ex, &ef[j])) cmism++;
             }
             /* the division row, with a sum taken over the (fast) exponentials */
             nmo_fenc s, one, rcp;
@@ -291,7 +301,7 @@ Test(fastpaths, softmax_rows_equal_primitives, .timeout = 600)
                                      yf[j].lo, yf[j].hi, yf[j].flags, y.lo, y.hi, y.flags);
                 }
                 if (yf[j].flags & NMO_EF_UNC) unc++;
-                else if (!(yc[j].lo == yf[j].lo && yc[j].hi == yf[j].hi) && !(yc[j].lo != yc[j].lo && yf[j].lo != yf[j].lo)) {
+                else if (!same_vals(&yc[j], &yf[j])) {
                     cmism++;
                     if (cmism < 5)
                         cr_log_error("divmul_row plan %d j=%ld: fast [%a,%a], certified [%a,%a]", pi, (long)j, yf[j].lo,
@@ -357,8 +367,7 @@ Test(fastpaths, gemm_row_equals_gemm_elem, .timeout = 600)
                                          (long)i, (long)j, row[j].lo, row[j].hi, row[j].flags, ef.lo, ef.hi, ef.flags);
                     }
                     if (row[j].flags & NMO_EF_UNC) unc++;
-                    else if (!(crow[j].lo == row[j].lo && crow[j].hi == row[j].hi) &&
-                             !(crow[j].lo != crow[j].lo && row[j].lo != row[j].lo))
+                    else if (!same_vals(&crow[j], &row[j]))
                         cmism++;
                 }
             }

@@ -29,9 +29,16 @@ typedef struct {
 
 /* Per-element flags in bound tensors (bundles) and reports. */
 #define NMO_BF_NAN_OK 1u     /* NaN is a possible result */
-#define NMO_BF_NONFINITE 2u  /* R is not finite: INCONCLUSIVE unless outside */
-#define NMO_BF_WIDE 4u       /* R spans more than max_ulps values: INCONCLUSIVE */
+#define NMO_BF_NONFINITE 2u  /* R is not finite (and not exactly {+inf} or {-inf}):
+                                INCONCLUSIVE unless outside */
+#define NMO_BF_WIDE 4u       /* R is informative by neither rule (DESIGN §6: more than
+                                max_ulps values and wider than max_ulps ulps of out at
+                                the element's error scale): INCONCLUSIVE */
 #define NMO_BF_MUST_NAN 8u   /* every implementation gives NaN */
+#define NMO_BF_SCALED 16u    /* informative by the scale rule only: R holds more than
+                                max_ulps values, within max_ulps ulps of the scale */
+#define NMO_BF_NOSCALE 32u   /* the error scale is unbounded (a domain edge of the
+                                computation): only the count rule applies */
 
 typedef struct {
     int k;              /* output index */
@@ -41,6 +48,8 @@ typedef struct {
     double enc_lo, enc_hi;
     double dist_ulps;   /* outside R by this many output ulps (FAIL), 0 inside */
     int64_t width_ulps; /* ulps spanned by R */
+    double scale;       /* the element's error scale (op.h: nmo_fenc.mag) */
+    double width_scale; /* R's width in ulps of out at the scale (NAN: no scale) */
     nmo_verdict verdict;
 } nmo_elem_info;
 
@@ -51,7 +60,16 @@ typedef struct {
     nmo_mode mode;
     long max_ulps;
     int64_t n, n_pass, n_fail, n_inconc;
-    int64_t n_nonfinite, n_wide;     /* INCONCLUSIVE reasons */
+    int64_t n_nonfinite, n_wide;     /* INCONCLUSIVE reasons: R not finite (n_overflow +
+                                        n_unbounded), R too wide (n_noscale of them
+                                        without an error scale: a domain edge) */
+    int64_t n_overflow;              /* R reaches past the largest finite value */
+    int64_t n_unbounded;             /* R = [-inf, inf]: division by an interval holding
+                                        0, a domain edge, an overflow not bounded */
+    int64_t n_noscale;               /* too wide, and the error scale is unbounded */
+    int64_t n_nan;                   /* candidate NaN where NaN is possible, not certain */
+    int64_t n_scaled;                /* PASS by the scale rule only (more than max_ulps
+                                        values, within max_ulps ulps of the scale) */
     int64_t n_unc;                   /* elements the fast engine could not certify */
     int64_t n_escalated;             /* elements recomputed by the certified engine */
     int64_t units, units_escalated;
@@ -82,7 +100,7 @@ void nmo_report_free(nmo_report *rep);
 double nmo_report_width_quantile(const nmo_report *rep, double q);
 
 /* Judge one element: enclosure e, candidate value v, output format and plan. Fills
- * info's rlo/rhi/dist/width/verdict. */
+ * info's rlo/rhi/dist/width/scale/verdict. */
 nmo_verdict nmo_judge(nmo_elem_info *info, const nmo_fenc *e, double v, const nmo_plan *plan,
                       long max_ulps, uint32_t *bflags);
 

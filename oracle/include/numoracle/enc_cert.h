@@ -18,6 +18,7 @@ extern "C" {
 typedef struct {
     mpfr_t lo, hi;
     uint32_t flags;
+    double mag; /* error scale: the same binary64 formulas as the fast engine (enc_fast.h) */
 } nmo_cenc;
 
 typedef struct nmo_cctx {

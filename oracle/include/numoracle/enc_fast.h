@@ -195,10 +195,100 @@ static inline double nmo_fe_snap(const nmo_fctx *c, nmo_fmt f, nmo_rnd r, double
     return a;
 }
 
+/* ---- error scale -------------------------------------------------------------------
+ * Every enclosure carries mag >= 0, the element's error scale (README "What a verdict
+ * means"; the checker accepts a reachable set as informative when its width is at most
+ * max_ulps ulps of `out` at this magnitude). It is the magnitude of what the value's
+ * computation combined, carried to the value's units through the later operations by
+ * first-order propagation (a rounding of relative size u anywhere upstream moves the
+ * value by at most about u * mag):
+ *   an input or constant v        |v|
+ *   a +- b, a sum of terms        the sum of the operands' mags (a dot product of inputs:
+ *                                 sum |x y|, the design's "magnitude combined")
+ *   a * b                         max(mag(a) |b|, |a| mag(b))        (|.|: enclosure max)
+ *   a / b                         max(mag(a), |a/b| mag(b)) / min|b|
+ *   f(a)                          max(|f(a)|, L mag(a)), L = sup |f'| over a's enclosure
+ *   a store, max, min, hull       the operands' largest mag
+ * +inf means "no scale": a domain edge, where first-order propagation says nothing (a
+ * divisor, or the argument of sqrt, rsqrt or log, known only to within a factor of 2;
+ * exp of an argument wider than 1; an unbounded enclosure). The checker then counts
+ * values only.
+ * The scale is not a bound (soundness never rests on it: a FAIL does not depend on it);
+ * it must be the same in both engines so that "fast + escalation == certified" holds for
+ * the verdicts too. Both engines therefore evaluate these binary64 formulas on the same
+ * lattice endpoints and operand mags, term by term in index order. The one sum the
+ * engines form differently, sum |x y| of input points (BLAS or sequential binary64 in the
+ * fast engine, MPFR in the certified one), keeps only its binade, which is exact in both
+ * (nmo_mag_pow2): the ulp of the scale, all the checker uses, depends on nothing else. */
+
+/* max |v| over an enclosure's endpoints (NaN endpoints: 0) */
+static inline double nmo_mag_abs(double lo, double hi)
+{
+    double l = fabs(lo), h = fabs(hi);
+    return l > h ? l : (h == h ? h : 0);
+}
+
+/* Two scales are the same (NaN equal to NaN: a NaN result's scale is never read). */
+static inline int nmo_mag_same(double a, double b) { return a == b || (a != a && b != b); }
+
+/* m * a where an exactly zero factor wins (an unbounded scale times an exact 0 is 0) */
+static inline double nmo_mag_prod(double m, double a) { return m == 0 || a == 0 ? 0 : m * a; }
+
+static inline double nmo_mag_max(double a, double b) { return a > b ? a : (b == b ? b : a); }
+
+/* a * b: max(mag(a) |b|, |a| mag(b)) */
+static inline double nmo_mag_mul(double ma, double a, double mb, double b)
+{
+    return nmo_mag_max(nmo_mag_prod(ma, b), nmo_mag_prod(a, mb));
+}
+
+/* a / b for a divisor enclosure [bl, bh] not holding 0; q = |a/b| max */
+static inline double nmo_mag_div(double ma, double q, double mb, double bl, double bh)
+{
+    double bmin = fmin(fabs(bl), fabs(bh)), bmax = fmax(fabs(bl), fabs(bh));
+    if (!(bmax <= 2 * bmin)) return INFINITY; /* a domain edge */
+    double num = nmo_mag_max(ma, nmo_mag_prod(q, mb));
+    return num == 0 ? 0 : num / bmin;
+}
+
+/* f(a) with |f'| <= L over a's enclosure: max(|f(a)|, L mag(a)) */
+static inline double nmo_mag_fn(double fa, double L, double ma)
+{
+    return nmo_mag_max(fa, nmo_mag_prod(L, ma));
+}
+
+/* The argument [lo, hi] (lo > 0) of sqrt, rsqrt or log known only to within a factor of
+ * 2: the derivative varies too much over it for first-order propagation to mean
+ * anything (a domain edge). An exact argument (mag 0) has nothing to propagate. */
+static inline int nmo_mag_edge(double lo, double hi, double ma)
+{
+    return ma != 0 && !(hi <= 2 * lo);
+}
+
+/* The largest power of two <= s (s > 0 finite), 0 for s = 0, s itself otherwise. */
+static inline double nmo_mag_pow2(double s)
+{
+    if (!(s > 0) || !isfinite(s)) return s;
+    int e;
+    (void)frexp(s, &e);
+    return ldexp(1.0, e - 1);
+}
+
+/* The binade of a binary64 estimate s of a non-negative sum, known to within relative
+ * error rel: nmo_mag_pow2 of the exact sum, or -1 when s is too near a power of two for
+ * the estimate to tell (the caller flags the element: the certified engine decides). */
+static inline double nmo_mag_pow2_of(double s, double rel)
+{
+    if (!(s > 0) || !isfinite(s)) return s;
+    double a = nmo_mag_pow2(s * (1 - rel)), b = nmo_mag_pow2(s * (1 + rel));
+    return a == b ? a : -1;
+}
+
 static inline void nmo_fenc_set_nan(nmo_fenc *r, uint32_t fl)
 {
     r->lo = r->hi = NAN;
     r->flags = fl | NMO_EF_NAN;
+    r->mag = 0;
 }
 
 static inline void nmo_fenc_set_all(nmo_fenc *r, uint32_t fl)
@@ -206,6 +296,7 @@ static inline void nmo_fenc_set_all(nmo_fenc *r, uint32_t fl)
     r->lo = -INFINITY;
     r->hi = INFINITY;
     r->flags = fl | NMO_EF_NAN;
+    r->mag = INFINITY;
 }
 
 static inline int nmo_fenc_is_nan(const nmo_fenc *a) { return a->lo != a->lo; }
@@ -214,6 +305,12 @@ static inline int nmo_fenc_is_nan(const nmo_fenc *a) { return a->lo != a->lo; }
 static inline void nmo_fe_fix(nmo_fenc *r)
 {
     if (r->lo != r->lo || r->hi != r->hi) nmo_fenc_set_all(r, r->flags);
+}
+
+/* An unbounded result has no scale (both engines test the same endpoints). */
+static inline double nmo_mag_fin(const nmo_fenc *r, double m)
+{
+    return isfinite(r->lo) && isfinite(r->hi) ? m : INFINITY;
 }
 
 /* ---- elementary primitives ---------------------------------------------------------- */
@@ -237,6 +334,7 @@ static inline void nmo_fenc_set_d(nmo_fctx *c, nmo_fenc *r, double v)
     }
     r->lo = r->hi = v;
     r->flags = 0;
+    r->mag = isfinite(v) ? fabs(v) : INFINITY;
     if (c->ftz && v != 0 && fabs(v) < c->minnorm_c) {
         if (v < 0) r->hi = 0; else r->lo = 0;
     }
@@ -247,6 +345,7 @@ static inline void nmo_fenc_const(nmo_fctx *c, nmo_fenc *r, double v)
 {
     r->lo = r->hi = nmo_fe_round(c, c->cf, v, NMO_RNE);
     r->flags = 0;
+    r->mag = isfinite(r->lo) ? fabs(r->lo) : INFINITY;
 }
 
 /* Correctly rounded add: [RN(a.lo + b.lo), RN(a.hi + b.hi)]; binary64 then RN is
@@ -255,9 +354,11 @@ static inline void nmo_fenc_add(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, con
 {
     uint32_t fl = a->flags | b->flags;
     if (nmo_fenc_is_nan(a) || nmo_fenc_is_nan(b)) { nmo_fenc_set_nan(r, fl); return; }
+    double m = a->mag + b->mag;
     r->lo = nmo_fe_round(c, c->cf, a->lo + b->lo, NMO_RNE);
     r->hi = nmo_fe_round(c, c->cf, a->hi + b->hi, NMO_RNE);
     r->flags = fl | c->force_unc;
+    r->mag = nmo_mag_fin(r, m);
     nmo_fe_fix(r);
 }
 
@@ -268,6 +369,7 @@ static inline void nmo_fenc_neg(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a)
     r->lo = lo;
     r->hi = hi;
     r->flags = a->flags;
+    r->mag = a->mag;
 }
 
 static inline void nmo_fenc_sub(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, const nmo_fenc *b)
@@ -315,9 +417,11 @@ static inline void nmo_fenc_mul(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, con
     if (nmo_fe_mul_nan_possible(a, b)) fl |= NMO_EF_NAN;
     double lo, hi;
     nmo_fe_mul_exact(&lo, &hi, a, b);
+    double m = nmo_mag_mul(a->mag, nmo_mag_abs(a->lo, a->hi), b->mag, nmo_mag_abs(b->lo, b->hi));
     r->lo = nmo_fe_round(c, c->cf, lo, NMO_RNE);
     r->hi = nmo_fe_round(c, c->cf, hi, NMO_RNE);
     r->flags = fl | c->force_unc;
+    r->mag = nmo_mag_fin(r, m);
     nmo_fe_fix(r);
 }
 
@@ -329,9 +433,11 @@ static inline void nmo_fenc_div(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, con
     if (b->lo <= 0 && b->hi >= 0) { nmo_fenc_set_all(r, fl); return; }
     double q1 = a->lo / b->lo, q2 = a->lo / b->hi, q3 = a->hi / b->lo, q4 = a->hi / b->hi;
     double l = fmin(fmin(q1, q2), fmin(q3, q4)), h = fmax(fmax(q1, q2), fmax(q3, q4));
+    double ma = a->mag, mb = b->mag, bl = b->lo, bh = b->hi;
     r->lo = nmo_fe_round(c, c->cf, l, NMO_RNE);
     r->hi = nmo_fe_round(c, c->cf, h, NMO_RNE);
     r->flags = fl | c->force_unc;
+    r->mag = nmo_mag_fin(r, nmo_mag_div(ma, nmo_mag_abs(r->lo, r->hi), mb, bl, bh));
     if (q1 != q1 || q2 != q2 || q3 != q3 || q4 != q4) nmo_fenc_set_all(r, fl);
 }
 
@@ -346,9 +452,11 @@ static inline void nmo_fenc_div_si(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, 
     double h1 = nmo_fe_round(c, c->cf, a->hi / dn, NMO_RNE);
     double l2 = nmo_fe_round(c, c->cf, a->lo * rcp, NMO_RNE);
     double h2 = nmo_fe_round(c, c->cf, a->hi * rcp, NMO_RNE);
+    double m = a->mag / (double)n;
     r->lo = fmin(l1, l2);
     r->hi = fmax(h1, h2);
     r->flags = a->flags | c->force_unc;
+    r->mag = nmo_mag_fin(r, m);
     nmo_fe_fix(r);
 }
 
@@ -402,9 +510,11 @@ static inline void nmo_fenc_fma(nmo_fctx *ctx, nmo_fenc *r, const nmo_fenc *a, c
                       : nmo_fe_snap(ctx, ctx->cf, NMO_RNE, v2, fabs(v2) * 0x1p-53, &fl);
     double m_lo = nmo_fe_round(ctx, ctx->cf, nmo_fe_round(ctx, ctx->cf, plo, NMO_RNE) + c->lo, NMO_RNE);
     double m_hi = nmo_fe_round(ctx, ctx->cf, nmo_fe_round(ctx, ctx->cf, phi, NMO_RNE) + c->hi, NMO_RNE);
+    double m = nmo_mag_mul(a->mag, nmo_mag_abs(a->lo, a->hi), b->mag, nmo_mag_abs(b->lo, b->hi)) + c->mag;
     r->lo = fmin(f_lo, m_lo);
     r->hi = fmax(f_hi, m_hi);
     r->flags = fl | ctx->force_unc;
+    r->mag = nmo_mag_fin(r, m);
     nmo_fe_fix(r);
 }
 
@@ -454,9 +564,13 @@ static inline void nmo_fenc_sqrt(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a)
     uint32_t fl = a->flags;
     if (nmo_fenc_is_nan(a) || a->hi < 0) { nmo_fenc_set_nan(r, fl); return; }
     if (a->lo < 0) { nmo_fenc_set_all(r, fl); return; }
+    double al = a->lo, ah = a->hi, ma = a->mag;
     r->lo = nmo_fe_round(c, c->cf, sqrt(a->lo), NMO_RNE);
     r->hi = nmo_fe_round(c, c->cf, sqrt(a->hi), NMO_RNE);
     r->flags = fl | c->force_unc;
+    /* sqrt' = 1/(2 sqrt) */
+    r->mag = nmo_mag_fin(r, nmo_mag_edge(al, ah, ma) ? INFINITY
+                            : ma == 0 ? r->hi : nmo_mag_fn(r->hi, 0.5 / r->lo, ma));
 }
 
 /* 1/sqrt(x) computed either by an rsqrt of plan accuracy (fn_ulps[RSQRT]) or as
@@ -473,9 +587,12 @@ static inline void nmo_fenc_rsqrt(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a)
     double shi = nmo_fe_round(c, c->cf, sqrt(a->hi), NMO_RNE);
     double lo2 = nmo_fe_round(c, c->cf, 1.0 / shi, NMO_RNE);
     double hi2 = nmo_fe_round(c, c->cf, 1.0 / slo, NMO_RNE);
+    double al = a->lo, ah = a->hi, ma = a->mag;
     r->lo = fmin(lo1, lo2);
     r->hi = fmax(hi1, hi2);
     r->flags = fl | c->force_unc;
+    /* |rsqrt'(x)| = rsqrt(x) / (2x) <= r_hi / (2 x_lo) */
+    r->mag = nmo_mag_fin(r, nmo_mag_edge(al, ah, ma) ? INFINITY : nmo_mag_fn(r->hi, r->hi / (2 * al), ma));
 }
 
 /* exp with plan accuracy fn_ulps[EXP] (CUDA expf: 2 ulp). Monotone; never negative. */
@@ -495,9 +612,13 @@ static inline void nmo_fenc_exp(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a)
      * finite, but an implementation overflows to inf (expf(500) = inf): the upper bound
      * is inf once it reaches max finite (else lo = inf > hi = max for huge x). */
     if (hi >= nmo_fmt_get(c->cf)->max_finite) hi = INFINITY;
+    /* exp' = exp <= hi over the argument; an argument wider than 1 is a domain edge */
+    double m = hi == 0 ? 0 /* exactly 0 (a -inf argument, deep underflow) */
+               : a->mag != 0 && !(a->hi - a->lo <= 1) ? INFINITY : nmo_mag_fn(hi, hi, a->mag);
     r->lo = lo < 0 ? 0 : lo;
     r->hi = hi;
     r->flags = fl | c->force_unc;
+    r->mag = nmo_mag_fin(r, m);
 }
 
 /* log with plan accuracy fn_ulps[LOG] (CUDA logf: 1 ulp). */
@@ -507,9 +628,13 @@ static inline void nmo_fenc_log(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a)
     if (nmo_fenc_is_nan(a) || a->hi < 0) { nmo_fenc_set_nan(r, fl); return; }
     if (a->lo <= 0) { nmo_fenc_set_all(r, fl); return; }
     int n = c->plan.fn_ulps[NMO_FN_LOG];
+    double al = a->lo, ah = a->hi, ma = a->mag;
     r->lo = nmo_fe_fn_lo(c, log(a->lo), a->lo == 1, n, &fl);
     r->hi = nmo_fe_fn_hi(c, log(a->hi), a->hi == 1, n, &fl);
     r->flags = fl | c->force_unc;
+    /* log' = 1/x <= 1/x_lo */
+    r->mag = nmo_mag_fin(r, nmo_mag_edge(al, ah, ma) ? INFINITY
+                            : nmo_mag_fn(nmo_mag_abs(r->lo, r->hi), 1 / al, ma));
 }
 
 /* Hull of two enclosures of the same value (two legitimate ways to compute it). */
@@ -520,9 +645,11 @@ static inline void nmo_fenc_hull(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, co
     if (nmo_fenc_is_nan(a) && nmo_fenc_is_nan(b)) { nmo_fenc_set_nan(r, fl); return; }
     if (nmo_fenc_is_nan(a)) { *r = *b; r->flags = fl; return; }
     if (nmo_fenc_is_nan(b)) { *r = *a; r->flags = fl; return; }
+    double m = nmo_mag_max(a->mag, b->mag);
     r->lo = fmin(a->lo, b->lo);
     r->hi = fmax(a->hi, b->hi);
     r->flags = fl;
+    r->mag = m;
 }
 
 /* Increasing functions of plan accuracy (tanh, erf, sigmoid): [f(lo), f(hi)] pushed
@@ -588,9 +715,12 @@ static inline void nmo_fe_incr(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, nmo_
     if (!nmo_fe_incr_sat(c, a->hi, vh, fn, n, 1, &hi)) hi = nmo_fe_incr_side(c, vh, eh, n, 1, &fl);
     /* the ranges: tanh, erf in [-1, 1], sigmoid in [0, 1] */
     double bot = fn == NMO_FN_SIGMOID ? 0 : -1;
+    /* global Lipschitz constants: tanh' <= 1, erf' <= 2/sqrt(pi), sigmoid' <= 1/4 */
+    double L = fn == NMO_FN_TANH ? 1 : fn == NMO_FN_ERF ? 1.1283791670955126 : 0.25, ma = a->mag;
     r->lo = lo < bot ? bot : lo > 1 ? 1 : lo;
     r->hi = hi > 1 ? 1 : hi < bot ? bot : hi;
     r->flags = fl | c->force_unc;
+    r->mag = nmo_mag_fn(nmo_mag_abs(r->lo, r->hi), L, ma);
 }
 
 static inline void nmo_fenc_tanh(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a) { nmo_fe_incr(c, r, a, NMO_FN_TANH); }
@@ -643,9 +773,12 @@ static inline void nmo_fenc_exp_sub_row(nmo_fctx *c, nmo_fenc *ee, const double 
         for (int64_t j = 0; j < cnt; j++) {
             nmo_fenc *o = &ee[j0 + j];
             if (fast && ok[j]) {
+                /* the mags of nmo_fenc_sub (|x| + mag(m)) and nmo_fenc_exp */
+                double md = fabs(x[j0 + j]) + m->mag;
                 o->lo = lo[j];
                 o->hi = hi[j];
                 o->flags = 0;
+                o->mag = nmo_mag_fin(o, hi[j] == 0 ? 0 : nmo_mag_fn(hi[j], hi[j], md));
                 continue;
             }
             nmo_fenc xe, dd;
@@ -654,6 +787,23 @@ static inline void nmo_fenc_exp_sub_row(nmo_fctx *c, nmo_fenc *ee, const double 
             nmo_fenc_exp(c, o, &dd);
         }
     }
+}
+
+/* The mag of hull(e / s, e * rcp) as nmo_fenc_div, nmo_fenc_mul and nmo_fenc_hull form it,
+ * for the fast path of nmo_fenc_divmul_row; y1, y2: the quotient's and the product's
+ * enclosures as those primitives round them (e, s, rcp non-negative there). */
+static inline double nmo_mag_divmul(const nmo_fenc *e, const nmo_fenc *s, const nmo_fenc *rcp,
+                                    double ylo, double yhi)
+{
+    (void)ylo, (void)yhi;
+    /* div: |y1| max = RN(e_hi / s_lo); mul: |y2| max = RN(e_hi rcp_hi); each primitive's
+     * mag is +inf when its result is not finite (nmo_mag_fin) */
+    double q = (double)(float)(e->hi / s->lo), p = (double)(float)(e->hi * rcp->hi);
+    double m1 = isfinite(q) ? nmo_mag_div(e->mag, q, s->mag, s->lo, s->hi) : INFINITY;
+    double m2 = isfinite(p) ? nmo_mag_mul(e->mag, nmo_mag_abs(e->lo, e->hi), rcp->mag,
+                                          nmo_mag_abs(rcp->lo, rcp->hi))
+                            : INFINITY;
+    return nmo_mag_max(m1, m2);
 }
 
 /* A softmax row's outputs y_j = hull(e_j / s, e_j * rcp) (nmo_fenc_div, nmo_fenc_mul,
@@ -677,6 +827,7 @@ static inline void nmo_fenc_divmul_row(nmo_fctx *c, nmo_fenc *out, const nmo_fen
                 o->lo = lo[j];
                 o->hi = hi[j];
                 o->flags = e[j0 + j].flags;
+                o->mag = nmo_mag_divmul(&e[j0 + j], s, rcp, lo[j], hi[j]);
                 continue;
             }
             nmo_fenc y1, y2;
@@ -695,9 +846,11 @@ static inline void nmo_fenc_max(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, con
     uint32_t fl = a->flags | b->flags;
     if (nmo_fenc_is_nan(a)) { *r = *b; r->flags |= fl | NMO_EF_NAN; return; }
     if (nmo_fenc_is_nan(b)) { *r = *a; r->flags |= fl | NMO_EF_NAN; return; }
+    double m = nmo_mag_max(a->mag, b->mag);
     r->lo = fmax(a->lo, b->lo);
     r->hi = fmax(a->hi, b->hi);
     r->flags = fl;
+    r->mag = m;
 }
 
 static inline void nmo_fenc_min(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, const nmo_fenc *b)
@@ -706,9 +859,11 @@ static inline void nmo_fenc_min(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, con
     uint32_t fl = a->flags | b->flags;
     if (nmo_fenc_is_nan(a)) { *r = *b; r->flags |= fl | NMO_EF_NAN; return; }
     if (nmo_fenc_is_nan(b)) { *r = *a; r->flags |= fl | NMO_EF_NAN; return; }
+    double m = nmo_mag_max(a->mag, b->mag);
     r->lo = fmin(a->lo, b->lo);
     r->hi = fmin(a->hi, b->hi);
     r->flags = fl;
+    r->mag = m;
 }
 
 /* Product of three factors in any association, two roundings in compute.
@@ -773,6 +928,15 @@ static inline int nmo_fe_mul3_exact_ends(nmo_fctx *c, nmo_fenc *r, double ad, co
     return 1;
 }
 
+/* The error scale of a product of three: max(mag(a)|b||d|, |a|mag(b)|d|, |a||b|mag(d)),
+ * evaluated in this order by every path of both engines (nmo_fe_mul3_row_kernel too). */
+static inline double nmo_mag_mul3(double ma, double a, double mb, double b, double md, double d)
+{
+    double x = nmo_mag_prod(nmo_mag_prod(ma, b), d), y = nmo_mag_prod(nmo_mag_prod(a, mb), d);
+    double z = nmo_mag_prod(nmo_mag_prod(a, b), md);
+    return nmo_mag_max(nmo_mag_max(x, y), z);
+}
+
 static inline void nmo_fenc_mul3(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, const nmo_fenc *b,
                                  const nmo_fenc *d)
 {
@@ -796,6 +960,7 @@ static inline void nmo_fenc_mul3(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, co
     }
     if (plo != plo) { nmo_fenc_set_all(r, fl); return; }
     double m = nmo_fe_absmax(a), mb = nmo_fe_absmax(b), md = nmo_fe_absmax(d);
+    double mg = nmo_mag_mul3(a->mag, m, b->mag, mb, d->mag, md);
     m = m > mb ? m : mb;
     m = m > md ? m : md;
     double eta = c->etac * m;
@@ -808,6 +973,7 @@ static inline void nmo_fenc_mul3(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, co
         nmo_fe_mul3_exact_ends(c, r, a->lo * d->lo, b, plo, phi, eta))
         fl = f0;
     r->flags = fl;
+    r->mag = nmo_mag_fin(r, mg);
     nmo_fe_fix(r);
 }
 
@@ -841,9 +1007,11 @@ static inline void nmo_fenc_mul3_row(nmo_fctx *c, nmo_fenc *out, const double *x
         for (int64_t j = 0; j < m; j++) {
             nmo_fenc *o = &out[j0 + j];
             if (fast && ok[j]) {
+                double ax = fabs(x[j0 + j]), aw = fabs(w[j0 + j]);
                 o->lo = lo[j];
                 o->hi = hi[j];
                 o->flags = 0;
+                o->mag = nmo_mag_fin(o, nmo_mag_mul3(ax, ax, r->mag, nmo_fe_absmax(r), aw, aw));
                 continue;
             }
             nmo_fenc xe, we;
@@ -863,9 +1031,11 @@ static inline void nmo_fenc_round(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, n
     if (nmo_fenc_is_nan(a)) { *r = *a; return; }
     double lo = nmo_fe_round(c, f, a->lo, sr ? NMO_RD : rnd);
     double hi = nmo_fe_round(c, f, a->hi, sr ? NMO_RU : rnd);
+    double m = a->mag;
     r->flags = a->flags;
     r->lo = lo;
     r->hi = hi;
+    r->mag = nmo_mag_fin(r, m);
     nmo_fe_fix(r);
 }
 
@@ -901,6 +1071,15 @@ static inline void nmo_fe_red_finish(nmo_fctx *c, nmo_fenc *r, double slo, doubl
  * |fl(sum) - sum| <= (n-1) u sum|x_i| (Jeannerod & Rump 2013, SIMAX 34(2), Thm 4.1:
  * any order, RN, no condition on n). Gradual underflow adds nothing (additions are
  * exact in the subnormal range); under ftz each addition may flush: + (n-1) min_normal. */
+/* The error scale of a sum of enclosures: the sum of their mags, in index order (both
+ * engines). */
+static inline double nmo_mag_sum(const nmo_fenc *x, int64_t n)
+{
+    double m = 0;
+    for (int64_t i = 0; i < n; i++) m += x[i].mag;
+    return m;
+}
+
 static inline void nmo_fenc_sum(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *x, int64_t n)
 {
     double slo = 0, shi = 0, a = 0;
@@ -916,7 +1095,23 @@ static inline void nmo_fenc_sum(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *x, int
     if (mustnan) { nmo_fenc_set_nan(r, fl); return; }
     double k = n > 1 ? (double)(n - 1) : 0;
     double keta = c->ftz ? k * c->etaa : 0;
+    double m = nmo_mag_sum(x, n);
     nmo_fe_red_finish(c, r, slo, shi, a, k, keta, (double)n * 0x1p-53 * a, fl);
+    r->mag = nmo_mag_fin(r, m);
+}
+
+/* The error scale of a dot product of input points: the binade of sum |x y| (exact in
+ * both engines: see "error scale"), from its binary64 estimate a of relative error rel;
+ * an estimate too near a power of two flags the element for the certified engine. */
+static inline void nmo_fe_dot_mag(nmo_fctx *c, nmo_fenc *r, double a, double rel)
+{
+    double m = nmo_mag_pow2_of(a, rel);
+    if (m < 0) {
+        r->flags |= NMO_EF_UNC;
+        m = nmo_mag_pow2(a);
+    }
+    if (c->force_unc) r->flags |= NMO_EF_UNC;
+    r->mag = nmo_mag_fin(r, m);
 }
 
 /* Dot product of two point vectors (input values), any order, FMA or not, in acc:
@@ -947,6 +1142,7 @@ static inline void nmo_fenc_dot_d(nmo_fctx *c, nmo_fenc *r, const double *x, con
      * products and the partial sums may each flush: 2n min_normal. */
     double keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
     nmo_fe_red_finish(c, r, s, s, a, nmo_plan_dot_k2(&c->plan, n, (int64_t)m), keta, (double)n * 0x1p-53 * a, 0);
+    nmo_fe_dot_mag(c, r, a, (double)n * 0x1p-53 * 1.01);
 }
 
 /* Sum of squares of a point vector: the dot product of x with itself. */
@@ -1010,9 +1206,25 @@ static inline int nmo_fe_partial_ovf(nmo_fctx *c, double top, uint32_t *fl)
     return !(top < mf);
 }
 
+/* The error scale of a product of k factors f[0][j] .. f[k-1][j]: the largest over i of
+ * mag(f_i) times the other factors' |.| (first-order propagation of each factor), in
+ * this order in both engines. */
+static inline double nmo_mag_prodk(const nmo_fenc *const *f, int k, int64_t j)
+{
+    double m = 0;
+    for (int i = 0; i < k; i++) {
+        double t = f[i][j].mag;
+        for (int l = 0; l < k; l++)
+            if (l != i) t = nmo_mag_prod(t, nmo_mag_abs(f[l][j].lo, f[l][j].hi));
+        m = nmo_mag_max(m, t);
+    }
+    return m;
+}
+
 static inline void nmo_fenc_prodk(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *const *f, int k,
                                   int fused)
 {
+    double mg = nmo_mag_prodk(f, k, 0);
     uint32_t fl = 0;
     int zero = 0, nonfin = 0;
     for (int i = 0; i < k; i++) {
@@ -1021,7 +1233,7 @@ static inline void nmo_fenc_prodk(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *cons
         zero |= f[i]->lo == 0 && f[i]->hi == 0;
         nonfin |= !isfinite(f[i]->lo) || !isfinite(f[i]->hi);
     }
-    if (zero) { r->lo = r->hi = 0; r->flags = fl | c->force_unc; return; }
+    if (zero) { r->lo = r->hi = 0; r->flags = fl | c->force_unc; r->mag = 0; return; }
     if (nonfin) { nmo_fenc_set_all(r, fl); return; }
     if (k == 1) { /* the factor itself */
         *r = *f[0];
@@ -1059,6 +1271,7 @@ static inline void nmo_fenc_prodk(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *cons
         r->lo = nmo_fe_round(cs, c->cf, vlo, fused ? NMO_RD : NMO_RNE);
         r->hi = nmo_fe_round(cs, c->cf, vhi, fused ? NMO_RU : NMO_RNE);
         r->flags = fl | c->force_unc;
+        r->mag = nmo_mag_fin(r, mg);
         nmo_fe_fix(r);
         return;
     }
@@ -1066,6 +1279,7 @@ static inline void nmo_fenc_prodk(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *cons
     r->lo = nmo_fe_snap(cs, c->cf, fused ? NMO_RD : NMO_RNE, vlo, el, &fl);
     r->hi = nmo_fe_snap(cs, c->cf, fused ? NMO_RU : NMO_RNE, vhi, eh, &fl);
     r->flags = fl;
+    r->mag = nmo_mag_fin(r, mg);
     nmo_fe_fix(r);
 }
 
@@ -1139,6 +1353,8 @@ static inline int nmo_fe_dotk_exact(nmo_fctx *c, const nmo_fenc *const *f, int k
 static inline void nmo_fenc_dotk(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *const *f, int k,
                                  int64_t n, int rounds)
 {
+    double mg = 0;
+    for (int64_t j = 0; j < n; j++) mg += nmo_mag_prodk(f, k, j);
     uint32_t fl = 0;
     int mustnan = 0, nonfin = 0;
     double slo = 0, shi = 0, A = 0, SR = 0, Rmax = 0;
@@ -1169,6 +1385,7 @@ static inline void nmo_fenc_dotk(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *const
     if ((k == 1 || (k == 2 && rounds == 0)) && nmo_fe_dotk_exact(c, f, k, n, &sx)) {
         r->lo = r->hi = sx;
         r->flags = fl | c->force_unc;
+        r->mag = mg;
         return;
     }
     double g = nmo_fe_gamma(c->uc, rounds), eta_in = 2.0 * rounds * c->etac * SR;
@@ -1188,6 +1405,7 @@ static inline void nmo_fenc_dotk(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *const
     double keta = g * A + eta_in + keta_a;
     double err = (double)(n + k + 4) * 0x1p-52 * A * (1 + g) + (keta + eta_in) * 0x1p-48;
     nmo_fe_red_finish(c, r, slo, shi, a2, K, keta, err, fl);
+    r->mag = nmo_mag_fin(r, mg);
 }
 
 
@@ -1217,6 +1435,10 @@ static inline void nmo_fenc_scale_shift(nmo_fctx *c, nmo_fenc *r, const nmo_fenc
         return;
     }
     double dl = x->lo - m->hi, dh = x->hi - m->lo;
+    /* scale: x*a and m*a combined with b */
+    double am = nmo_mag_abs(a->lo, a->hi);
+    double mg = nmo_mag_mul(x->mag, nmo_mag_abs(x->lo, x->hi), a->mag, am) +
+                nmo_mag_mul(m->mag, nmo_mag_abs(m->lo, m->hi), a->mag, am) + b->mag;
     double p1 = dl * a->lo, p2 = dl * a->hi, p3 = dh * a->lo, p4 = dh * a->hi;
     double clo = fmin(fmin(p1, p2), fmin(p3, p4)) + b->lo;
     double chi = fmax(fmax(p1, p2), fmax(p3, p4)) + b->hi;
@@ -1229,6 +1451,7 @@ static inline void nmo_fenc_scale_shift(nmo_fctx *c, nmo_fenc *r, const nmo_fenc
     r->lo = nmo_fe_snap(c, c->cf, NMO_RNE, vlo, e, &fl);
     r->hi = nmo_fe_snap(c, c->cf, NMO_RNE, vhi, e, &fl);
     r->flags = fl;
+    r->mag = nmo_mag_fin(r, mg);
     nmo_fe_fix(r);
 }
 
@@ -1339,8 +1562,10 @@ static inline void nmo_fenc_sum_sharp(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *
         if (er < em) em = er, dom = ib >= 0;
     }
     double keta = c->ftz && n > 1 ? (double)(n - 1) * c->etaa : 0;
+    double mg = nmo_mag_sum(x, n);
     nmo_fe_red_finish_em(c, r, slo, shi, a, kj, em, keta, (double)n * 0x1p-53 * a, n, fl, dom,
                          dom ? x[ib].lo : 0, dom ? x[ib].hi : 0, R);
+    r->mag = nmo_mag_fin(r, mg);
     if (!(r->flags & NMO_EF_UNC) || (fl & NMO_EF_UNC) || c->force_unc || n < 2) return;
     /* The naive binary64 sums err by up to n 2^-53 A: over millions of terms (a scalar loss
      * over a whole tensor) that radius leaves the snap undecided about one time in ten and
@@ -1368,6 +1593,7 @@ static inline void nmo_fenc_sum_sharp(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *
     double err = 0x1p-52 * fmax(fabs(slo), fabs(shi)) + 2 * gg * a;
     nmo_fe_red_finish_em_rel(c, r, slo, shi, a, kj, em, keta, err, n, fl, dom,
                              dom ? x[ib].lo : 0, dom ? x[ib].hi : 0, R, 0x1p-50 + 2 * gg);
+    r->mag = nmo_mag_fin(r, mg);
     if (!(r->flags & NMO_EF_UNC)) return;
     /* Still undecided: an endpoint of the bound lies on the lattice itself or within the
      * radius of it (terms that are exact multiples of one another, e.g. a near-uniform
@@ -1440,6 +1666,7 @@ static inline void nmo_fenc_dot_sharp_d(nmo_fctx *c, nmo_fenc *r, const double *
     double pd = dom ? x[ib] * y[ib] : 0;
     double err = em == 0 && keta == 0 && exact ? 0 : (double)n * 0x1p-53 * a;
     nmo_fe_red_finish_em(c, r, s, s, a, kt, em, keta, err, n, 0, dom, pd, pd, R);
+    nmo_fe_dot_mag(c, r, a, (double)n * 0x1p-53 * 1.01);
 }
 
 /* ---- linear algebra and attention (numoracle issue 3) ------------------------------- */
@@ -1467,7 +1694,7 @@ static inline void nmo_fenc_dot_ed(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *x, 
     }
     if (nan) { nmo_fenc_set_nan(r, fl); return; }
     if (inf) { nmo_fenc_set_all(r, fl); return; }
-    double slo = 0, shi = 0, a = 0;
+    double slo = 0, shi = 0, a = 0, mg = 0;
     int64_t z = 0; /* exactly zero terms: dropped, k reduced by their count */
     for (int64_t i = 0; i < n; i++) {
         double p1 = x[i].lo * y[i], p2 = x[i].hi * y[i];
@@ -1475,9 +1702,12 @@ static inline void nmo_fenc_dot_ed(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *x, 
         shi += fmax(p1, p2);
         a += fmax(fabs(p1), fabs(p2));
         z += (x[i].lo == 0 && x[i].hi == 0) || y[i] == 0;
+        double ay = fabs(y[i]);
+        mg += nmo_mag_mul(x[i].mag, nmo_mag_abs(x[i].lo, x[i].hi), ay, ay);
     }
     double keta = (c->ftz ? 2.0 : 1.0) * fmax(k, (double)n) * c->etaa;
     nmo_fe_red_finish(c, r, slo, shi, a, fmax(k - (double)z, 0), keta, (double)n * 0x1p-53 * a, fl);
+    r->mag = nmo_mag_fin(r, mg);
 }
 
 /* A model quantity (not a kernel value) known to lie within relative rel and absolute
@@ -1505,9 +1735,11 @@ static inline void nmo_fenc_widen(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, d
         } else if (isfinite(nb) && d * (1 + 0x1p-50) < nb - hi) hi = nb;
         else hi = nmo_fe_snap(c, c->cf, NMO_RU, hi + d, (fabs(hi) * (1 + rel) + abs) * 0x1p-50, &fl);
     }
+    double m = a->mag;
     r->lo = lo;
     r->hi = hi;
     r->flags = fl | c->force_unc;
+    r->mag = nmo_mag_fin(r, m);
 }
 
 /* Element (i, j) of op(X) op(Y), op = transpose when tx / ty: X is [m,kk] (tx = 0) or

@@ -24,12 +24,16 @@ extern "C" {
  *  - lo, hi are values of the compute lattice (so any double suffices);
  *  - lo = hi = NaN with NMO_EF_NAN: every implementation gives NaN;
  *  - NMO_EF_NAN on a non-empty interval: NaN is possible besides the interval;
- *  - NMO_EF_UNC: the fast engine could not certify this element (escalate). */
+ *  - NMO_EF_UNC: the fast engine could not certify this element (escalate);
+ *  - mag: the element's error scale (>= 0; +inf: none, a domain edge), the magnitude
+ *    of what its computation combined carried to its units (enc_fast.h, "error
+ *    scale"); the checker measures the width of the reachable set against it. */
 #define NMO_EF_UNC 1u
 #define NMO_EF_NAN 2u
 typedef struct {
     double lo, hi;
     uint32_t flags;
+    double mag;
 } nmo_fenc;
 
 typedef enum {
