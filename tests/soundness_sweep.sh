@@ -8,7 +8,7 @@
 set -u
 B=${1:-build}; SEEDS=${2:-10}; LARGE=${3:-1}
 ops=${OPS:-$("$B/oracle/numoracle" ops | awk '/^[a-z0-9_]+: /{sub(":","",$1); print $1}')}
-total=0; fail=0; inc=0; status=0; errors=0
+total=0; fail=0; inc=0; status=0; errors=0; fams=""
 for op in $ops; do
     t0=$(date +%s)
     out=$(NMO_OPS=$op NMO_SEEDS=$SEEDS NMO_LARGE=$LARGE "$B/tests/test_soundness" --timeout 14400 2>&1) || status=1
@@ -19,6 +19,10 @@ for op in $ops; do
     r=$(sed -n 's/.*runs=\([0-9]*\).*/\1/p' <<<"$line"); f=$(sed -n 's/.*FAIL=\([0-9]*\).*/\1/p' <<<"$line")
     i=$(sed -n 's/.*INCONCLUSIVE=\([0-9]*\).*/\1/p' <<<"$line")
     total=$((total + r)); fail=$((fail + f)); inc=$((inc + i))
+    fams="$fams $(sed -n 's/.*inc_by_family=\([^ ]*\).*/\1/p' <<<"$line")"
 done
 echo "soundness sweep: $total runs, $fail FAIL, $inc INCONCLUSIVE, $errors operators without a result (seeds=$SEEDS large=$LARGE)"
+# INCONCLUSIVE runs per input family over all operators (each family is 1/7 of the runs)
+tr ' ,' '\n\n' <<<"$fams" | awk -F: -v t="$total" 'NF == 2 {n[$1] += $2} END {
+    printf "inconclusive by family:"; for (k in n) printf " %s %d (%.2f%%)", k, n[k], 700 * n[k] / (t ? t : 1); printf "\n" }'
 [ "$fail" -eq 0 ] && exit $status || exit 1

@@ -26,7 +26,7 @@ Test(soundness, correct_variants_never_fail, .timeout = 1200)
     for (int oi = 0; oi < nmo_op_count(); oi++) {
         const nmo_op *op = nmo_op_at(oi);
         if (only && *only && !nmo_test_name_in_list(op->name, only)) continue;
-        long op_runs = runs, op_fails = fails, op_inconc = inconc;
+        long op_runs = runs, op_fails = fails, op_inconc = inconc, inc_fam[NMO_FAM_COUNT] = {0};
         nmo_test_shape sh[4];
         int nsh = nmo_test_shapes(op, sh, large);
         int ncorrect = 0;
@@ -46,7 +46,7 @@ Test(soundness, correct_variants_never_fail, .timeout = 1200)
                                                          (uint64_t)s + 1, &sh[h], NULL, &err);
                             cr_assert_eq(st, NMO_OK, "%s/%s: %s", op->name, cd->name, err.msg);
                             runs++;
-                            if (rep.verdict == NMO_INCONCLUSIVE) inconc++;
+                            if (rep.verdict == NMO_INCONCLUSIVE) inconc++, inc_fam[f]++;
                             if (rep.verdict == NMO_FAIL) {
                                 fails++;
                                 cr_expect(0,
@@ -61,8 +61,10 @@ Test(soundness, correct_variants_never_fail, .timeout = 1200)
                         }
         }
         cr_expect_geq(ncorrect, 3, "%s has %d correct variants, need >= 3", op->name, ncorrect);
-        printf("soundness-op: %-22s variants=%d runs=%ld FAIL=%ld INCONCLUSIVE=%ld\n", op->name,
+        printf("soundness-op: %-22s variants=%d runs=%ld FAIL=%ld INCONCLUSIVE=%ld inc_by_family=", op->name,
                ncorrect, runs - op_runs, fails - op_fails, inconc - op_inconc);
+        for (int f = 0; f < NMO_FAM_COUNT; f++) printf("%s%s:%ld", f ? "," : "", nmo_family_name(f), inc_fam[f]);
+        printf("\n");
         fflush(stdout);
     }
     printf("soundness: %ld runs, %ld FAIL, %ld INCONCLUSIVE (seeds=%d)\n", runs, fails, inconc,
