@@ -477,7 +477,7 @@ static void ce_incr(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, nmo_fn fn)
     int n = c->plan.fn_ulps[fn];
     double lo = ce_fn_side(c, f, a->lo, n, 0), hi = ce_fn_side(c, f, a->hi, n, 1);
     double bot = fn == NMO_FN_SIGMOID ? 0 : -1;
-    double L = fn == NMO_FN_TANH ? 1 : fn == NMO_FN_ERF ? 1.1283791670955126 : 0.25, ma = a->mag;
+    double L = nmo_mag_incr_lip(fn, ce_lo(a), ce_hi(a)), ma = a->mag;
     lo = lo < bot ? bot : lo > 1 ? 1 : lo;
     hi = hi > 1 ? 1 : hi < bot ? bot : hi;
     ce_setd2(r, lo, hi, fl);

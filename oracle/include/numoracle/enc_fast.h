@@ -698,6 +698,21 @@ static inline int nmo_fe_incr_sat(nmo_fctx *c, double x, double v, nmo_fn fn, in
     return 0;
 }
 
+/* sup |f'| over [lo, hi] for tanh, erf, sigmoid: each derivative is even and falls with
+ * |x|, so the sup is at the point of the interval nearest 0 (tanh' = 1 - tanh^2,
+ * erf' = 2/sqrt(pi) exp(-x^2), sigmoid' = 1 / (4 cosh^2(x/2))). A global constant (1/4
+ * for sigmoid) would put the scale of sigmoid(-70) at 17 mag(a) instead of 4e-31 mag(a).
+ * Shared by both engines (the same libm calls on the same doubles). */
+static inline double nmo_mag_incr_lip(nmo_fn fn, double lo, double hi)
+{
+    double m = lo <= 0 && hi >= 0 ? 0 : fmin(fabs(lo), fabs(hi));
+    if (m != m) return INFINITY;
+    double L = fn == NMO_FN_TANH ? 1 - tanh(m) * tanh(m)
+               : fn == NMO_FN_ERF ? 1.1283791670955126 * exp(-m * m)
+                                  : 0.25 / (cosh(m / 2) * cosh(m / 2));
+    return L * (1 + 0x1p-40); /* libm's few-ulp errors, upward */
+}
+
 static inline void nmo_fe_incr(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, nmo_fn fn)
 {
     uint32_t fl = a->flags;
@@ -715,8 +730,7 @@ static inline void nmo_fe_incr(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, nmo_
     if (!nmo_fe_incr_sat(c, a->hi, vh, fn, n, 1, &hi)) hi = nmo_fe_incr_side(c, vh, eh, n, 1, &fl);
     /* the ranges: tanh, erf in [-1, 1], sigmoid in [0, 1] */
     double bot = fn == NMO_FN_SIGMOID ? 0 : -1;
-    /* global Lipschitz constants: tanh' <= 1, erf' <= 2/sqrt(pi), sigmoid' <= 1/4 */
-    double L = fn == NMO_FN_TANH ? 1 : fn == NMO_FN_ERF ? 1.1283791670955126 : 0.25, ma = a->mag;
+    double L = nmo_mag_incr_lip(fn, a->lo, a->hi), ma = a->mag;
     r->lo = lo < bot ? bot : lo > 1 ? 1 : lo;
     r->hi = hi > 1 ? 1 : hi < bot ? bot : hi;
     r->flags = fl | c->force_unc;
