@@ -80,14 +80,15 @@ static int64_t out_ord_ext(nmo_fmt f, double x)
 }
 
 /* The width of a finite R = [rlo, rhi] in ulps of `out` at the element's error scale m
- * (the spacing of out in m's binade; that of the largest finite value beyond it); NAN when
- * there is no scale (m not finite and positive: a domain edge, or an exact zero). The
- * scale rule (DESIGN §6): R is informative when this is at most max_ulps. */
+ * (the spacing of out's p-bit significands in m's binade, extended beyond the largest
+ * finite value: a dot product whose terms sum beyond fp16's range can still cancel into
+ * it, and its precision is relative to that sum); NAN when there is no scale (m not
+ * finite and positive: a domain edge, or an exact zero). The scale rule (DESIGN §6): R
+ * is informative when this is at most max_ulps. */
 static inline double width_at_scale(const nmo_plan *p, double rlo, double rhi, double m)
 {
     if (!(m > 0) || !isfinite(m)) return NAN;
-    double mf = nmo_fmt_get(p->out)->max_finite;
-    return (rhi - rlo) / nmo_fmt_ulp(p->out, m < mf ? m : mf);
+    return (rhi - rlo) / nmo_fmt_ulp(p->out, m);
 }
 
 static inline nmo_verdict judge_core(nmo_elem_info *in, const nmo_fenc *e, double v,

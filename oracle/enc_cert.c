@@ -80,6 +80,7 @@ nmo_status nmo_cctx_init(nmo_cctx *c, const nmo_plan *p, nmo_err *err)
     c->minnorm_c = ci->min_normal;
     c->maxfin_a = ai->max_finite;
     c->minsub_c = ci->min_subnormal;
+    c->gemm_partials = -1;
     for (int i = 0; i < 6; i++) mpfr_init2(c->t[i], WP);
     return NMO_OK;
 }
@@ -698,7 +699,17 @@ static double ce_dot_mag(mpfr_ptr *p, int64_t n)
     return m;
 }
 
+void nmo_cenc_gemm_partials(nmo_cctx *c, int pf) { c->gemm_partials = pf; }
+
+/* nmo_cenc_dot_d, with split-K partials stored in format pf (< 0: none) */
+static void ce_dot_d(nmo_cctx *c, nmo_cenc *r, const double *x, const double *y, int64_t n, int pf);
+
 void nmo_cenc_dot_d(nmo_cctx *c, nmo_cenc *r, const double *x, const double *y, int64_t n)
+{
+    ce_dot_d(c, r, x, y, n, -1);
+}
+
+static void ce_dot_d(nmo_cctx *c, nmo_cenc *r, const double *x, const double *y, int64_t n, int pf)
 {
     int nan_in = 0, inf_in = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -729,7 +740,9 @@ void nmo_cenc_dot_d(nmo_cctx *c, nmo_cenc *r, const double *x, const double *y, 
     for (int64_t i = 0; i < 2 * n; i++) mpfr_clear(pr[i]);
     free(pr);
     double keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
-    ce_red_finish(c, r, slo, shi, A, nmo_plan_dot_k2(&c->plan, n, (int64_t)m), keta, 0);
+    double k = nmo_plan_dot_k2(&c->plan, n, (int64_t)m), au = mpfr_get_d(A, MPFR_RNDU);
+    if (nmo_gemm_partials_k(&c->plan, pf, n, c->ua, au, au, &k, &keta) == 1) ce_set_all(r, 0);
+    else ce_red_finish(c, r, slo, shi, A, k, keta, 0);
     ce_mag(r, mg);
     mpfr_clears(slo, shi, A, (mpfr_ptr)0);
 }
@@ -776,7 +789,7 @@ void nmo_cenc_gemm_elem(nmo_cctx *c, nmo_cenc *r, const nmo_tensor *A, const nmo
     double *b = nmo_cctx_dvec(c, NMO_CSCRATCH - 2, K);
     nmo_tensor_load_f64(a, A, i * A->strides[0], K, A->strides[1]);
     nmo_tensor_load_f64(b, B, j * B->strides[1], K, B->strides[0]);
-    nmo_cenc_dot_d(c, r, a, b, K);
+    ce_dot_d(c, r, a, b, K, c->gemm_partials);
 }
 
 /* ---- norms group: products of k factors, dot products of k-factor terms ------------ */
@@ -1341,5 +1354,5 @@ void nmo_cenc_gemm_elem_t(nmo_cctx *c, nmo_cenc *r, const nmo_tensor *X, int tx,
     double *b = nmo_cctx_dvec(c, NMO_CSCRATCH - 2, kk);
     nmo_tensor_load_f64(a, X, xo, kk, xs);
     nmo_tensor_load_f64(b, Y, yo, kk, ys);
-    nmo_cenc_dot_d(c, r, a, b, kk);
+    ce_dot_d(c, r, a, b, kk, c->gemm_partials);
 }

@@ -205,6 +205,7 @@ nmo_status nmo_fctx_init(nmo_fctx *c, const nmo_plan *p, nmo_err *err)
     /* binary64 cannot certify snaps into a 53-bit lattice: leave fp64 to the certified
      * engine (and any format too wide for innocuous double rounding, p > 25). */
     c->force_unc = (ci->prec > 25 || ai->prec > 25) ? NMO_EF_UNC : 0;
+    c->gemm_partials = -1;
     return NMO_OK;
 }
 
@@ -383,13 +384,17 @@ void nmo_fenc_gemm_elem(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *A, const nmo
     }
     double keta = (c->ftz ? 2.0 : 1.0) * (double)K * c->etaa;
     double k = nmo_plan_dot_k2(&c->plan, K, (int64_t)m);
+    double rel = 2 * (double)K * 0x1p-53 * (1 + 2 * (double)K * 0x1p-53); /* of a (BLAS) */
+    int pk = nmo_gemm_partials_k(&c->plan, c->gemm_partials, K, c->ua, a * (1 - rel), a * (1 + rel), &k, &keta);
+    if (pk == 1) { nmo_fenc_set_all(r, 0); return; }
     /* Both binary64 products err by <= K 2^-53 |A||B| (any order: Jeannerod & Rump 2013
      * in binary64); |A||B| itself is computed with that relative error. */
     double kd = (double)K * 0x1p-53;
     double err = 2 * kd * a * (1 + 2 * kd);
     nmo_fe_red_finish(c, r, s, s, a, k, keta, err, 0);
     nmo_fe_dot_mag(c, r, a, 2 * kd * (1 + 2 * kd));
-    if (!(r->flags & NMO_EF_UNC) || c->force_unc) return;
+    if (pk == 2) r->flags |= NMO_EF_UNC; /* a partial's overflow undecided: not redone here */
+    if (!(r->flags & NMO_EF_UNC) || c->force_unc || pk == 2) return;
     /* Cancellation made the binary64 product too coarse to decide the snap: redo this
      * dot product compensated (Ogita, Rump & Oishi 2005, Dot2: products split exactly by
      * FMA, sums by TwoSum), whose error is <= 2^-106 K^2 sum|xy| + 2^-53 |s| — still the
@@ -418,7 +423,8 @@ void nmo_fenc_gemm_row(nmo_fctx *c, nmo_fenc *out, const nmo_tensor *A, const nm
 {
     gemm_prep *g = gemm_prepare(c, A, B);
     int64_t K = A->dims[1], N = B->dims[1];
-    int fast = c->af == NMO_FP32 && c->fp32rn && !c->ftz && !c->force_unc && c->plan.sum == NMO_SUM_ANY;
+    int fast = c->af == NMO_FP32 && c->fp32rn && !c->ftz && !c->force_unc && c->plan.sum == NMO_SUM_ANY &&
+               c->gemm_partials < 0;
     enum { BL = 256 };
     double lo[BL], hi[BL];
     int64_t ok[BL];
@@ -589,6 +595,10 @@ void nmo_fenc_gemm_elem_t(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *X, int tx,
     double keta = (c->ftz ? 2.0 : 1.0) * (double)kk * c->etaa;
     double kd = (double)kk * 0x1p-53;
     double err = 2 * kd * a * (1 + 2 * kd);
-    nmo_fe_red_finish(c, r, s, s, a, nmo_plan_dot_k2(&c->plan, kk, (int64_t)cz), keta, err, 0);
-    nmo_fe_dot_mag(c, r, a, 2 * kd * (1 + 2 * kd));
+    double k = nmo_plan_dot_k2(&c->plan, kk, (int64_t)cz), rel = 2 * kd * (1 + 2 * kd);
+    int pk = nmo_gemm_partials_k(&c->plan, c->gemm_partials, kk, c->ua, a * (1 - rel), a * (1 + rel), &k, &keta);
+    if (pk == 1) { nmo_fenc_set_all(r, 0); return; }
+    nmo_fe_red_finish(c, r, s, s, a, k, keta, err, 0);
+    nmo_fe_dot_mag(c, r, a, rel);
+    if (pk == 2) r->flags |= NMO_EF_UNC;
 }

@@ -7,6 +7,7 @@
 
 /* JSON form of a plan (every field, names as in the text form). */
 cJSON *nmo_plan_to_json(const nmo_plan *p);
+cJSON *nmo_preset_json(void); /* the preset table (oracle/preset.c) */
 
 
 /* ---- bundles (bundle.c, sweep.c, discover.c): shared helpers -------------------- */

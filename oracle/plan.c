@@ -83,6 +83,16 @@ static const int preset_ocml[NMO_FN_COUNT] = {3, 3, 2, 0, 0, 0, 5, 16, 4, 4, 4};
  *        64 is a cap that fails near the zeros of sin/cos and for large |x|. */
 static const int preset_fast[NMO_FN_COUNT] = {106, 64, 2, 3, 2, 1, 8300, 2, 109, 64, 64};
 
+/* triton: Triton 3.x on NVIDIA (the NVIDIA backend's elementwise lowering): tl.exp is
+ * ex2.approx.f32 of x*log2(e) — the mechanism of __expf, so the fast figure 106 (2 +
+ * 1.173|x| ulps up to the overflow threshold; measured on the H200: a Triton silu at
+ * x = -70 is 54 ulps from expf's result); tl.log lg2.approx times ln 2 (fast's 64);
+ * fp32 '/' div.full.f32, 2 ulps (PTX ISA, div.full); tl.sqrt sqrt.approx.f32 (fast's 3,
+ * conservative); tl.rsqrt rsqrt.approx.f32 (2); tanh and erf through libdevice when a
+ * kernel calls them (2, as cuda); sigmoid = exp + div + 1 = 109; sin/cos sin.approx /
+ * cos.approx (fast's 64). */
+static const int preset_triton[NMO_FN_COUNT] = {106, 64, 2, 3, 2, 2, 2, 2, 109, 64, 64};
+
 #define NMO_FN_ULP_MAX (1 << 30)
 
 const char *nmo_fn_name(nmo_fn f)
@@ -114,6 +124,7 @@ static int fn_resolve(const char *spec, char name[16], int ulps[NMO_FN_COUNT])
     if (strcmp(spec, "cuda") == 0) tab = preset_cuda;
     else if (strcmp(spec, "ocml") == 0) tab = preset_ocml;
     else if (strcmp(spec, "fast") == 0) tab = preset_fast;
+    else if (strcmp(spec, "triton") == 0) tab = preset_triton;
     if (tab) {
         snprintf(name, 16, "%s", spec);
         memcpy(ulps, tab, sizeof(int) * NMO_FN_COUNT);
@@ -138,7 +149,7 @@ nmo_status nmo_plan_set_fn(nmo_plan *p, const char *spec, nmo_err *err)
     int ulps[NMO_FN_COUNT];
     if (!p || !spec || !fn_resolve(spec, name, ulps))
         return nmo_err_set(err, NMO_ERR_PARSE,
-                           "fn: bad value '%s' (expected cr, ulp:N, cuda, ocml or fast)",
+                           "fn: bad value '%s' (expected cr, ulp:N, cuda, ocml, fast or triton)",
                            spec ? spec : "(null)");
     memcpy(p->fn_name, name, sizeof p->fn_name);
     memcpy(p->fn_ulps, ulps, sizeof p->fn_ulps);
@@ -354,6 +365,7 @@ cJSON *nmo_plan_to_json(const nmo_plan *p)
     cJSON_AddNumberToObject(o, "max_ulps", (double)nmo_plan_max_ulps(p));
     cJSON_AddBoolToObject(o, "max_ulps_auto", p->max_ulps <= 0);
     cJSON_AddStringToObject(o, "text", nmo_plan_to_string(p, text, sizeof text));
+    if (p->preset[0]) cJSON_AddStringToObject(o, "preset", p->preset);
     return o;
 }
 

@@ -33,7 +33,10 @@ void nmo_report_print(FILE *f, const nmo_report *rep, const nmo_case *c, const c
                                 (long long)c->shape[i]);
     fprintf(f, "numoracle check: op=%s shape=%s candidate=%s\n", c->op->name, shape,
             name ? name : "-");
-    fprintf(f, "plan: %s (max_ulps in effect: %ld)\n", plan, rep->max_ulps);
+    if (c->plan.preset[0])
+        fprintf(f, "plan: %s (preset %s; max_ulps in effect: %ld)\n", plan, c->plan.preset, rep->max_ulps);
+    else
+        fprintf(f, "plan: %s (max_ulps in effect: %ld)\n", plan, rep->max_ulps);
     fprintf(f, "verdict: %s\n", nmo_verdict_name(rep->verdict));
     fprintf(f, "  elements: %lld  pass %lld  fail %lld  inconclusive %lld\n", (long long)rep->n,
             (long long)rep->n_pass, (long long)rep->n_fail, (long long)rep->n_inconc);

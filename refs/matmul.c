@@ -4,15 +4,24 @@
  * Rounding points:
  *   c_ij = sum_k a_ik b_kj   any order and tree, FMA or not, in `acc` (dot-product
  *                            model: n u sum|a b| + underflow term)
+ *   inter != compute          split-K partial sums stored in `inter` before they are
+ *                            added in acc, any split (cuBLAS with
+ *                            allow_{bf16,fp16}_reduced_precision_reduction:
+ *                            nmo_gemm_partials_k in enc_fast.h has the bound)
  *   store c into `out`       (checker: plan round)
  * A unit is a row of C; the elements are independent, so escalation recomputes only the
  * flagged dot products.
  * Inputs may be fp32, bf16, fp16 or fp8: products of these are exact in binary64. */
 #include "numoracle/ref.h"
 
+/* Split-K partials stored in `inter` (cuBLAS's reduced-precision reduction) when the
+ * plan says so: nmo_gemm_partials_k. */
+#define MATMUL_PARTIALS(c) ((c)->plan.inter != (c)->plan.compute ? (int)(c)->plan.inter : -1)
+
 /* Unit u: row u of C (its elements are independent dot products). */
 void NMO_REF(nmo_ref_matmul_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
 {
+    enc_gemm_partials(ctx, MATMUL_PARTIALS(c));
     enc_gemm_row(ctx, out[0], &c->in[0], &c->in[1], u); /* enc_gemm_elem for j < N, exported */
 }
 
@@ -23,6 +32,7 @@ void nmo_ref_matmul_eval_unc_cert(nmo_cctx *ctx, const nmo_case *c, int64_t u, n
 {
     int64_t n = c->in[1].dims[1];
     E *e = enc_evec(ctx, 0, 1);
+    enc_gemm_partials(ctx, MATMUL_PARTIALS(c));
     for (int64_t j = 0; j < n; j++) {
         if (!(out[0][j].flags & NMO_EF_UNC)) continue;
         enc_gemm_elem(ctx, e, &c->in[0], &c->in[1], u, j);
@@ -69,7 +79,8 @@ const nmo_op nmo_op_matmul = {
     .name = "matmul",
     .summary = "C = A B with fp32 accumulation on ordinary cores",
     .shape_doc = "MxNxK: A is MxK, B is KxN, C is MxN",
-    .rounding_doc = "c=sum_k a*b (any order, FMA or not, acc)",
+    .rounding_doc = "c=sum_k a*b (any order, FMA or not, acc); inter!=compute: split-K partials "
+                    "stored in inter",
     .n_in = 2,
     .in = {{"A", NMO_ROLE_DATA, "left [M,K]"}, {"B", NMO_ROLE_DATA, "right [K,N]"}},
     .n_out = 1,

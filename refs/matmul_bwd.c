@@ -8,8 +8,9 @@
  *                  atomics over M (dB) or N (dA) in fp32 are orders of that sum
  *   store into `out` (checker: plan round)
  * The fast engine batches both products in binary64 (BLAS dgemm with transpose flags).
- * Not covered: tensor-core (`mma`) accumulation, split-K partials stored in a narrower
- * format, and dB accumulated across micro-batches in bf16. */
+ *   inter != compute: split-K partials stored in `inter` before the final sum (cuBLAS's
+ *   reduced-precision reduction; nmo_gemm_partials_k)
+ * Not covered: dB accumulated across micro-batches in bf16. */
 #include "numoracle/ref.h"
 
 void NMO_REF(nmo_ref_matmul_bwd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
@@ -17,6 +18,8 @@ void NMO_REF(nmo_ref_matmul_bwd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, 
     int64_t M = c->shape[0], N = c->shape[1], K = c->shape[2];
     (void)N;
     E *e = enc_evec(ctx, 0, 1);
+    /* split-K partials stored in `inter` (as matmul: nmo_gemm_partials_k) */
+    enc_gemm_partials(ctx, c->plan.inter != c->plan.compute ? (int)c->plan.inter : -1);
     if (u < M * K) { /* dA[i,k] = row i of dC . row k of B */
         enc_gemm_elem_t(ctx, e, &c->in[2], 0, &c->in[1], 1, u / K, u % K);
         enc_export(ctx, &out[0][0], e);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cand_util.h"
+#include "harness.h"
 #include "numoracle/numoracle.h"
 
 typedef void (*fill_fn)(nmo_case *c, void *arg);
@@ -356,6 +357,50 @@ Test(linalg_params, sdpa_bf16_p_needs_inter_bf16, .timeout = 600)
     nmo_plan_default(&p, NMO_FP32);
     expect_caught("sdpa", "fa2_bf16p (inter=fp32)", fa2_bf16p, shape, par, 1, &p);
     printf("sdpa bf16-P kernel: %ld runs under inter=bf16, none FAIL\n", pass_runs);
+}
+
+/* ================================================================ matmul split-K partials */
+
+/* cuBLAS's reduced-precision reduction: split-K partials rounded to the output format
+ * before the fp32 sum. Under inter=<dtype> (the cublas-rpr preset) the emulation never
+ * FAILs on any family, seed or K (the bound of nmo_gemm_partials_k holds); under the
+ * default plan it is caught (the partials' rounding is not a legitimate variation
+ * there), so the plan field is honoured, not ignored. */
+Test(linalg_params, matmul_split_k_partials_in_inter, .timeout = 600)
+{
+    const nmo_cand *cd = nmo_cand_find("matmul", "mut_rpr_splitk4");
+    cr_assert(cd);
+    const char *shapes[] = {"5x9x257", "3x7x2049", "2x3x31"};
+    long runs = 0, inc = 0;
+    for (int d = 0; d < 3; d++)
+        for (int f = 0; f < NMO_FAM_COUNT; f++)
+            for (int si = 0; si < 3; si++)
+                for (uint64_t seed = 1; seed <= 3; seed++) {
+                    nmo_plan p;
+                    nmo_plan_default(&p, dts[d]);
+                    p.inter = dts[d] == NMO_FP32 ? NMO_BF16 : dts[d]; /* fp32 out: bf16 partials */
+                    nmo_report rep;
+                    run_case(&rep, "matmul", cd->run, &p, f, seed, shapes[si], NULL, 0, NULL, NULL);
+                    cr_expect(rep.verdict != NMO_FAIL, "split-K partials FAIL under inter=%s: %s %s %s seed %llu",
+                              nmo_fmt_name(p.inter), nmo_fmt_name(dts[d]), nmo_family_name(f), shapes[si],
+                              (unsigned long long)seed);
+                    runs++;
+                    inc += rep.verdict == NMO_INCONCLUSIVE;
+                    nmo_report_free(&rep);
+                }
+    nmo_plan p;
+    nmo_plan_default(&p, NMO_BF16);
+    expect_caught("matmul", "mut_rpr_splitk4 (inter=fp32)", cd->run, "5x9x257", NULL, 0, &p);
+    /* both engines agree under the partials plan (verdicts, R, enclosures and scales) */
+    p.inter = NMO_BF16;
+    nmo_test_shape sh = {3, {5, 9, 257}};
+    for (int f = 0; f < NMO_FAM_COUNT; f++) {
+        nmo_err err = {{0}};
+        int64_t esc = 0, diff = nmo_test_engines_differ(nmo_op_find("matmul"), cd, &p, f, 1, &sh, &esc, &err);
+        cr_expect_eq(diff, 0, "matmul inter=bf16 %s: %lld elements differ between the engines (%s)",
+                     nmo_family_name(f), (long long)diff, err.msg);
+    }
+    printf("matmul split-K partials in inter: %ld runs, 0 FAIL, %ld INCONCLUSIVE\n", runs, inc);
 }
 
 /* ================================================================ sdpa_bwd */

@@ -289,7 +289,7 @@ Test(plan_fn, bad_spec_leaves_plan)
     nmo_err e = {{0}};
     nmo_plan_default(&p, NMO_FP32);
     cr_expect_eq(nmo_plan_set_fn(&p, "ulp:x", &e), NMO_ERR_PARSE);
-    cr_expect_str_eq(e.msg, "fn: bad value 'ulp:x' (expected cr, ulp:N, cuda, ocml or fast)");
+    cr_expect_str_eq(e.msg, "fn: bad value 'ulp:x' (expected cr, ulp:N, cuda, ocml, fast or triton)");
     cr_expect_str_eq(p.fn_name, "cuda");
     cr_expect_eq(p.fn_ulps[NMO_FN_EXP], 2);
 }
@@ -366,4 +366,55 @@ Test(plan_string, truncation_is_safe)
     nmo_plan_to_string(&p, buf, sizeof buf);
     cr_expect_eq(strlen(buf), 9);
     cr_expect_str_eq(buf, "in=fp32 o");
+}
+
+/* Named presets (oracle/preset.c): a preset's fields for the operator, "inter=io" as the
+ * storage dtype, explicit fields on top, one preset at most, unknown names rejected. */
+Test(plan, presets_per_operator)
+{
+    nmo_plan p;
+    nmo_err err = {{0}};
+    nmo_plan_default(&p, NMO_BF16);
+    cr_assert_eq(nmo_plan_parse_op(&p, "swiglu", "preset=torch-eager", &err), NMO_OK, "%s", err.msg);
+    cr_expect_eq(p.inter, NMO_BF16);
+    cr_expect_str_eq(p.preset, "torch-eager");
+    nmo_plan_default(&p, NMO_FP16);
+    cr_assert_eq(nmo_plan_parse_op(&p, "softmax", "preset=torch-eager", &err), NMO_OK);
+    cr_expect_eq(p.inter, NMO_FP32, "a fused eager kernel keeps fp32 intermediates");
+    nmo_plan_default(&p, NMO_FP16);
+    cr_assert_eq(nmo_plan_parse_op(&p, "matmul", "max_ulps=9 preset=cublas-rpr", &err), NMO_OK);
+    cr_expect_eq(p.inter, NMO_FP16);
+    cr_expect_eq(p.sum, NMO_SUM_MMA);
+    cr_expect_eq(p.mma_k, 16);
+    cr_expect_eq(p.max_ulps, 9, "explicit fields are kept wherever they stand");
+    nmo_plan_default(&p, NMO_BF16);
+    cr_assert_eq(nmo_plan_parse_op(&p, "sdpa", "preset=flash-attention fn=cuda", &err), NMO_OK);
+    cr_expect_str_eq(p.fn_name, "cuda", "the explicit field overrides the preset's");
+    cr_expect_eq(p.inter, NMO_BF16);
+    nmo_plan q = p;
+    cr_expect_eq(nmo_plan_parse_op(&p, "sdpa", "preset=flash", &err), NMO_ERR_PARSE);
+    cr_expect(strstr(err.msg, "unknown preset 'flash'") != NULL, "%s", err.msg);
+    cr_expect_eq(nmo_plan_parse_op(&p, "sdpa", "preset=triton preset=liger", &err), NMO_ERR_PARSE);
+    cr_expect(memcmp(&p, &q, sizeof p) == 0, "a failed parse leaves the plan as it was");
+    cr_expect_eq(nmo_plan_parse(&p, "preset=triton", &err), NMO_ERR_PARSE, "no preset without an operator");
+    /* every preset parses for every operator and dtype it lists */
+    for (int i = 0; i < nmo_preset_count(); i++)
+        for (int o = 0; o < nmo_op_count(); o++) {
+            char t[64];
+            snprintf(t, sizeof t, "preset=%s", nmo_preset_name(i));
+            nmo_plan_default(&p, NMO_BF16);
+            cr_expect_eq(nmo_plan_parse_op(&p, nmo_op_at(o)->name, t, &err), NMO_OK, "%s %s: %s",
+                         nmo_preset_name(i), nmo_op_at(o)->name, err.msg);
+        }
+}
+
+/* fn=triton: Triton's approximate exp (ex2.approx of x log2 e, __expf's error) */
+Test(plan, fn_triton)
+{
+    nmo_plan p;
+    nmo_plan_default(&p, NMO_FP32);
+    cr_assert_eq(nmo_plan_parse(&p, "fn=triton", NULL), NMO_OK);
+    cr_expect_eq(p.fn_ulps[NMO_FN_EXP], 106);
+    cr_expect_eq(p.fn_ulps[NMO_FN_DIV], 2);
+    cr_expect_str_eq(p.fn_name, "triton");
 }

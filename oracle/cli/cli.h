@@ -144,6 +144,7 @@ void cli_stderr_diag(void *ctx, nmo_diag_level l, const char *msg);
 int cmd_check(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_candidates(int argc, char **argv);
+int cmd_plans(int argc, char **argv);
 int cmd_bounds(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_golden(int argc, char **argv);

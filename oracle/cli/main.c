@@ -183,7 +183,7 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
     /* plan: the dtype's default, then --plan on top, then --max-ulps */
     nmo_plan_default(&pb->plan, pb->dtype);
     const char *pt = cli_val(cmd, "plan");
-    if (pt && nmo_plan_parse(&pb->plan, pt, &err) != NMO_OK) return cli_error("%s", err.msg);
+    if (pt && nmo_plan_parse_op(&pb->plan, op->name, pt, &err) != NMO_OK) return cli_error("%s", err.msg);
     const char *mu = cli_val(cmd, "max-ulps");
     if (mu) {
         uint64_t v;
@@ -427,6 +427,7 @@ static void print_main_help(void)
            "  bounds      write the reachable set of every output element (lo, hi, flags)\n"
            "  ops         list the operators: tensors, parameters, dtypes and default plans\n"
            "  candidates  list an operator's CPU candidates (correct variants and mutants)\n"
+           "  plans       list the named plan presets (PyTorch, Triton, cuBLAS, cuDNN, attention)\n"
            "  gen         write a problem's generated inputs as .bin files\n"
            "  golden      write a certified golden bundle (or every case of a template sweep)\n"
            "  verify      check a golden data tree before commit (integrity, layout, budgets)\n"
@@ -458,6 +459,7 @@ int main(int argc, char **argv)
     if (strcmp(v, "bounds") == 0) return cmd_bounds(argc - 1, argv + 1);
     if (strcmp(v, "gen") == 0) return cmd_gen(argc - 1, argv + 1);
     if (strcmp(v, "ops") == 0) return cmd_ops(argc - 1, argv + 1);
+    if (strcmp(v, "plans") == 0) return cmd_plans(argc - 1, argv + 1);
     if (strcmp(v, "candidates") == 0) return cmd_candidates(argc - 1, argv + 1);
     if (strcmp(v, "golden") == 0) return cmd_golden(argc - 1, argv + 1);
     if (strcmp(v, "verify") == 0) return cmd_verify(argc - 1, argv + 1);

@@ -20,6 +20,8 @@ typedef struct {
     int acc16;        /* 0: none; NMO_BF16/NMO_FP16: 16-bit running accumulator */
     int tail_skip;    /* k-tiles of 32: the partial last tile (K mod 32) is never loaded */
     int splitk_race;  /* split-K=4 whose partial 2 is lost (plain store instead of atomicAdd) */
+    int partial_out;  /* split-K=4 partials rounded to the output format before the fp32 sum
+                         (cuBLAS's reduced-precision reduction: correct under inter=<dtype>) */
     int b_layout;     /* reads B as if stored [N,K] (B^T layout confusion) */
     int store_rz;     /* truncating store regardless of the plan */
 } mm_cfg;
@@ -27,7 +29,7 @@ typedef struct {
 /* C[i,j] for every output (fp32, before the store). */
 NMO_CU_FMA_CLONES
 static void mm_compute(const mm_cfg *c, const float *av, const float *bt, float *cv, int64_t M,
-                       int64_t N, int64_t K) {
+                       int64_t N, int64_t K, nmo_fmt pout) {
     const int64_t kc = (K + 3) / 4; /* split-K chunk */
     for (int64_t i = 0; i < M; i++) {
         const float *ar = av + i * K;
@@ -42,6 +44,12 @@ static void mm_compute(const mm_cfg *c, const float *av, const float *bt, float 
                     int64_t lo = s * kc, hi = lo + kc < K ? lo + kc : K;
                     float p = nmo_cu_sum_seq(ar, bc, lo, hi, 1, c->fma);
                     if (s != 2) acc = acc + p;
+                }
+            } else if (c->partial_out) {
+                acc = 0.0f;
+                for (int s = 0; s < 4; s++) {
+                    int64_t lo = s * kc, hi = lo + kc < K ? lo + kc : K;
+                    acc = acc + nmo_cu_round_to(pout, nmo_cu_sum_seq(ar, bc, lo, hi, 1, c->fma));
                 }
             } else acc = nmo_cu_reduce(ar, bc, K, c->red, c->fma);
             cv[i * N + j] = acc;
@@ -75,7 +83,7 @@ static nmo_status mm_run(const nmo_cand_args *a, nmo_err *err, const mm_cfg *c) 
     for (int64_t j = 0; j < N; j++)
         for (int64_t k = 0; k < K; k++) bt[j * K + k] = c->b_layout ? bv[j * K + k] : bv[k * N + j];
 
-    mm_compute(c, av, bt, cv, M, N, K);
+    mm_compute(c, av, bt, cv, M, N, K, a->plan->out);
     nmo_cu_store(C, cv, c->store_rz ? NMO_CU_ST_RZ : nmo_cu_plan_store(a->plan));
     free(av), free(bv), free(bt), free(cv);
     return NMO_OK;
@@ -101,6 +109,7 @@ MM_CAND(mm_mut_acc_fp16, MM_DEFAULT, .acc16 = NMO_FP16)
 MM_CAND(mm_mut_tail_skip, MM_DEFAULT, .tail_skip = 1)
 MM_CAND(mm_mut_splitk_race, .red = NMO_CU_RED_SPLITK4, .fma = 1, .splitk_race = 1)
 MM_CAND(mm_mut_b_layout, MM_DEFAULT, .b_layout = 1)
+MM_CAND(mm_mut_rpr_splitk4, MM_DEFAULT, .partial_out = 1)
 MM_CAND(mm_mut_store_rz, MM_DEFAULT, .store_rz = 1)
 
 const nmo_cand nmo_cand_matmul[] = {
@@ -123,5 +132,8 @@ const nmo_cand nmo_cand_matmul[] = {
     {"matmul", "mut_b_layout", 0, "MUTANT: B read as if laid out [N,K] (transposed-layout confusion)",
      mm_mut_b_layout},
     {"matmul", "mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", mm_mut_store_rz},
+    {"matmul", "mut_rpr_splitk4", 0,
+     "MUTANT unless inter=<dtype>: split-K = 4 partials rounded to the output format, then summed "
+     "in fp32 (cuBLAS reduced-precision reduction)", mm_mut_rpr_splitk4},
 };
 const int nmo_cand_matmul_n = (int)(sizeof nmo_cand_matmul / sizeof nmo_cand_matmul[0]);

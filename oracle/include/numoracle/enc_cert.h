@@ -34,6 +34,7 @@ typedef struct nmo_cctx {
     int64_t ecap[NMO_CSCRATCH];
     mpfr_ptr *pbuf;              /* pointer arrays for mpfr_sum */
     int64_t pcap;
+    int gemm_partials;           /* as nmo_fctx's (nmo_gemm_partials_k) */
 } nmo_cctx;
 
 nmo_status nmo_cctx_init(nmo_cctx *c, const nmo_plan *p, nmo_err *err);
@@ -81,6 +82,7 @@ void nmo_cenc_max_v(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, int64_t n);
 void nmo_cenc_hull(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b);
 void nmo_cenc_gemm_elem(nmo_cctx *c, nmo_cenc *r, const nmo_tensor *A, const nmo_tensor *B,
                         int64_t i, int64_t j);
+void nmo_cenc_gemm_partials(nmo_cctx *c, int pf);
 /* Endpoints are lattice values: exactly doubles. */
 void nmo_cenc_export(nmo_cctx *c, nmo_fenc *dst, const nmo_cenc *src);
 /* Sharpened any-order sum / dot product (enc_fast.h: nonzero-term count, dominant term). */

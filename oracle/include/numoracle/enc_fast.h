@@ -63,6 +63,8 @@ typedef struct nmo_fctx {
     struct nmo_cctx *cert;      /* made on first use by nmo_fctx_cert (term escalation) */
     int64_t n_term_esc;         /* reduction terms recomputed by the certified engine */
     int64_t n_sum_cert;         /* sums of fast terms finished by the certified engine */
+    int gemm_partials;          /* nmo_fmt split-K partials are stored in, -1: none
+                                   (nmo_fenc_gemm_partials; matrix products only) */
     int term_esc_all;           /* testing: recompute every term (nmo_check_opts) */
 } nmo_fctx;
 
@@ -1171,6 +1173,33 @@ static inline void nmo_fenc_max_v(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *x, i
     *r = x[0];
     for (int64_t i = 1; i < n; i++) nmo_fenc_max(c, r, r, &x[i]);
 }
+
+/* Split-K partial sums stored in format pf (cuBLAS's reduced-precision reduction: the
+ * plan's `inter` of matmul and matmul_bwd) before they are added in acc, for the matrix
+ * products that follow (pf < 0: none). With disjoint splits S_p (any split, any order
+ * inside) of sum|a b| = A: each partial errs by the dot model on its terms, its store
+ * RN_pf(s_p) by u_pf |s_p| + eta_pf, and the P <= n stored partials are added in any
+ * order (Jeannerod & Rump 2013): (P - 1) u_a sum|RN(s_p)| with
+ * sum|RN(s_p)| <= (1 + u_pf)(1 + n u_a) A + P eta_pf. Beyond the dot model that is at
+ * most (1 + n u_a)(2^(p_a - p_pf) + 2n) u_a A + 2 n eta_pf (u_pf <= 1/2, n u_a <= 1/4:
+ * nmo_gemm_partials_k; larger n: no bound, "anything"). A partial may also overflow pf
+ * (it is at most A (1 + n u_a) in magnitude): from there on, "anything". [alo, ahi]
+ * holds A (the certified engine: alo = ahi = A rounded up). Returns 0, 1 when a partial
+ * may overflow (*k = inf), or 2 when [alo, ahi] straddles that threshold (the fast
+ * engine flags the element: the certified engine decides). */
+static inline int nmo_gemm_partials_k(const nmo_plan *p, int pf, int64_t n, double ua, double alo,
+                                      double ahi, double *k, double *keta)
+{
+    if (pf < 0) return 0;
+    const nmo_fmt_info *fi = nmo_fmt_get((nmo_fmt)pf), *ai = nmo_fmt_get(p->acc);
+    double nd = (double)n, thr = fi->max_finite / (1 + nd * ua);
+    if (!(nd * ua <= 0.25) || alo >= thr) { *k = INFINITY; return 1; }
+    *k += (1 + nd * ua) * (ldexp(1.0, ai->prec - fi->prec) + 2 * nd);
+    *keta += 2 * nd * (p->ftz ? fi->min_normal : fi->min_subnormal / 2);
+    return ahi >= thr ? 2 : 0;
+}
+
+static inline void nmo_fenc_gemm_partials(nmo_fctx *c, int pf) { c->gemm_partials = pf; }
 
 /* Element (i, j) of the matrix product A[M,K] * B[K,N] (inputs as stored): a dot
  * product in acc (nmo_fenc_dot_d's model). The first call computes A*B, |A|*|B| and the

@@ -2,6 +2,7 @@
 #ifndef NUMORACLE_PLAN_H
 #define NUMORACLE_PLAN_H
 
+#include <stdio.h>
 #include "numoracle/fmt.h"
 
 #ifdef __cplusplus
@@ -36,6 +37,7 @@ typedef struct {
     int round_sr;        /* 1: stochastic rounding, the store may give RD or RU */
     int ftz;             /* subnormals: 0 ieee, 1 flushed to zero (inputs and results) */
     long max_ulps;       /* reachable sets wider than this are INCONCLUSIVE; 0: default */
+    char preset[24];     /* the named preset the fields came from ("": none; reports) */
 } nmo_plan;
 
 /* Default plan for a storage dtype (documented in the README):
@@ -47,6 +49,15 @@ void nmo_plan_default(nmo_plan *p, nmo_fmt dtype);
  * Fields not given keep the values already in *p (start from nmo_plan_default). Unknown
  * keys and bad values are NMO_ERR_PARSE with the offending token in err. */
 nmo_status nmo_plan_parse(nmo_plan *p, const char *text, nmo_err *err);
+
+/* nmo_plan_parse for one operator, with named presets (oracle/preset.c, `numoracle
+ * plans`): a token preset=NAME applies that library's fields for op first, the other
+ * fields of text then override them; p->preset records the name. */
+nmo_status nmo_plan_parse_op(nmo_plan *p, const char *op, const char *text, nmo_err *err);
+int nmo_preset_count(void);
+const char *nmo_preset_name(int i);
+/* The preset table as text (only: one preset, NULL for all). */
+void nmo_preset_print(FILE *f, const char *only);
 
 /* Canonical text form (every field), into buf. Returns buf. */
 char *nmo_plan_to_string(const nmo_plan *p, char *buf, size_t n);

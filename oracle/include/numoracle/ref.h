@@ -84,6 +84,7 @@ typedef nmo_cctx E_CTX;
 #define enc_dot_ed NMO_ENC(dot_ed)
 #define enc_widen NMO_ENC(widen)
 #define enc_gemm_elem_t NMO_ENC(gemm_elem_t)
+#define enc_gemm_partials NMO_ENC(gemm_partials)
 #endif
 
 /* Code that exists in the fast engine's compilation only (term escalation: see
