@@ -21,6 +21,9 @@
  *   dv      sum of P dO (dot model with enclosures, enc_dot_ed, k = n)
  *   dq, dk  (X) RN(sc sum dS k) (scale after the product, FA2) or (Y) sum RN(dS sc) k
  *           (scaled dS; with inter the scaled value is rounded to inter) (hull)
+ *   GQA     with inter and Hq > Hkv, dk and dv may also be formed per query head, each
+ *           rounded to inter, and the heads' values added in acc (PyTorch expands k, v
+ *           for the group and sums their gradients in the dtype) (hull)
  *   store into `out` (checker)
  * Not covered: exp2 with the scale folded into an FMA (exp2f(s*scale_log2 - lse_log2)),
  * dS computed as P*dP - P*D, dq accumulated across key blocks in a narrower format (FA2
@@ -148,15 +151,39 @@ void NMO_REF(nmo_ref_sdpa_bwd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nm
                     enc_set(ctx, &dSv[r], &dS);
                 }
             }
+        /* GQA with inter (PyTorch expands k, v over the group and sums their gradients in
+         * the dtype): each query head's dv, dk rounded to inter, then the G of them added
+         * in acc (any order); a native GQA kernel adds everything in acc: hull */
+        int split = inter && G > 1;
+        E *part = split ? enc_evec(ctx, 4, G) : NULL;
         for (int64_t x = 0; x < D; x++) {
             for (int64_t r = 0; r < nq; r++) col[r] = dd[r * D + x];
             enc_dot_ed(ctx, &x1, Pv, col, nq, (double)nq);
+            if (split) {
+                for (int64_t g = 0; g < G; g++) {
+                    enc_dot_ed(ctx, &part[g], Pv + g * ni, col + g * ni, ni, (double)ni);
+                    enc_round(ctx, &part[g], &part[g], c->plan.inter, NMO_RNE, 0);
+                }
+                enc_sum(ctx, &x2, part, G);
+                enc_hull(ctx, &x1, &x1, &x2);
+            }
             enc_export(ctx, &out[2][x], &x1);
             for (int64_t r = 0; r < nq; r++) col[r] = qq[r * D + x];
             enc_dot_ed(ctx, &x1, dSv, col, nq, (double)nq);
             enc_mul(ctx, &x1, &x1, &sc);
             enc_dot_ed(ctx, &x2, ysc, col, nq, (double)nq);
             enc_hull(ctx, &x1, &x1, &x2);
+            if (split) {
+                for (int64_t g = 0; g < G; g++) { /* (X) or (Y) for this head, rounded */
+                    enc_dot_ed(ctx, &part[g], dSv + g * ni, col + g * ni, ni, (double)ni);
+                    enc_mul(ctx, &part[g], &part[g], &sc);
+                    enc_dot_ed(ctx, &x2, ysc + g * ni, col + g * ni, ni, (double)ni);
+                    enc_hull(ctx, &part[g], &part[g], &x2);
+                    enc_round(ctx, &part[g], &part[g], c->plan.inter, NMO_RNE, 0);
+                }
+                enc_sum(ctx, &x2, part, G);
+                enc_hull(ctx, &x1, &x1, &x2);
+            }
             enc_export(ctx, &out[1][x], &x1);
         }
     }

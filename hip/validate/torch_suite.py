@@ -37,13 +37,16 @@ DTYPES = ["fp32", "bf16", "fp16"]
 ROW_SHAPES = {"odd": (8, 1001), "long": (2, 8192)}
 
 # ---------------------------------------------------------------------------------------
-# The plan each implementation follows (numoracle presets, `numoracle plans`). The suite
-# judges every output under the preset of its implementation; a preset is a named set of
-# plan fields whose sources are listed by `numoracle plans`.
+# The plan each implementation follows: a numoracle preset (`numoracle plans`). Every output
+# is judged under the preset of its implementation; a negative control "IMPL:bug" under
+# its correct twin's.
 IMPL_PRESET = {
-    "eager": "torch-eager",
-    "compile": "torch-compile",
-    "triton": "triton",
+    "eager": "torch-eager",       # PyTorch eager ATen kernels
+    "eager_hf": "hf-llama",       # Hugging Face transformers compositions
+    "eager_twopass": "torch-eager",
+    "compile": "torch-compile",   # torch.compile (Inductor -> Triton)
+    "compile_hf": "torch-compile",
+    "triton": "triton",           # the Triton kernels below (fp32 math)
     "cublas": "cublas",
     "cublas_rpr": "cublas-rpr",
     "cudnn": "cudnn",
@@ -52,14 +55,13 @@ IMPL_PRESET = {
     "cudnn_attn": "cudnn-attention",
     "math": "math-sdpa",
 }
+# The Triton swiglu here casts silu(a) to b's dtype as Liger-Kernel's does.
+OP_IMPL_PRESET = {("swiglu", "triton"): "liger"}
 
 
-def preset_of(impl):
-    base = impl.split("+")[0]
-    for k, v in IMPL_PRESET.items():
-        if base == k or base.startswith(k + "_") or base.startswith(k + ":"):
-            return v
-    return IMPL_PRESET.get(base, "torch-eager")
+def preset_of(impl, op=None):
+    base = impl.split(":")[0]
+    return OP_IMPL_PRESET.get((op, base), IMPL_PRESET.get(base, "torch-eager"))
 
 
 # ---------------------------------------------------------------------------------------
@@ -134,7 +136,7 @@ def produce(nmo, outdir, budget, dev="cuda", only=None):
         for name, t in (inputs or {}).items():
             extra[name] = save(t, f"{i}.in_{name}.bin")
         rec = dict(id=i, op=op, dtype=dt, shape=shape, family=fam, seed=seed, params=params,
-                   impl=impl, preset=preset_of(impl), role=role, twin=twin, outputs=files,
+                   impl=impl, preset=preset_of(impl, op), role=role, twin=twin, outputs=files,
                    inputs=extra)
         if note:
             rec["note"] = note
@@ -608,7 +610,7 @@ def judge_one(nmo, outdir, rec, plan_override=None):
                 "--candidate", "file:" + ",".join(os.path.join(outdir, "out", f) for f in rec["outputs"]),
                 "--json", js]
         plan = (plan_override.replace("{dtype}", rec["dtype"]) if plan_override is not None
-                else f"preset={rec['preset']}")
+                else f"preset={preset_of(rec['impl'], rec['op'])}")
         if rec.get("plan_extra"):
             plan += " " + rec["plan_extra"]
         if plan:
@@ -655,7 +657,7 @@ def table(outdir, recs, res):
         n = sum(a.values())
         for k in tot:
             tot[k] += a[k]
-        lines.append(f"| {op} | {impl} | {preset_of(impl)} | {dt} | {n} | {a['PASS']} | {a['INCONCLUSIVE']} | {a['FAIL']} | {a['ERROR']} |")
+        lines.append(f"| {op} | {impl} | {preset_of(impl, op)} | {dt} | {n} | {a['PASS']} | {a['INCONCLUSIVE']} | {a['FAIL']} | {a['ERROR']} |")
     n = sum(tot.values())
     lines.append(f"| **total** | | | | **{n}** | **{tot['PASS']}** | **{tot['INCONCLUSIVE']}** | **{tot['FAIL']}** | {tot['ERROR']} |")
     # negative controls: FAIL on some input where the twin PASSes on the same input
