@@ -427,6 +427,27 @@ Test(linalg_params, sdpa_bwd_no_mask_and_inter, .timeout = 600)
                       nmo_fmt_name(dts[d]), nmo_family_name(f));
             nmo_report_free(&rep);
         }
+    /* GQA gradients summed over the query heads in the dtype (PyTorch's expand and sum):
+     * allowed by inter=<dtype>, caught by the fused plan; causal and not, two group sizes */
+    cand_fn gh = reg_cand("sdpa_bwd", "mut_gqa_heads_out");
+    static const char *const gqa[] = {"1x4x2x19x16", "1x6x2x12x8"};
+    for (int d = 1; d < 3; d++)
+        for (int f = 0; f < NMO_FAM_COUNT; f++)
+            for (int si = 0; si < 2; si++)
+                for (int cz = 0; cz < 2; cz++) {
+                    nmo_plan p;
+                    nmo_plan_default(&p, dts[d]);
+                    p.inter = dts[d];
+                    nmo_report rep;
+                    double par[2] = {cz, 0};
+                    run_case(&rep, "sdpa_bwd", gh, &p, f, 3, gqa[si], par, 1, NULL, NULL);
+                    cr_expect(rep.verdict != NMO_FAIL, "per-head GQA gradients FAIL under inter=%s: %s %s causal %d",
+                              nmo_fmt_name(dts[d]), nmo_family_name(f), gqa[si], cz);
+                    nmo_report_free(&rep);
+                }
+    nmo_plan pb;
+    nmo_plan_default(&pb, NMO_BF16);
+    expect_caught("sdpa_bwd", "mut_gqa_heads_out (inter=fp32)", gh, gqa[0], NULL, 0, &pb);
 }
 
 /* ================================================================ conv2d */

@@ -23,6 +23,9 @@ typedef struct {
     int dq_blocks;      /* dq: per key block of 16 a partial from 0, partials added last-first */
     /* mutant knobs */
     int no_D, dk_no_scale, gqa_last_head, p_no_scale, causal_off1, ds_bf16;
+    int gqa_heads_out;  /* dk, dv per query head (scaled), each rounded to the output
+                           format, then the heads added in fp32 (PyTorch's GQA expand and
+                           sum: correct under inter=<dtype>) */
 } sb_cfg;
 
 static nmo_status sb_run(const nmo_cand_args *a, nmo_err *err, const sb_cfg *c) {
@@ -119,19 +122,24 @@ static nmo_status sb_run(const nmo_cand_args *a, nmo_err *err, const sb_cfg *c) 
         for (int64_t hk = 0; hk < Hkv; hk++)
             for (int64_t j = 0; j < S; j++)
                 for (int64_t x = 0; x < D; x++) {
-                    float ak = 0.0f, av = 0.0f;
+                    float ak = 0.0f, av = 0.0f, sk = 0.0f, sv = 0.0f;
                     for (int64_t g = c->gqa_last_head ? G - 1 : 0; g < G; g++) {
                         int64_t h = hk * G + g;
+                        if (c->gqa_heads_out) ak = av = 0.0f;
                         for (int64_t i = 0; i < S; i++) {
                             if (j >= NKEYS(i)) continue;
                             int64_t at = ((b * Hq + h) * S + i) * S + j, r = ((b * Hq + h) * S + i) * D + x;
                             ak = fmaf(dS[at], qv[r], ak);
                             av = fmaf(P[at], dov[r], av);
                         }
+                        if (c->gqa_heads_out) {
+                            sk = sk + nmo_cu_round_to(a->plan->out, c->ds_scaled ? ak : ak * sc);
+                            sv = sv + nmo_cu_round_to(a->plan->out, av);
+                        }
                     }
                     int64_t r = ((b * Hkv + hk) * S + j) * D + x;
-                    dkv[r] = c->ds_scaled || c->dk_no_scale ? ak : ak * sc;
-                    dvv[r] = av;
+                    dkv[r] = c->gqa_heads_out ? sk : c->ds_scaled || c->dk_no_scale ? ak : ak * sc;
+                    dvv[r] = c->gqa_heads_out ? sv : av;
                 }
 #undef NKEYS
     nmo_cu_store_mode st = nmo_cu_plan_store(a->plan);
@@ -161,6 +169,7 @@ SB_CAND(sb_mut_gqa_last_head, SB_DEFAULT, .gqa_last_head = 1)
 SB_CAND(sb_mut_p_no_scale, SB_DEFAULT, .p_no_scale = 1)
 SB_CAND(sb_mut_causal_off1, SB_DEFAULT, .causal_off1 = 1)
 SB_CAND(sb_mut_ds_bf16, SB_DEFAULT, .ds_bf16 = 1)
+SB_CAND(sb_mut_gqa_heads_out, SB_DEFAULT, .gqa_heads_out = 1)
 
 const nmo_cand nmo_cand_sdpa_bwd[] = {
     {"sdpa_bwd", "fa2", 1,
@@ -182,5 +191,8 @@ const nmo_cand nmo_cand_sdpa_bwd[] = {
     {"sdpa_bwd", "mut_causal_off1", 0, "MUTANT: causal mask lets query i see key i+1", sb_mut_causal_off1},
     {"sdpa_bwd", "mut_ds_bf16", 0, "MUTANT: dS rounded to bf16 before the dq/dk products (plan says fp32)",
      sb_mut_ds_bf16},
+    {"sdpa_bwd", "mut_gqa_heads_out", 0,
+     "MUTANT unless inter=<dtype>: dk, dv per query head rounded to the output format, then the "
+     "heads added (PyTorch's GQA: k, v expanded, gradients summed in the dtype)", sb_mut_gqa_heads_out},
 };
 const int nmo_cand_sdpa_bwd_n = (int)(sizeof nmo_cand_sdpa_bwd / sizeof nmo_cand_sdpa_bwd[0]);
