@@ -56,6 +56,9 @@ void nmo_report_print(FILE *f, const nmo_report *rep, const nmo_case *c, const c
             (long long)rep->n_unc);
     if (rep->n_term_esc) fprintf(f, "; %lld reduction terms recomputed certified", (long long)rep->n_term_esc);
     if (rep->n_sum_cert) fprintf(f, "; %lld sums finished certified", (long long)rep->n_sum_cert);
+    if (rep->n_stat)
+        fprintf(f, "; statistics recomputed for %lld rows (%lld by the certified engine)",
+                (long long)rep->n_stat, (long long)rep->n_stat_cert);
     fputc('\n', f);
     fprintf(f, "  reachable-set width (output ulps): median %g  p99 %g  max %lld\n",
             nmo_report_width_quantile(rep, 0.5), nmo_report_width_quantile(rep, 0.99),
@@ -156,6 +159,8 @@ char *nmo_report_json_prov(const nmo_report *rep, const nmo_case *c, const char 
     cJSON_AddNumberToObject(en, "uncertain_elements", (double)rep->n_unc);
     cJSON_AddNumberToObject(en, "recomputed_terms", (double)rep->n_term_esc);
     cJSON_AddNumberToObject(en, "certified_sums", (double)rep->n_sum_cert);
+    cJSON_AddNumberToObject(en, "recomputed_statistics", (double)rep->n_stat);
+    cJSON_AddNumberToObject(en, "recomputed_statistics_certified", (double)rep->n_stat_cert);
     cJSON_AddNumberToObject(en, "escalated_fraction", rep->n ? (double)rep->n_escalated / (double)rep->n : 0.0);
     cJSON *wd = cJSON_AddObjectToObject(o, "width_ulps");
     cJSON_AddItemToObject(wd, "median", num_or_null(nmo_report_width_quantile(rep, 0.5)));

@@ -77,6 +77,9 @@ typedef struct {
                                         (term escalation: enc_fast.h) */
     int64_t n_sum_cert;              /* sums of fast-engine terms the certified engine
                                         finished (nmo_fenc_sum_sharp) */
+    int64_t n_stat;                  /* elements of absent inputs enclosed (recomputed
+                                        statistics: nmo_case.absent) */
+    int64_t n_stat_cert;             /* of those, computed by the certified engine */
     int has_worst;
     nmo_elem_info worst;             /* worst FAIL, else widest INCONCLUSIVE/PASS */
     int64_t width_hist[NMO_WIDTH_HIST + 1]; /* finite R widths in ulps; last = beyond */
