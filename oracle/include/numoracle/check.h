@@ -111,6 +111,11 @@ const char *nmo_verdict_name(nmo_verdict v);
 
 /* Reports: human text, and JSON (every report carries the plan). name: candidate. */
 void nmo_report_print(FILE *f, const nmo_report *rep, const nmo_case *c, const char *name);
+/* The case's lines of it: "params: NAME=VALUE ..." (every parameter, as used) and one
+ * "input NAME: SOURCE" per input: c->in_src[k] ("file:PATH", "generated:FAMILY seed=S",
+ * "derived", "unused"), "given" when NULL, "recomputed" for an absent input. The JSON
+ * report has the same sources under "inputs". */
+void nmo_report_print_case(FILE *f, const nmo_case *c);
 /* malloc'd JSON text. */
 char *nmo_report_json(const nmo_report *rep, const nmo_case *c, const char *name,
                       const char *family, uint64_t seed);
