@@ -193,7 +193,7 @@ int main(int argc, char **argv)
                 if (k->supports && !k->supports(&st.args)) continue;
                 size_t bytes = 0;
                 for (int i = 0; i < c.n_in; i++) /* logits a derived input comes from are not read */
-                    if (!op->in[i].doc || !strstr(op->in[i].doc, "not read")) bytes += tbytes(&c.in[i]);
+                    if (!(op->in[i].flags & NMO_IN_SOURCE)) bytes += tbytes(&c.in[i]);
                 for (int i = 0; i < c.n_out; i++) bytes += tbytes(&c.out[i]);
                 for (int i = 0; i < c.n_out; i++)
                     if (nmo_gpu_poison(st.buf_out[i], st.bytes_out[i], &err) != NMO_OK) die(&err);

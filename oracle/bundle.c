@@ -76,14 +76,6 @@ nmo_status nmo_dt_parse(int *dt, const char *name)
     return NMO_ERR_UNKNOWN_DTYPE;
 }
 
-size_t nmo_dt_bytes(int dt)
-{
-    if (dt == NMO_DT_INT32) return 4;
-    if (dt == NMO_DT_INT64) return 8;
-    if (dt >= 0 && dt < (int)NMO_FMT_COUNT) return nmo_fmt_bytes((nmo_fmt)dt);
-    return 0;
-}
-
 static int dt_is_float(int dt) { return dt >= 0 && dt < (int)NMO_FMT_COUNT; }
 
 static const char *dt_known_list(void)
@@ -644,15 +636,9 @@ static void repack(nmo_tensor *dst, const nmo_gtensor *t, const unsigned char *r
     int64_t n = gnumel(t);
     if (t->dt == NMO_DT_INT32 || t->dt == NMO_DT_INT64) {
         for (int64_t i = 0; i < n; i++) {
-            int64_t off = goffset(t, i), v;
-            if (t->dt == NMO_DT_INT32) {
-                int32_t w;
-                memcpy(&w, raw + off * 4, 4);
-                v = w;
-            } else {
-                memcpy(&v, raw + off * 8, 8);
-            }
-            nmo_tensor_set(dst, i, (double)v);
+            double v;
+            nmo_raw_get_f64(&v, raw, t->dt, goffset(t, i));
+            nmo_tensor_set(dst, i, v);
         }
         return;
     }
@@ -1061,6 +1047,7 @@ nmo_status nmo__bundle_load_core(nmo_bundle *b, const cJSON *graph, const char *
         const nmo_gtensor *gt = &g->t[g->in_t[k]];
         file_path(path, sizeof path, dir, base, gt->uid, "");
         if ((s = read_into(&b->c.in[k], gt, path, root, &b->payload_bytes, err)) != NMO_OK) goto fail;
+        if ((s = nmo_case_check_input(&b->c, k, path, err)) != NMO_OK) goto fail; /* labels */
     }
     b->have_inputs = !(flags & NMO_BL_BOUNDS_ONLY);
 

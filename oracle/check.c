@@ -557,6 +557,79 @@ done:
     return NULL;
 }
 
+/* Absent inputs (nmo_case.absent): only NMO_IN_OPTIONAL ones, of an op that encloses
+ * their recomputation. */
+static nmo_status absent_valid(const nmo_case *c, nmo_err *err)
+{
+    const nmo_op *op = c->op;
+    uint32_t opt = nmo_op_optional_mask(op), bad = c->absent & ~opt;
+    if (!bad) return (op->stat_fast && op->stat_cert) ? NMO_OK
+                     : nmo_err_set(err, NMO_ERR_USAGE, "op %s: optional inputs without stat_fast/stat_cert", op->name);
+    int k = 0;
+    while (!(bad & (1u << k))) k++;
+    char list[256] = "";
+    size_t off = 0;
+    for (int i = 0; i < op->n_in; i++)
+        if (opt & (1u << i))
+            off += (size_t)snprintf(list + off, sizeof list - off, off ? ", %s" : "%s", op->in[i].name);
+    if (k >= op->n_in)
+        return nmo_err_set(err, NMO_ERR_USAGE, "absent input %d: op %s has %d inputs", k, op->name, op->n_in);
+    return nmo_err_set(err, NMO_ERR_USAGE, "input %s of op %s must be given (optional inputs: %s)",
+                       op->in[k].name, op->name, off ? list : "none");
+}
+
+/* The enclosures of the absent inputs, element by element, once per check: the fast
+ * engine, the certified one where the fast one is unsure (the certified engine alone in
+ * NMO_MODE_CERT). Both give the certified lattice values, so the units that read this
+ * table see the same statistics in either mode, and "fast + escalation == certified"
+ * holds as before. */
+static nmo_status stats_build(nmo_fenc **tab, const nmo_case *c, nmo_mode mode, nmo_report *rep,
+                              nmo_err *err)
+{
+    const nmo_op *op = c->op;
+    int64_t n = -1;
+    for (int k = 0; k < c->n_in; k++) {
+        if (!(c->absent & (1u << k))) continue;
+        int64_t m = nmo_tensor_numel(&c->in[k]);
+        if (n >= 0 && m != n)
+            return nmo_err_set(err, NMO_ERR_USAGE, "op %s: optional inputs of different sizes", op->name);
+        n = m;
+        tab[k] = malloc((size_t)(m > 0 ? m : 1) * sizeof(nmo_fenc));
+        if (!tab[k]) return nmo_err_set(err, NMO_ERR_NOMEM, "out of memory for %lld statistics", (long long)m);
+    }
+    nmo_fctx fc;
+    nmo_cctx cc;
+    int fc_ready = 0, cc_ready = 0;
+    nmo_status s = NMO_OK;
+    if (mode != NMO_MODE_CERT) {
+        if ((s = nmo_fctx_init(&fc, &c->plan, err)) != NMO_OK) return s;
+        fc_ready = 1;
+    }
+    for (int64_t i = 0; i < n && s == NMO_OK; i++) {
+        nmo_fenc st[NMO_MAX_TENSORS];
+        int unc = mode == NMO_MODE_CERT;
+        if (!unc) {
+            op->stat_fast(&fc, c, i, st);
+            for (int k = 0; k < c->n_in; k++)
+                if ((c->absent & (1u << k)) && (st[k].flags & NMO_EF_UNC)) unc = 1;
+        }
+        if (unc) {
+            if (!cc_ready) {
+                if ((s = nmo_cctx_init(&cc, &c->plan, err)) != NMO_OK) break;
+                cc_ready = 1;
+            }
+            op->stat_cert(&cc, c, i, st);
+            rep->n_stat_cert++;
+        }
+        for (int k = 0; k < c->n_in; k++)
+            if (c->absent & (1u << k)) tab[k][i] = st[k];
+        rep->n_stat++;
+    }
+    if (fc_ready) nmo_fctx_clear(&fc);
+    if (cc_ready) nmo_cctx_clear(&cc);
+    return s;
+}
+
 nmo_status nmo_check(nmo_report *rep, const nmo_case *c, const nmo_tensor *cand,
                      const nmo_check_opts *opts, nmo_err *err)
 {
@@ -604,6 +677,21 @@ nmo_status nmo_check(nmo_report *rep, const nmo_case *c, const nmo_tensor *cand,
     }
 
     nmo_status s = NMO_OK;
+    /* absent inputs: the workers read a copy of the case that carries the table */
+    nmo_case cs;
+    nmo_fenc *tab[NMO_MAX_TENSORS] = {0};
+    if (c->absent) {
+        s = absent_valid(c, err);
+        if (s == NMO_OK) s = stats_build(tab, c, o.mode, rep, err);
+        if (s != NMO_OK) {
+            for (int k = 0; k < NMO_MAX_TENSORS; k++) free(tab[k]);
+            nmo_report_free(rep);
+            return s;
+        }
+        cs = *c;
+        for (int k = 0; k < NMO_MAX_TENSORS; k++) cs.stat[k] = tab[k];
+        c = &cs;
+    }
     int64_t units = op->units(c);
     rep->units = units;
     int nt = nmo_check_threads(units);
@@ -657,6 +745,7 @@ nmo_status nmo_check(nmo_report *rep, const nmo_case *c, const nmo_tensor *cand,
         }
     }
     for (int t = nt - 1; t >= 0; t--) worker_clear(&w[t]);
+    for (int k = 0; k < NMO_MAX_TENSORS; k++) free(tab[k]);
     rep->has_worst = has_worst;
     if (!cand) rep->verdict = NMO_INCONCLUSIVE;
     else if (rep->n_fail) rep->verdict = NMO_FAIL;

@@ -157,6 +157,16 @@ void nmo_cenc_set(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
     r->mag = a->mag;
 }
 
+/* nmo_fenc_set_fenc: an exported enclosure back, exactly (doubles are exact at WP). */
+void nmo_cenc_set_fenc(nmo_cctx *c, nmo_cenc *r, const nmo_fenc *a)
+{
+    (void)c;
+    uint32_t fl = a->flags & ~NMO_EF_UNC;
+    if (a->lo != a->lo) { ce_set_nan(r, fl); r->mag = a->mag; return; }
+    ce_setd2(r, a->lo, a->hi, fl);
+    r->mag = a->mag;
+}
+
 void nmo_cenc_set_d(nmo_cctx *c, nmo_cenc *r, double v)
 {
     if (v != v) { ce_set_nan(r, 0); return; }

@@ -22,6 +22,45 @@ static void fmt_index(char *buf, size_t n, const nmo_tensor *t, int64_t idx)
     if (off < n) snprintf(buf + off, n - off, "]");
 }
 
+/* Shortest %g form that reads back as v (parameters are shown as given). */
+static void fmt_param(char *buf, size_t n, double v)
+{
+    for (int p = 6; p <= 17; p++) {
+        snprintf(buf, n, "%.*g", p, v);
+        if (strtod(buf, NULL) == v) return;
+    }
+}
+
+/* What the report says about input k's origin (JSON value; text adds a gloss). */
+static const char *in_source(const nmo_case *c, int k)
+{
+    if (c->absent & (1u << k)) return "recomputed";
+    return c->in_src[k] ? c->in_src[k] : "given";
+}
+
+void nmo_report_print_case(FILE *f, const nmo_case *c)
+{
+    const nmo_op *op = c->op;
+    fprintf(f, "params:");
+    for (int i = 0; i < op->n_param; i++) {
+        char v[40];
+        fmt_param(v, sizeof v, c->param[i]);
+        fprintf(f, " %s=%s", op->param[i].name, v);
+    }
+    fprintf(f, "%s\n", op->n_param ? "" : " none");
+    for (int k = 0; k < c->n_in; k++) {
+        const char *src = in_source(c, k);
+        const char *gloss = "";
+        if (c->absent & (1u << k))
+            gloss = " by the reference (not given: every plan-following recomputation enclosed)";
+        else if (strcmp(src, "derived") == 0)
+            gloss = " from the other inputs (as a correct forward stores it)";
+        else if (strcmp(src, "unused") == 0)
+            gloss = " (not read by the reference)";
+        fprintf(f, "input %s: %s%s\n", op->in[k].name, src, gloss);
+    }
+}
+
 void nmo_report_print(FILE *f, const nmo_report *rep, const nmo_case *c, const char *name)
 {
     char plan[512];
@@ -37,6 +76,7 @@ void nmo_report_print(FILE *f, const nmo_report *rep, const nmo_case *c, const c
         fprintf(f, "plan: %s (preset %s; max_ulps in effect: %ld)\n", plan, c->plan.preset, rep->max_ulps);
     else
         fprintf(f, "plan: %s (max_ulps in effect: %ld)\n", plan, rep->max_ulps);
+    nmo_report_print_case(f, c);
     fprintf(f, "verdict: %s\n", nmo_verdict_name(rep->verdict));
     fprintf(f, "  elements: %lld  pass %lld  fail %lld  inconclusive %lld\n", (long long)rep->n,
             (long long)rep->n_pass, (long long)rep->n_fail, (long long)rep->n_inconc);
@@ -56,6 +96,9 @@ void nmo_report_print(FILE *f, const nmo_report *rep, const nmo_case *c, const c
             (long long)rep->n_unc);
     if (rep->n_term_esc) fprintf(f, "; %lld reduction terms recomputed certified", (long long)rep->n_term_esc);
     if (rep->n_sum_cert) fprintf(f, "; %lld sums finished certified", (long long)rep->n_sum_cert);
+    if (rep->n_stat)
+        fprintf(f, "; statistics recomputed for %lld rows (%lld by the certified engine)",
+                (long long)rep->n_stat, (long long)rep->n_stat_cert);
     fputc('\n', f);
     fprintf(f, "  reachable-set width (output ulps): median %g  p99 %g  max %lld\n",
             nmo_report_width_quantile(rep, 0.5), nmo_report_width_quantile(rep, 0.99),
@@ -132,6 +175,8 @@ char *nmo_report_json_prov(const nmo_report *rep, const nmo_case *c, const char 
     cJSON_AddItemToObject(o, "plan", nmo_plan_to_json(&c->plan));
     cJSON *pa = cJSON_AddObjectToObject(o, "params");
     for (int i = 0; i < c->op->n_param; i++) cJSON_AddNumberToObject(pa, c->op->param[i].name, c->param[i]);
+    cJSON *io = cJSON_AddObjectToObject(o, "inputs");
+    for (int k = 0; k < c->n_in; k++) cJSON_AddStringToObject(io, c->op->in[k].name, in_source(c, k));
     cJSON_AddStringToObject(o, "verdict", nmo_verdict_name(rep->verdict));
     cJSON_AddNumberToObject(o, "max_ulps", (double)rep->max_ulps);
     cJSON *cn = cJSON_AddObjectToObject(o, "counts");
@@ -156,6 +201,8 @@ char *nmo_report_json_prov(const nmo_report *rep, const nmo_case *c, const char 
     cJSON_AddNumberToObject(en, "uncertain_elements", (double)rep->n_unc);
     cJSON_AddNumberToObject(en, "recomputed_terms", (double)rep->n_term_esc);
     cJSON_AddNumberToObject(en, "certified_sums", (double)rep->n_sum_cert);
+    cJSON_AddNumberToObject(en, "recomputed_statistics", (double)rep->n_stat);
+    cJSON_AddNumberToObject(en, "recomputed_statistics_certified", (double)rep->n_stat_cert);
     cJSON_AddNumberToObject(en, "escalated_fraction", rep->n ? (double)rep->n_escalated / (double)rep->n : 0.0);
     cJSON *wd = cJSON_AddObjectToObject(o, "width_ulps");
     cJSON_AddItemToObject(wd, "median", num_or_null(nmo_report_width_quantile(rep, 0.5)));

@@ -345,6 +345,104 @@ nmo_status nmo_tensor_read_bin(nmo_tensor *t, const char *path, nmo_err *err)
     return NMO_OK;
 }
 
+size_t nmo_dt_bytes(int dt)
+{
+    if (dt == NMO_DT_INT32) return 4;
+    if (dt == NMO_DT_INT64) return 8;
+    if (dt >= 0 && dt < (int)NMO_FMT_COUNT) return nmo_fmt_bytes((nmo_fmt)dt);
+    return 0;
+}
+
+const char *nmo_dt_file_name(int dt)
+{
+    if (dt == NMO_DT_INT32) return "int32";
+    if (dt == NMO_DT_INT64) return "int64";
+    if (dt >= 0 && dt < (int)NMO_FMT_COUNT) return nmo_fmt_name((nmo_fmt)dt);
+    return NULL;
+}
+
+int nmo_raw_get_f64(double *v, const void *buf, int dt, int64_t i)
+{
+    const unsigned char *p = buf;
+    if (dt == NMO_DT_INT32) {
+        int32_t w;
+        memcpy(&w, p + i * 4, 4);
+        *v = w;
+        return 1;
+    }
+    if (dt == NMO_DT_INT64) {
+        int64_t w;
+        memcpy(&w, p + i * 8, 8);
+        *v = (double)w;
+        /* exact iff it converts back (the double of INT64_MAX is 2^63: out of range) */
+        return *v >= -0x1p63 && *v < 0x1p63 && (int64_t)*v == w;
+    }
+    nmo_fmt f = (nmo_fmt)dt;
+    size_t eb = nmo_fmt_bytes(f);
+    uint64_t b = 0;
+    memcpy(&b, p + (size_t)i * eb, eb);
+    *v = nmo_fmt_decode(f, b);
+    return 1;
+}
+
+nmo_status nmo_tensor_read_bin_as(nmo_tensor *t, int file_dt, const char *path, nmo_err *err)
+{
+    if (file_dt == (int)t->dtype) return nmo_tensor_read_bin(t, path, err);
+    const char *dn = nmo_dt_file_name(file_dt);
+    if (!dn) return nmo_err_set(err, NMO_ERR_USAGE, "%s: unknown file dtype %d", path, file_dt);
+    nmo_status s;
+    int64_t n = nmo_tensor_numel(t);
+    size_t eb = nmo_dt_bytes(file_dt);
+    long long want = (long long)n * (long long)eb;
+    FILE *f = fopen(path, "rb");
+    if (!f) return nmo_err_set(err, NMO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        return nmo_err_set(err, NMO_ERR_IO, "%s: not a regular file", path);
+    }
+    if ((long long)st.st_size != want) {
+        fclose(f);
+        return nmo_err_set(err, NMO_ERR_SIZE, "%s: size %lld bytes, expected %lld (%lld elements of %s)",
+                           path, (long long)st.st_size, want, (long long)n, dn);
+    }
+    unsigned char *buf = malloc((size_t)want ? (size_t)want : 1);
+    if (!buf) {
+        fclose(f);
+        return nmo_err_set(err, NMO_ERR_NOMEM, "%s: out of memory", path);
+    }
+    size_t got = fread(buf, 1, (size_t)want, f);
+    fclose(f);
+    if (got != (size_t)want) {
+        free(buf);
+        return nmo_err_set(err, NMO_ERR_IO, "%s: short read (%zu of %lld bytes)", path, got, want);
+    }
+    if (!t->data && (s = nmo_tensor_alloc(t, err)) != NMO_OK) {
+        free(buf);
+        return s;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        double v;
+        int exact = nmo_raw_get_f64(&v, buf, file_dt, i);
+        if (!exact || !nmo_fmt_is_repr(t->dtype, v)) {
+            char val[32];
+            if (file_dt == NMO_DT_INT64) {
+                int64_t w;
+                memcpy(&w, buf + i * 8, 8);
+                snprintf(val, sizeof val, "%lld", (long long)w);
+            } else {
+                snprintf(val, sizeof val, "%.17g", v);
+            }
+            free(buf);
+            return nmo_err_set(err, NMO_ERR_DATA, "%s: element %lld is %s (%s), not representable in %s",
+                               path, (long long)i, val, dn, nmo_fmt_name(t->dtype));
+        }
+        nmo_tensor_set(t, i, v);
+    }
+    free(buf);
+    return NMO_OK;
+}
+
 static atomic_uint tmp_seq;
 
 nmo_status nmo_tensor_write_bin(const nmo_tensor *t, const char *path, nmo_err *err)

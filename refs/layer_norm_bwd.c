@@ -3,8 +3,14 @@
  *   xh      = (x - mean) * rstd,  wdy = w * dy
  *   dx[i,j] = rstd_i * (wdy - xh * c1_i - c2_i),  c1 = sum_j xh*wdy / N,  c2 = sum_j wdy / N
  *   dw[j]   = sum_i dy * xh,      db[j] = sum_i dy
- * mean and rstd are inputs (NMO_ROLE_DERIVED): derive() stores RN32 of the exact mean and
- * of 1/sqrt(var + eps) (two-pass, long double) as a forward stores them.
+ * mean and rstd are optional inputs (NMO_ROLE_DERIVED, NMO_IN_OPTIONAL). Given, they are
+ * points; generated cases get them from derive(): RN32 of the exact mean and of
+ * 1/sqrt(var + eps) (two-pass, long double) as a forward stores them. Absent
+ * (nmo_case.absent, each on its own), the reference encloses them as layer_norm's forward
+ * computes them (norm_two_pass: sum any order, sum/N | sum*RN(1/N), d = x - mean,
+ * sum d^2 any order, FMA or not, rsqrt of plan accuracy | 1/sqrt), hulled with their
+ * fp32 rounding when compute is not fp32, and carries those intervals through the
+ * formulas below (mean and rstd as independent intervals: sound, a little wider).
  *
  * Rounding points (compute, RNE, unless said otherwise):
  *   d   = x - mean;  xh = d * rstd;  wdy = w * dy
@@ -25,9 +31,47 @@
  * Units: rows write dx; then one unit per column writes dw[j] and db[j].
  * Not covered: the uncentered form dx = a*dy*w + b*x + c of older PyTorch kernels
  * (cancels on rows with a large mean), partial dw/db accumulated in the input dtype
- * (the Triton tutorial's fp16 locks). */
+ * (the Triton tutorial's fp16 locks); with the statistics absent, a recomputation
+ * outside the two-pass model (Welford's online update: refs/norm_common.h). */
 #include "numoracle/ref.h"
 #include "refs/norm_common.h"
+
+#define LB_MEAN 3 /* the optional inputs */
+#define LB_RSTD 4
+
+/* stat_fast/stat_cert: mean and rstd of row i as a kernel recomputes them (dvec slot 5,
+ * evec slots 4 and 5: ln_bwd_col uses slots 0-3, ln_bwd_row calls it first). */
+void NMO_REF(nmo_ref_layer_norm_bwd_stat)(E_CTX *ctx, const nmo_case *c, int64_t i, nmo_fenc *out);
+void NMO_REF(nmo_ref_layer_norm_bwd_stat)(E_CTX *ctx, const nmo_case *c, int64_t i, nmo_fenc *out)
+{
+    int64_t n = c->in[2].dims[0];
+    double *x = enc_dvec(ctx, 5, n);
+    nmo_tensor_load_f64(x, &c->in[1], i * n, n, 1);
+    E *xe = enc_evec(ctx, 4, n), *d = enc_evec(ctx, 5, n);
+    E mean, rstd, sd;
+    enc_init(ctx, &mean), enc_init(ctx, &rstd), enc_init(ctx, &sd);
+    norm_two_pass(ctx, x, xe, d, n, c->param[0], &mean, &rstd, &sd);
+    norm_as_saved(ctx, &mean, c->in[LB_MEAN].dtype, c);
+    norm_as_saved(ctx, &rstd, c->in[LB_RSTD].dtype, c);
+    enc_export(ctx, &out[LB_MEAN], &mean);
+    enc_export(ctx, &out[LB_RSTD], &rstd);
+    enc_clear(ctx, &mean), enc_clear(ctx, &rstd), enc_clear(ctx, &sd);
+}
+
+/* Statistic k (LB_MEAN, LB_RSTD) of row i: the given point, or the recomputation's
+ * enclosure (nmo_check's table; without one, recomputed here: the same lattice values). */
+static void NMO_REF(ln_bwd_stat_of)(E_CTX *ctx, const nmo_case *c, int k, int64_t i, E *r)
+{
+    if (!(c->absent & (1u << k))) {
+        enc_set_d(ctx, r, nmo_tensor_get(&c->in[k], i));
+    } else if (c->stat[k]) {
+        enc_set_fenc(ctx, r, &c->stat[k][i]);
+    } else {
+        nmo_fenc st[NMO_MAX_TENSORS];
+        NMO_REF(nmo_ref_layer_norm_bwd_stat)(ctx, c, i, st);
+        enc_set_fenc(ctx, r, &st[k]);
+    }
+}
 
 static void NMO_REF(ln_bwd_row)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
 {
@@ -35,22 +79,22 @@ static void NMO_REF(ln_bwd_row)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fe
     double *dy = enc_dvec(ctx, 0, n);
     double *x = enc_dvec(ctx, 1, n);
     double *w = enc_dvec(ctx, 2, n);
-    double mu, rstd;
     nmo_tensor_load_f64(dy, &c->in[0], u * n, n, 1);
     nmo_tensor_load_f64(x, &c->in[1], u * n, n, 1);
     nmo_tensor_load_f64(w, &c->in[2], 0, n, 1);
-    nmo_tensor_load_f64(&mu, &c->in[3], u, 1, 1);
-    nmo_tensor_load_f64(&rstd, &c->in[4], u, 1, 1);
+    E me, r;
+    enc_init(ctx, &me), enc_init(ctx, &r);
+    /* the statistics first: a recomputation uses evec slots 4 and 5 */
+    NMO_REF(ln_bwd_stat_of)(ctx, c, LB_MEAN, u, &me);
+    NMO_REF(ln_bwd_stat_of)(ctx, c, LB_RSTD, u, &r);
     E *dye = enc_evec(ctx, 0, n), *we = enc_evec(ctx, 1, n), *d = enc_evec(ctx, 2, n);
     E *rv = enc_evec(ctx, 3, n), *xh = enc_evec(ctx, 4, n);
-    E me, r, xe, invn, S1, S2, c1, c2, wdy, nxh, t, q, dxa, dxb, nc, f, t1;
-    enc_init(ctx, &me), enc_init(ctx, &r), enc_init(ctx, &xe), enc_init(ctx, &invn);
+    E xe, invn, S1, S2, c1, c2, wdy, nxh, t, q, dxa, dxb, nc, f, t1;
+    enc_init(ctx, &xe), enc_init(ctx, &invn);
     enc_init(ctx, &S1), enc_init(ctx, &S2), enc_init(ctx, &c1), enc_init(ctx, &c2);
     enc_init(ctx, &wdy), enc_init(ctx, &nxh), enc_init(ctx, &t), enc_init(ctx, &q);
     enc_init(ctx, &dxa), enc_init(ctx, &dxb), enc_init(ctx, &nc), enc_init(ctx, &f), enc_init(ctx, &t1);
 
-    enc_set_d(ctx, &me, mu);
-    enc_set_d(ctx, &r, rstd);
     norm_inv_n(ctx, &invn, n);
     enc_const(ctx, &nc, (double)n);
     for (int64_t j = 0; j < n; j++) {
@@ -104,21 +148,17 @@ static void NMO_REF(ln_bwd_col)(E_CTX *ctx, const nmo_case *c, int64_t j, nmo_fe
     int64_t rows = c->in[3].dims[0], n = c->in[2].dims[0];
     double *dy = enc_dvec(ctx, 0, rows);
     double *x = enc_dvec(ctx, 1, rows);
-    double *mu = enc_dvec(ctx, 2, rows);
-    double *rs = enc_dvec(ctx, 3, rows);
     nmo_tensor_load_f64(dy, &c->in[0], j, rows, n);
     nmo_tensor_load_f64(x, &c->in[1], j, rows, n);
-    nmo_tensor_load_f64(mu, &c->in[3], 0, rows, 1);
-    nmo_tensor_load_f64(rs, &c->in[4], 0, rows, 1);
     E *dye = enc_evec(ctx, 0, rows), *d = enc_evec(ctx, 1, rows), *re = enc_evec(ctx, 2, rows);
     E xe, me, dw, db;
     enc_init(ctx, &xe), enc_init(ctx, &me), enc_init(ctx, &dw), enc_init(ctx, &db);
     for (int64_t i = 0; i < rows; i++) {
         enc_set_d(ctx, &dye[i], dy[i]);
         enc_set_d(ctx, &xe, x[i]);
-        enc_set_d(ctx, &me, mu[i]);
+        NMO_REF(ln_bwd_stat_of)(ctx, c, LB_MEAN, i, &me);
         enc_sub(ctx, &d[i], &xe, &me);
-        enc_set_d(ctx, &re[i], rs[i]);
+        NMO_REF(ln_bwd_stat_of)(ctx, c, LB_RSTD, i, &re[i]);
     }
     const E *f[3] = {dye, d, re};
     enc_dotk(ctx, &dw, f, 3, rows, 1);
@@ -141,6 +181,7 @@ void NMO_REF(nmo_ref_layer_norm_bwd_eval)(E_CTX *ctx, const nmo_case *c, int64_t
 #include "refs/ref_common.h"
 
 void NMO_REF_CERT(nmo_ref_layer_norm_bwd_eval)(nmo_cctx *ctx, const nmo_case *c, int64_t u, nmo_fenc **out);
+void NMO_REF_CERT(nmo_ref_layer_norm_bwd_stat)(nmo_cctx *ctx, const nmo_case *c, int64_t i, nmo_fenc *out);
 
 static nmo_status layer_norm_bwd_setup(nmo_case *c, nmo_err *err)
 {
@@ -195,7 +236,7 @@ static void layer_norm_bwd_span(const nmo_case *c, int64_t u, int k, int64_t *be
 
 const nmo_op nmo_op_layer_norm_bwd = {
     .name = "layer_norm_bwd",
-    .summary = "backward of layer_norm (Liger/Triton, Apex and PyTorch forms) given saved mean and rstd",
+    .summary = "backward of layer_norm (Liger/Triton, Apex and PyTorch forms) with saved mean and rstd or recomputing them",
     .shape_doc = "MxN (or ...xN): rows of N",
     .rounding_doc = "xh=(x-mean)*rstd; S1=sum dy*w*xh, S2=sum w*dy (any order, acc); dx=(wdy-"
                     "(xh*S1/N+S2/N))*rstd | ((wdy-xh*c1)-c2)*rstd | (N*w*dy-xh*S1-S2)*(rstd/N); "
@@ -204,14 +245,18 @@ const nmo_op nmo_op_layer_norm_bwd = {
     .in = {{"dy", NMO_ROLE_DATA, "output gradient [..., N]"},
            {"x", NMO_ROLE_DATA, "forward input [..., N]"},
            {"w", NMO_ROLE_WEIGHT, "weight [N]"},
-           {"mean", NMO_ROLE_DERIVED, "saved row mean, fp32 [rows]"},
-           {"rstd", NMO_ROLE_DERIVED, "saved 1/sqrt(var+eps) per row, fp32 [rows]"}},
+           {"mean", NMO_ROLE_DERIVED,
+            "saved row mean, fp32 [rows]; optional: absent, the reference encloses every "
+            "two-pass recomputation", NMO_IN_OPTIONAL},
+           {"rstd", NMO_ROLE_DERIVED,
+            "saved 1/sqrt(var+eps) per row, fp32 [rows]; optional: absent, the reference "
+            "encloses every two-pass recomputation", NMO_IN_OPTIONAL}},
     .n_out = 3,
     .out = {{"dx", NMO_ROLE_DATA, "input gradient [..., N]"},
             {"dw", NMO_ROLE_DATA, "weight gradient [N]"},
             {"db", NMO_ROLE_DATA, "bias gradient [N]"}},
     .n_param = 1,
-    .param = {{"eps", 1e-5, "the forward's eps (used to derive rstd)"}},
+    .param = {{"eps", 1e-5, "the forward's eps (used to derive or recompute rstd)"}},
     .dtypes = "fp32 bf16 fp16",
     .test_shapes = "3x1025;8x64",
     .test_shapes_large = "3x4097;8x64",
@@ -222,5 +267,7 @@ const nmo_op nmo_op_layer_norm_bwd = {
     .derive = layer_norm_bwd_derive,
     .eval_fast = NMO_REF_FAST(nmo_ref_layer_norm_bwd_eval),
     .eval_cert = NMO_REF_CERT(nmo_ref_layer_norm_bwd_eval),
+    .stat_fast = NMO_REF_FAST(nmo_ref_layer_norm_bwd_stat),
+    .stat_cert = NMO_REF_CERT(nmo_ref_layer_norm_bwd_stat),
 };
 #endif

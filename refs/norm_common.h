@@ -1,5 +1,5 @@
 /* numoracle: pieces shared by the normalization references (layer_norm, group_norm,
- * batchnorm_inference, rms_norm_bwd, layer_norm_bwd). Included by refs/<op>.c after
+ * batchnorm_inference, rms_norm, rms_norm_bwd, layer_norm_bwd). Included by refs/<op>.c after
  * numoracle/ref.h, so it is compiled once per engine with each operator; everything goes
  * through enc_* primitives, as in the reference kernels themselves.
  *
@@ -29,6 +29,38 @@ static inline void norm_inv_n(E_CTX *ctx, E *r, int64_t n)
     enc_hull(ctx, &a, &a, &b);
     enc_hull(ctx, r, r, &a);
     enc_clear(ctx, &a), enc_clear(ctx, &b);
+}
+
+/* The rms statistic of the points x[0..n-1], as rms_norm's forward computes it (and what
+ * rms_norm_bwd encloses when a kernel recomputes it):
+ *   ss = sum_j x_j^2      any order and tree, FMA or not, in acc (dot-product model)
+ *   ms = ss / N           or ss * RN(1/N)                          (enc_div_si)
+ *   v  = ms + eps         eps held as RN(eps)
+ *   r  = rsqrt(v)         plan accuracy, or RN(1/RN(sqrt v))       (enc_rsqrt) */
+static inline void norm_rms_rstd(E_CTX *ctx, E *r, const double *x, int64_t n, double eps)
+{
+    E ss, ms, ep, v;
+    enc_init(ctx, &ss), enc_init(ctx, &ms), enc_init(ctx, &ep), enc_init(ctx, &v);
+    enc_sumsq_d(ctx, &ss, x, n);
+    enc_div_si(ctx, &ms, &ss, n);
+    enc_const(ctx, &ep, eps);
+    enc_add(ctx, &v, &ms, &ep);
+    enc_rsqrt(ctx, r, &v);
+    enc_clear(ctx, &ss), enc_clear(ctx, &ms), enc_clear(ctx, &ep), enc_clear(ctx, &v);
+}
+
+/* A statistic a backward kernel did not get from the caller: recomputed by the kernel it
+ * is held in compute; saved by the framework's own forward (autograd) it was stored in
+ * the saved tensor's dtype f (fp32: PyTorch saves rstd and mean in the accumulate
+ * type). The hull of both (nothing to do when compute is f). */
+static inline void norm_as_saved(E_CTX *ctx, E *r, nmo_fmt f, const nmo_case *c)
+{
+    if (f == c->plan.compute) return;
+    E t;
+    enc_init(ctx, &t);
+    enc_round(ctx, &t, r, f, NMO_RNE, 0);
+    enc_hull(ctx, r, r, &t);
+    enc_clear(ctx, &t);
 }
 
 /* Two-pass statistics of the points x[0..n-1]:

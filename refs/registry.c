@@ -1,5 +1,7 @@
 /* numoracle: the operator registry (the list lives in refs/meson.build) and the case
  * helpers shared by every operator. */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +35,35 @@ int nmo_op_input_index(const nmo_op *op, const char *name)
     for (int i = 0; i < op->n_in; i++)
         if (strcmp(op->in[i].name, name) == 0) return i;
     return -1;
+}
+
+uint32_t nmo_op_optional_mask(const nmo_op *op)
+{
+    uint32_t m = 0;
+    for (int i = 0; i < op->n_in; i++)
+        if (op->in[i].flags & NMO_IN_OPTIONAL) m |= 1u << i;
+    return m;
+}
+
+/* One copy of the label rule (the references' nmo_sf_ref_label treats anything else as
+ * an undefined result): an integer in [0, V), or ignore_index. */
+nmo_status nmo_case_check_input(const nmo_case *c, int k, const char *what, nmo_err *err)
+{
+    const nmo_op *op = c->op;
+    if (k < 0 || k >= c->n_in || op->in[k].role != NMO_ROLE_LABEL || !c->in[k].data) return NMO_OK;
+    int ip = nmo_op_param_index(op, "ignore_index");
+    double ignore = ip >= 0 ? c->param[ip] : NAN;
+    int64_t V = op->row_len ? op->row_len(c) : 0, n = nmo_tensor_numel(&c->in[k]);
+    for (int64_t i = 0; i < n; i++) {
+        double v = nmo_tensor_get(&c->in[k], i);
+        if (v == ignore || (v >= 0 && v < (double)V && v == floor(v))) continue;
+        char iv[64] = "";
+        if (ip >= 0) snprintf(iv, sizeof iv, " nor ignore_index %g", ignore);
+        return nmo_err_set(err, NMO_ERR_DATA, "%s%sinput %s: element %lld is %.17g, not a class in [0, %lld)%s",
+                           what ? what : "", what ? ": " : "", op->in[k].name, (long long)i, v,
+                           (long long)V, iv);
+    }
+    return NMO_OK;
 }
 
 int nmo_op_param_index(const nmo_op *op, const char *name)

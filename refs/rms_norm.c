@@ -10,6 +10,7 @@
  * Not covered: kernels that divide each square by N before summing, and unfused
  * implementations that store x*r in a narrower format between kernels. */
 #include "numoracle/ref.h"
+#include "refs/norm_common.h"
 
 void NMO_REF(nmo_ref_rms_norm_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
 {
@@ -18,19 +19,11 @@ void NMO_REF(nmo_ref_rms_norm_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nm
     double *w = enc_dvec(ctx, 1, n);
     nmo_tensor_load_f64(x, &c->in[0], u * n, n, 1);
     nmo_tensor_load_f64(w, &c->in[1], 0, n, 1);
-    E ss, ms, eps, v, r;
-    enc_init(ctx, &ss), enc_init(ctx, &ms), enc_init(ctx, &eps), enc_init(ctx, &v);
+    E r;
     enc_init(ctx, &r);
-
-    enc_sumsq_d(ctx, &ss, x, n);
-    enc_div_si(ctx, &ms, &ss, n);
-    enc_const(ctx, &eps, c->param[0]);
-    enc_add(ctx, &v, &ms, &eps);
-    enc_rsqrt(ctx, &r, &v);
+    norm_rms_rstd(ctx, &r, x, n, c->param[0]);
     /* y_j = x_j * r * w_j for the whole row (enc_mul3 element by element) */
     enc_mul3_row(ctx, out[0], x, &r, w, n);
-
-    enc_clear(ctx, &ss), enc_clear(ctx, &ms), enc_clear(ctx, &eps), enc_clear(ctx, &v);
     enc_clear(ctx, &r);
 }
 

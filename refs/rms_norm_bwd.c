@@ -3,8 +3,15 @@
  *   dx[i,j] = rstd_i * dy[i,j] * w[j] - rstd_i^3 * x[i,j] * S_i / N,
  *             S_i = sum_j dy[i,j] * w[j] * x[i,j]
  *   dw[j]   = sum_i dy[i,j] * x[i,j] * rstd_i
- * rstd is an input (NMO_ROLE_DERIVED): derive() stores RN32(1/sqrt(mean(x^2) + eps)) as
- * the forward does; the reference takes it as a given point.
+ * rstd is an optional input (NMO_ROLE_DERIVED, NMO_IN_OPTIONAL). Given, the reference
+ * takes it as a point; generated cases get it from derive(), RN32(1/sqrt(mean(x^2) +
+ * eps)) as the forward stores it. Absent (nmo_case.absent: a kernel that recomputes rstd,
+ * or autograd's own saved value nobody passed on), the reference encloses it as rms_norm's
+ * forward computes it (norm_rms_rstd: ss = sum x^2 in any order, FMA or not; ss/N or
+ * ss*RN(1/N); rsqrt of plan accuracy or 1/sqrt), hulled with its fp32 rounding (a saved
+ * value) when compute is not fp32, and carries that interval through every formula
+ * below: each use may see any value of it, so a kernel that recomputes rstd once per
+ * row and one that recomputes it per use are both covered.
  *
  * Rounding points (compute, RNE, unless said otherwise):
  *   S   = sum_j dy_j w_j x_j        any order and tree, FMA or not, in `acc`; each term
@@ -29,9 +36,43 @@
  *   dw = sum_i RN_inter(dy * RN_inter(x*rstd))   (any order, in acc)
  * Units: rows write dx, then one unit per column writes dw[j].
  * Not covered: dw partials accumulated in a narrower format (older Liger stored per-row
- * dW in the input dtype), kernels that recompute rstd. */
+ * dW in the input dtype); with rstd absent, a recomputation outside rms_norm's model
+ * (each square divided by N before the sum). */
 #include "numoracle/ref.h"
 #include "refs/norm_common.h"
+
+#define RB_RSTD 3 /* the optional input */
+
+/* stat_fast/stat_cert: rstd of row i as a kernel recomputes it (dvec slot 5 only, so a
+ * unit can call it between its own loads). */
+void NMO_REF(nmo_ref_rms_norm_bwd_stat)(E_CTX *ctx, const nmo_case *c, int64_t i, nmo_fenc *out);
+void NMO_REF(nmo_ref_rms_norm_bwd_stat)(E_CTX *ctx, const nmo_case *c, int64_t i, nmo_fenc *out)
+{
+    int64_t n = c->in[2].dims[0];
+    double *x = enc_dvec(ctx, 5, n);
+    nmo_tensor_load_f64(x, &c->in[1], i * n, n, 1);
+    E r;
+    enc_init(ctx, &r);
+    norm_rms_rstd(ctx, &r, x, n, c->param[0]);
+    norm_as_saved(ctx, &r, c->in[RB_RSTD].dtype, c);
+    enc_export(ctx, &out[RB_RSTD], &r);
+    enc_clear(ctx, &r);
+}
+
+/* rstd of row i: the given point, or the recomputation's enclosure (nmo_check's table;
+ * without one, recomputed here: the same lattice values). */
+static void NMO_REF(rms_bwd_rstd)(E_CTX *ctx, const nmo_case *c, int64_t i, E *r)
+{
+    if (!(c->absent & (1u << RB_RSTD))) {
+        enc_set_d(ctx, r, nmo_tensor_get(&c->in[RB_RSTD], i));
+    } else if (c->stat[RB_RSTD]) {
+        enc_set_fenc(ctx, r, &c->stat[RB_RSTD][i]);
+    } else {
+        nmo_fenc st[NMO_MAX_TENSORS];
+        NMO_REF(nmo_ref_rms_norm_bwd_stat)(ctx, c, i, st);
+        enc_set_fenc(ctx, r, &st[RB_RSTD]);
+    }
+}
 
 static void NMO_REF(rms_bwd_row)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
 {
@@ -39,11 +80,9 @@ static void NMO_REF(rms_bwd_row)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_f
     double *dy = enc_dvec(ctx, 0, n);
     double *x = enc_dvec(ctx, 1, n);
     double *w = enc_dvec(ctx, 2, n);
-    double rstd;
     nmo_tensor_load_f64(dy, &c->in[0], u * n, n, 1);
     nmo_tensor_load_f64(x, &c->in[1], u * n, n, 1);
     nmo_tensor_load_f64(w, &c->in[2], 0, n, 1);
-    nmo_tensor_load_f64(&rstd, &c->in[3], u, 1, 1);
     E *dye = enc_evec(ctx, 0, n), *xe = enc_evec(ctx, 1, n), *we = enc_evec(ctx, 2, n);
     E *xh = enc_evec(ctx, 3, n), *me = enc_evec(ctx, 4, n);
     int inter = c->plan.inter != c->plan.compute;
@@ -52,7 +91,7 @@ static void NMO_REF(rms_bwd_row)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_f
     enc_init(ctx, &cc), enc_init(ctx, &c2), enc_init(ctx, &A);
     enc_init(ctx, &B), enc_init(ctx, &q), enc_init(ctx, &t), enc_init(ctx, &d1), enc_init(ctx, &d2);
 
-    enc_set_d(ctx, &r, rstd);
+    NMO_REF(rms_bwd_rstd)(ctx, c, u, &r);
     norm_inv_n(ctx, &invn, n);
     for (int64_t j = 0; j < n; j++) {
         enc_set_d(ctx, &dye[j], dy[j]);
@@ -115,17 +154,15 @@ static void NMO_REF(rms_bwd_col)(E_CTX *ctx, const nmo_case *c, int64_t j, nmo_f
     int64_t rows = c->in[3].dims[0], n = c->in[2].dims[0];
     double *dy = enc_dvec(ctx, 0, rows);
     double *x = enc_dvec(ctx, 1, rows);
-    double *rs = enc_dvec(ctx, 2, rows);
     nmo_tensor_load_f64(dy, &c->in[0], j, rows, n);
     nmo_tensor_load_f64(x, &c->in[1], j, rows, n);
-    nmo_tensor_load_f64(rs, &c->in[3], 0, rows, 1);
     E *dye = enc_evec(ctx, 0, rows), *xe = enc_evec(ctx, 1, rows), *re = enc_evec(ctx, 2, rows);
     E dw;
     enc_init(ctx, &dw);
     for (int64_t i = 0; i < rows; i++) {
         enc_set_d(ctx, &dye[i], dy[i]);
         enc_set_d(ctx, &xe[i], x[i]);
-        enc_set_d(ctx, &re[i], rs[i]);
+        NMO_REF(rms_bwd_rstd)(ctx, c, i, &re[i]);
     }
     if (c->plan.inter != c->plan.compute) {
         /* Liger's llama casting mode: dy * RN_inter(x*rstd), the product stored in inter,
@@ -157,6 +194,7 @@ void NMO_REF(nmo_ref_rms_norm_bwd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u
 #include "refs/ref_common.h"
 
 void NMO_REF_CERT(nmo_ref_rms_norm_bwd_eval)(nmo_cctx *ctx, const nmo_case *c, int64_t u, nmo_fenc **out);
+void NMO_REF_CERT(nmo_ref_rms_norm_bwd_stat)(nmo_cctx *ctx, const nmo_case *c, int64_t i, nmo_fenc *out);
 
 static nmo_status rms_norm_bwd_setup(nmo_case *c, nmo_err *err)
 {
@@ -206,7 +244,7 @@ static void rms_norm_bwd_span(const nmo_case *c, int64_t u, int k, int64_t *begi
 
 const nmo_op nmo_op_rms_norm_bwd = {
     .name = "rms_norm_bwd",
-    .summary = "backward of rms_norm (Liger-Kernel's formula and its variants) given the saved rstd",
+    .summary = "backward of rms_norm (Liger-Kernel's formula and its variants), with the saved rstd or recomputing it",
     .shape_doc = "MxN (or ...xN): rows of N",
     .rounding_doc = "S=sum dy*w*x (any order, acc); dx=rstd*dy*w - x*rstd^3*S/N (any association, "
                     "FMA or not) | rstd*(dy*w - x*(rstd^2 S/N)) | rstd*(m - xh*sum(m*xh)/N); "
@@ -216,12 +254,14 @@ const nmo_op nmo_op_rms_norm_bwd = {
     .in = {{"dy", NMO_ROLE_DATA, "output gradient [..., N]"},
            {"x", NMO_ROLE_DATA, "forward input [..., N]"},
            {"w", NMO_ROLE_WEIGHT, "weight [N]"},
-           {"rstd", NMO_ROLE_DERIVED, "saved 1/sqrt(mean(x^2)+eps) per row, fp32 [rows]"}},
+           {"rstd", NMO_ROLE_DERIVED,
+            "saved 1/sqrt(mean(x^2)+eps) per row, fp32 [rows]; optional: absent, the reference "
+            "encloses every recomputation (rms_norm's forward model)", NMO_IN_OPTIONAL}},
     .n_out = 2,
     .out = {{"dx", NMO_ROLE_DATA, "input gradient [..., N]"},
             {"dw", NMO_ROLE_DATA, "weight gradient [N]"}},
     .n_param = 1,
-    .param = {{"eps", 1e-6, "the forward's eps (used to derive rstd)"}},
+    .param = {{"eps", 1e-6, "the forward's eps (used to derive or recompute rstd)"}},
     .dtypes = "fp32 bf16 fp16",
     .test_shapes = "3x1025;8x64",
     .test_shapes_large = "3x4097;8x64",
@@ -232,5 +272,7 @@ const nmo_op nmo_op_rms_norm_bwd = {
     .derive = rms_norm_bwd_derive,
     .eval_fast = NMO_REF_FAST(nmo_ref_rms_norm_bwd_eval),
     .eval_cert = NMO_REF_CERT(nmo_ref_rms_norm_bwd_eval),
+    .stat_fast = NMO_REF_FAST(nmo_ref_rms_norm_bwd_stat),
+    .stat_cert = NMO_REF_CERT(nmo_ref_rms_norm_bwd_stat),
 };
 #endif

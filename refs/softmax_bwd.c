@@ -93,7 +93,7 @@ const nmo_op nmo_op_softmax_bwd = {
     .n_in = 3,
     .in = {{"y", NMO_ROLE_DERIVED, "saved softmax output [..., N] (derived: softmax(x) stored in dtype)"},
            {"dy", NMO_ROLE_DATA, "output gradient [..., N]"},
-           {"x", NMO_ROLE_DATA, "forward input [..., N] (source of the derived y; not read)"}},
+           {"x", NMO_ROLE_DATA, "forward input [..., N] (source of the derived y; not read)", NMO_IN_SOURCE}},
     .n_out = 1,
     .out = {{"dx", NMO_ROLE_DATA, "input gradient [..., N]"}},
     .n_param = 0,

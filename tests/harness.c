@@ -67,6 +67,13 @@ nmo_status nmo_test_run(nmo_report *rep, const nmo_op *op, const nmo_cand *cand,
                         int family, uint64_t seed, const nmo_test_shape *sh,
                         const nmo_check_opts *opts, nmo_err *err)
 {
+    return nmo_test_run_absent(rep, op, cand, dtype, family, seed, sh, opts, 0, err);
+}
+
+nmo_status nmo_test_run_absent(nmo_report *rep, const nmo_op *op, const nmo_cand *cand, nmo_fmt dtype,
+                               int family, uint64_t seed, const nmo_test_shape *sh,
+                               const nmo_check_opts *opts, uint32_t absent, nmo_err *err)
+{
     nmo_plan p;
     nmo_plan_default(&p, dtype);
     /* fp8 inputs: real fp8 kernels (cuBLASLt fp8 GEMM, FlashAttention-3 fp8) write bf16 */
@@ -78,6 +85,7 @@ nmo_status nmo_test_run(nmo_report *rep, const nmo_op *op, const nmo_cand *cand,
     nmo_tensor out[NMO_MAX_TENSORS];
     memset(out, 0, sizeof out);
     s = run_cand(out, &c, cand, err);
+    c.absent = absent;
     if (s == NMO_OK) s = nmo_check(rep, &c, out, opts, err);
     for (int k = 0; k < c.n_out; k++) nmo_tensor_free(&out[k]);
     nmo_case_free(&c);
@@ -93,6 +101,13 @@ int64_t nmo_test_engines_differ(const nmo_op *op, const nmo_cand *cand, const nm
                                 int family, uint64_t seed, const nmo_test_shape *sh,
                                 int64_t *n_escalated, nmo_err *err)
 {
+    return nmo_test_engines_differ_absent(op, cand, plan, family, seed, sh, 0, n_escalated, err);
+}
+
+int64_t nmo_test_engines_differ_absent(const nmo_op *op, const nmo_cand *cand, const nmo_plan *plan,
+                                       int family, uint64_t seed, const nmo_test_shape *sh,
+                                       uint32_t absent, int64_t *n_escalated, nmo_err *err)
+{
     nmo_case c;
     if (nmo_case_init(&c, op, plan, sh->nshape, sh->shape, err) != NMO_OK) return -1;
     nmo_case_fill(&c, family, seed);
@@ -102,6 +117,7 @@ int64_t nmo_test_engines_differ(const nmo_op *op, const nmo_cand *cand, const nm
     nmo_report a, b;
     nmo_check_opts o = {.keep_verdicts = 1, .keep_bounds = 1, .keep_enc = 1};
     if (run_cand(out, &c, cand, err) != NMO_OK) goto done;
+    c.absent = absent;
     o.mode = NMO_MODE_ESCALATE;
     if (nmo_check(&a, &c, out, &o, err) != NMO_OK) goto done;
     o.mode = NMO_MODE_CERT;

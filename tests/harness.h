@@ -21,11 +21,21 @@ nmo_status nmo_test_run(nmo_report *rep, const nmo_op *op, const nmo_cand *cand,
                         int family, uint64_t seed, const nmo_test_shape *sh,
                         const nmo_check_opts *opts, nmo_err *err);
 
+/* nmo_test_run with the inputs in `absent` (nmo_case.absent) not given to the reference:
+ * the candidate still reads their derived values, the reference recomputes them. */
+nmo_status nmo_test_run_absent(nmo_report *rep, const nmo_op *op, const nmo_cand *cand, nmo_fmt dtype,
+                               int family, uint64_t seed, const nmo_test_shape *sh,
+                               const nmo_check_opts *opts, uint32_t absent, nmo_err *err);
+
 /* The same case judged twice (fast+escalation and certified only); returns the number of
  * elements whose verdict, reachable set or enclosure differ. */
 int64_t nmo_test_engines_differ(const nmo_op *op, const nmo_cand *cand, const nmo_plan *plan,
                                 int family, uint64_t seed, const nmo_test_shape *sh,
                                 int64_t *n_escalated, nmo_err *err);
+/* The same with the inputs in `absent` recomputed by the reference. */
+int64_t nmo_test_engines_differ_absent(const nmo_op *op, const nmo_cand *cand, const nmo_plan *plan,
+                                       int family, uint64_t seed, const nmo_test_shape *sh,
+                                       uint32_t absent, int64_t *n_escalated, nmo_err *err);
 
 extern const nmo_fmt nmo_test_dtypes[3];
 

@@ -1,7 +1,10 @@
 /* Soundness (registry-driven): every correct CPU variant of every operator PASSes or is
  * INCONCLUSIVE — never FAILs — over every family x fp32/bf16/fp16 (and the fp8 inputs an
  * operator lists: matmul, sdpa; default plans) x seeds x two shapes
- * (one with an odd reduction width). NMO_SEEDS sets the seed count (default 3 here;
+ * (one with an odd reduction width); operators with optional inputs (saved statistics)
+ * once with them given and once with them absent (recomputed by the reference; the
+ * candidate reads the derived values: tests/test_recompute.c samples other
+ * recomputations). NMO_SEEDS sets the seed count (default 3 here;
  * `make soundness` runs 20 at the large shapes), NMO_LARGE=1 the large test shapes,
  * NMO_OPS=a,b,c restricts the run to those operators (tests/soundness_sweep.sh runs one
  * process per operator). One summary line per operator is printed. */
@@ -29,6 +32,7 @@ Test(soundness, correct_variants_never_fail, .timeout = 1200)
         long op_runs = runs, op_fails = fails, op_inconc = inconc, inc_fam[NMO_FAM_COUNT] = {0};
         nmo_test_shape sh[4];
         int nsh = nmo_test_shapes(op, sh, large);
+        uint32_t opt = nmo_op_optional_mask(op);
         int ncorrect = 0;
         for (int ci = 0; ci < nmo_cand_count(); ci++) {
             const nmo_cand *cd = nmo_cand_at(ci);
@@ -40,24 +44,28 @@ Test(soundness, correct_variants_never_fail, .timeout = 1200)
                 for (int f = 0; f < NMO_FAM_COUNT; f++)
                     for (int s = 0; s < seeds; s++)
                         for (int h = 0; h < nsh; h++) {
+                            /* ops with optional inputs: also with all of them absent
+                             * (the reference recomputes what the candidate was given) */
+                            for (int ab = 0; ab < (opt ? 2 : 1); ab++) {
                             nmo_report rep;
                             nmo_err err = {{0}};
-                            nmo_status st = nmo_test_run(&rep, op, cd, dts[d], f,
-                                                         (uint64_t)s + 1, &sh[h], NULL, &err);
+                            nmo_status st = nmo_test_run_absent(&rep, op, cd, dts[d], f, (uint64_t)s + 1,
+                                                                &sh[h], NULL, ab ? opt : 0, &err);
                             cr_assert_eq(st, NMO_OK, "%s/%s: %s", op->name, cd->name, err.msg);
                             runs++;
                             if (rep.verdict == NMO_INCONCLUSIVE) inconc++, inc_fam[f]++;
                             if (rep.verdict == NMO_FAIL) {
                                 fails++;
                                 cr_expect(0,
-                                          "FALSE ALARM %s/%s dtype=%s family=%s seed=%d shape#%d: "
+                                          "FALSE ALARM %s/%s dtype=%s family=%s seed=%d shape#%d%s: "
                                           "%lld fails, worst idx %lld cand %.9g R=[%.9g, %.9g]",
                                           op->name, cd->name, nmo_fmt_name(dts[d]),
-                                          nmo_family_name(f), s + 1, h, (long long)rep.n_fail,
-                                          (long long)rep.worst.index, rep.worst.cand,
-                                          rep.worst.rlo, rep.worst.rhi);
+                                          nmo_family_name(f), s + 1, h, ab ? " (statistics recomputed)" : "",
+                                          (long long)rep.n_fail, (long long)rep.worst.index,
+                                          rep.worst.cand, rep.worst.rlo, rep.worst.rhi);
                             }
                             nmo_report_free(&rep);
+                            }
                         }
         }
         cr_expect_geq(ncorrect, 3, "%s has %d correct variants, need >= 3", op->name, ncorrect);

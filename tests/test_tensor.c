@@ -423,3 +423,71 @@ Test(bin, strided_tensor_writes_its_span)
     nmo_tensor_free(&t);
     nmo_tensor_free(&u);
 }
+
+/* nmo_tensor_read_bin_as: a file of another storage type, converted exactly or refused */
+static void write_raw(const char *path, const void *p, size_t n)
+{
+    FILE *fp = fopen(path, "wb");
+    cr_assert_not_null(fp);
+    cr_assert_eq(fwrite(p, 1, n, fp), n);
+    fclose(fp);
+}
+
+Test(bin, read_as_int32_int64_labels)
+{
+    char p32[512], p64[512], want[768];
+    snprintf(p32, sizeof p32, "%s/l32.bin", tmpdir);
+    snprintf(p64, sizeof p64, "%s/l64.bin", tmpdir);
+    int32_t a[4] = {0, -100, 16777216, 7};
+    int64_t b[4] = {3, -100, (int64_t)1 << 40, 0};
+    write_raw(p32, a, sizeof a);
+    write_raw(p64, b, sizeof b);
+    nmo_tensor t;
+    nmo_err e = {{0}};
+    nmo_tensor_init(&t, NMO_FP32, 1, (int64_t[]){4}, NULL);
+    cr_assert_eq(nmo_tensor_read_bin_as(&t, NMO_DT_INT32, p32, &e), NMO_OK, "%s", e.msg);
+    for (int i = 0; i < 4; i++) cr_expect_eq(nmo_tensor_get(&t, i), (double)a[i]);
+    cr_assert_eq(nmo_tensor_read_bin_as(&t, NMO_DT_INT64, p64, &e), NMO_OK, "%s", e.msg);
+    for (int i = 0; i < 4; i++) cr_expect_eq(nmo_tensor_get(&t, i), (double)b[i]);
+    /* fp32 holds integers up to 2^24 exactly: 2^24 + 1 is refused, not rounded */
+    a[2] = 16777217;
+    write_raw(p32, a, sizeof a);
+    cr_expect_eq(nmo_tensor_read_bin_as(&t, NMO_DT_INT32, p32, &e), NMO_ERR_DATA);
+    snprintf(want, sizeof want, "%s: element 2 is 16777217 (int32), not representable in fp32", p32);
+    cr_expect_str_eq(e.msg, want);
+    /* an int64 beyond 2^53 does not even convert to a double exactly */
+    b[1] = ((int64_t)1 << 53) + 1;
+    write_raw(p64, b, sizeof b);
+    cr_expect_eq(nmo_tensor_read_bin_as(&t, NMO_DT_INT64, p64, &e), NMO_ERR_DATA);
+    snprintf(want, sizeof want, "%s: element 1 is 9007199254740993 (int64), not representable in fp32", p64);
+    cr_expect_str_eq(e.msg, want);
+    /* the size is that of the file's type */
+    cr_expect_eq(nmo_tensor_read_bin_as(&t, NMO_DT_INT32, p64, &e), NMO_ERR_SIZE);
+    snprintf(want, sizeof want, "%s: size 32 bytes, expected 16 (4 elements of int32)", p64);
+    cr_expect_str_eq(e.msg, want);
+    nmo_tensor_free(&t);
+}
+
+Test(bin, read_as_float_formats_exact_only)
+{
+    char path[512], want[768];
+    snprintf(path, sizeof path, "%s/f.bin", tmpdir);
+    float v[3] = {1.5f, -0.00390625f, 3.0f};
+    write_raw(path, v, sizeof v);
+    nmo_tensor t;
+    nmo_err e = {{0}};
+    nmo_tensor_init(&t, NMO_BF16, 1, (int64_t[]){3}, NULL);
+    cr_assert_eq(nmo_tensor_read_bin_as(&t, NMO_FP32, path, &e), NMO_OK, "%s", e.msg);
+    for (int i = 0; i < 3; i++) cr_expect_eq(nmo_tensor_get(&t, i), (double)v[i]);
+    v[2] = 1.0f + 0x1p-10f; /* not a bf16 value */
+    write_raw(path, v, sizeof v);
+    cr_expect_eq(nmo_tensor_read_bin_as(&t, NMO_FP32, path, &e), NMO_ERR_DATA);
+    snprintf(want, sizeof want, "%s: element 2 is 1.0009765625 (fp32), not representable in bf16", path);
+    cr_expect_str_eq(e.msg, want);
+    /* the tensor's own type is nmo_tensor_read_bin */
+    nmo_tensor_free(&t);
+    nmo_tensor_init(&t, NMO_FP32, 1, (int64_t[]){3}, NULL);
+    cr_expect_eq(nmo_tensor_read_bin_as(&t, NMO_FP32, path, &e), NMO_OK);
+    cr_expect_eq(nmo_tensor_get(&t, 2), (double)v[2]);
+    nmo_tensor_free(&t);
+}

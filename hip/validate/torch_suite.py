@@ -14,6 +14,8 @@ Steps (the GPU machine runs `all`; `judge` runs anywhere with the same numoracle
   produce NUMORACLE OUTDIR [--budget S]   inputs from `numoracle gen`, outputs from torch,
                                           OUTDIR/cases.jsonl + OUTDIR/out/<id>.<k>.bin
   judge   NUMORACLE OUTDIR [--jobs J]     OUTDIR/judged.jsonl and OUTDIR/table.md
+          [--recompute-saved]             (statistics the GPU did not save are recomputed
+                                          by the reference; with the flag the saved ones too)
   pack    OUTDIR DEST [--mib M]           the outputs into DEST/outputs-N.tar.xz (at most
                                           M MiB, not-PASS cases first), manifest, table
   all     NUMORACLE OUTDIR DEST           produce, judge, pack
@@ -602,7 +604,14 @@ def produce(nmo, outdir, budget, dev="cuda", only=None):
 
 
 # ---------------------------------------------------------------------------------------
-def judge_one(nmo, outdir, rec, plan_override=None):
+# Saved statistics an operator may be judged without (`numoracle ops`: "optional"): the
+# reference then encloses every recomputation the plan allows. Autograd keeps its own
+# rstd (F.rms_norm, the HF composition) or recomputes it (torch.compile's partitioner);
+# nothing of that reaches the case, so those statistics are recomputed, not derived.
+OPTIONAL_STATS = {"rms_norm_bwd": ("rstd",), "layer_norm_bwd": ("mean", "rstd")}
+
+
+def judge_one(nmo, outdir, rec, plan_override=None, recompute_saved=False):
     with tempfile.TemporaryDirectory() as d:
         js = os.path.join(d, "r.json")
         args = [nmo, "check", "--op", rec["op"], "--dtype", rec["dtype"], "--shape", rec["shape"],
@@ -617,7 +626,13 @@ def judge_one(nmo, outdir, rec, plan_override=None):
             args += ["--plan", plan]
         for k, v in sorted(rec["params"].items()):
             args += ["--param", f"{k}={v}"]
-        for name, f in sorted(rec.get("inputs", {}).items()):
+        saved = dict(rec.get("inputs", {}))
+        for name in OPTIONAL_STATS.get(rec["op"], ()):
+            if recompute_saved:
+                saved.pop(name, None)
+            if name not in saved:
+                args += ["--recompute", name]
+        for name, f in sorted(saved.items()):
             args += ["--input", f"{name}={os.path.join(outdir, 'out', f)}"]
         p = subprocess.run(args, capture_output=True, text=True)
         out = dict(id=rec["id"], rc=p.returncode, plan=plan)
@@ -630,11 +645,11 @@ def judge_one(nmo, outdir, rec, plan_override=None):
         return out
 
 
-def judge(nmo, outdir, jobs, plan_override=None):
+def judge(nmo, outdir, jobs, plan_override=None, recompute_saved=False):
     recs = [json.loads(line) for line in open(os.path.join(outdir, "cases.jsonl"))]
     res = {}
     with cf.ThreadPoolExecutor(jobs) as ex:
-        for r in ex.map(lambda rc: judge_one(nmo, outdir, rc, plan_override), recs):
+        for r in ex.map(lambda rc: judge_one(nmo, outdir, rc, plan_override, recompute_saved), recs):
             res[r["id"]] = r
     with open(os.path.join(outdir, "judged.jsonl"), "w") as f:
         for rc in recs:
@@ -734,16 +749,18 @@ def main():
     ap.add_argument("--plan", default=None, help="judge every case under this plan instead of its preset")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--only", default=None, help="produce these operators only (comma-separated)")
+    ap.add_argument("--recompute-saved", action="store_true",
+                    help="judge without the statistics the GPU saved (mean, rstd): recompute them")
     a = ap.parse_args()
     if a.step == "produce":
         produce(a.args[0], a.args[1], a.budget, a.device, a.only and a.only.split(","))
     elif a.step == "judge":
-        judge(a.args[0], a.args[1], a.jobs, a.plan)
+        judge(a.args[0], a.args[1], a.jobs, a.plan, a.recompute_saved)
     elif a.step == "pack":
         pack(a.args[0], a.args[1], a.mib)
     else:
         produce(a.args[0], a.args[1], a.budget, a.device, a.only and a.only.split(","))
-        judge(a.args[0], a.args[1], a.jobs, a.plan)
+        judge(a.args[0], a.args[1], a.jobs, a.plan, a.recompute_saved)
         pack(a.args[1], a.args[2], a.mib)
 
 

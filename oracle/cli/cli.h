@@ -62,7 +62,9 @@ typedef struct {
     uint64_t seed;
     nmo_case c;
     int have_case;
-    const char *input_path[NMO_MAX_TENSORS]; /* NULL: generated */
+    const char *input_path[NMO_MAX_TENSORS]; /* NULL: not read from a file */
+    int input_dt[NMO_MAX_TENSORS];           /* storage type of that file (--input-dtype) */
+    char src[NMO_MAX_TENSORS][1100];         /* where each input came from (c.in_src) */
 } cli_problem;
 
 /* The options that describe a problem (check and bounds share them). */
@@ -80,20 +82,36 @@ typedef struct {
     {"param", "NAME=VALUE", 0, 1, "operator parameter (see numoracle ops)", NULL, {0}, 0}, \
     {"input", "NAME=FILE", 0, 1, "read input NAME from a raw .bin instead of generating", \
      NULL, {0}, 0},                                                                        \
+    {"input-dtype", "NAME=DT", 0, 1,                                                       \
+     "storage type of --input NAME's file: int32, int64 (labels) or a format", NULL, {0},  \
+     0},                                                                                   \
+    {"recompute", "NAME", 0, 1,                                                            \
+     "do not use optional input NAME (a saved statistic): enclose its recomputation",      \
+     NULL, {0}, 0},                                                                        \
     {"engine", "E", 0, 0, "auto (fast engine + escalation, default) or certified", NULL,   \
      {0}, 0}
 
 /* --engine into opts->mode. Returns 0 or CLI_EXIT_USAGE. */
 int cli_engine(nmo_check_opts *opts, const char *val);
-/* cJSON object {input name: "file:PATH" | "generated:FAMILY seed=S"} (returns cJSON *). */
+/* cJSON object {input name: source} (returns cJSON *): "file:PATH",
+ * "generated:FAMILY seed=S", "derived", "unused" or "recomputed" (nmo_report_print_case). */
 void *cli_inputs_json(const cli_problem *pb);
 
 /* Resolve --op (only), for verbs that need the operator before anything else. */
 int cli_resolve_op(const nmo_op **op, const char *name);
 
-/* From the options op, dtype, shape, plan, max-ulps, family, seed, param, input:
- * validate everything, build the case, generate the inputs, then read the given ones.
- * Returns 0 or CLI_EXIT_USAGE (error printed; nothing to free). */
+/* From the options op, dtype, shape, plan, max-ulps, family, seed, param, input,
+ * input-dtype, recompute: validate everything, build the case, read the given inputs
+ * and obtain the others:
+ *  - for a file: candidate (--candidate file:...) without an explicit --family, every
+ *    input must be given (a missing one is an error naming it), except optional ones
+ *    (absent: the reference recomputes them) and source-only ones (unused);
+ *  - otherwise inputs not given are generated from --family/--seed and derived inputs
+ *    derived from the final inputs (after the files are read);
+ *  - --recompute NAME marks an optional input absent (a CPU candidate still reads the
+ *    derived value).
+ * Label inputs read from files are checked (nmo_case_check_input). Returns 0 or
+ * CLI_EXIT_USAGE (error printed; nothing to free). */
 int cli_problem_build(cli_problem *pb, cli_cmd *cmd);
 void cli_problem_free(cli_problem *pb);
 

@@ -36,10 +36,39 @@ static const char check_epilog[] =
     "unless it is expected (--expect-plugin, or NMO_EXPECT_PLUGINS=P1:P2): then exit 2.\n"
     "\n"
     "The plan starts from the dtype's default (numoracle ops) and --plan text overrides\n"
-    "fields, e.g. --plan 'fn=ulp:2 round=rz'. Inputs not given with --input are generated\n"
-    "from --family and --seed; given ones are raw little-endian files of dtype plan.in.\n"
+    "fields, e.g. --plan 'fn=ulp:2 round=rz'.\n"
+    "\n"
+    "inputs: --input NAME=FILE reads a raw little-endian file of the input's dtype (plan.in,\n"
+    "or the operator's own: fp32 labels and saved statistics; --input-dtype NAME=int32|int64\n"
+    "for integer labels, converted exactly). A file: candidate ran on inputs numoracle did\n"
+    "not make, so every input it reads must be given, unless --family is given: then the\n"
+    "missing ones are generated from --family and --seed, and derived ones (saved\n"
+    "statistics) derived from the final inputs. Optional inputs (saved statistics such as\n"
+    "rms_norm_bwd's rstd) that are not given, or named with --recompute, are not read: the\n"
+    "reference encloses every recomputation the plan allows. The report lists every\n"
+    "parameter and where each input came from.\n"
     "\n"
     "exit: 0 PASS, 1 FAIL, 3 INCONCLUSIVE, 4 SKIPPED, 2 usage or input error\n";
+
+/* file:A.bin,B.bin,...: one non-empty name per output of the op (checked before the
+ * inputs, so that a bad spec is named first). */
+static int file_spec_check(const nmo_op *op, const char *spec)
+{
+    const char *p = spec + 5;
+    int n = 1, bad = !*p;
+    for (const char *q = p; *q; q++)
+        if (*q == ',') {
+            n++;
+            bad |= q == p || q[1] == ',' || q[1] == '\0';
+        }
+    if (!bad && n == op->n_out) return 0;
+    char outs[256];
+    size_t off = 0;
+    for (int k = 0; k < op->n_out; k++)
+        off += (size_t)snprintf(outs + off, sizeof outs - off, k ? ",%s" : "%s", op->out[k].name);
+    return cli_error("candidate '%s': op %s has %d output%s (%s): give file:%s", spec, op->name, op->n_out,
+                     op->n_out == 1 ? "" : "s", outs, op->n_out == 1 ? "OUT.bin" : "A.bin,B.bin,... in that order");
+}
 
 static int load_candidate(cli_problem *pb, const char *spec, nmo_tensor *out, char *name,
                           size_t namelen, int *nread)
@@ -63,18 +92,9 @@ static int load_candidate(cli_problem *pb, const char *spec, nmo_tensor *out, ch
             if (!comma) break;
             s = comma + 1;
         }
-        int bad = 0;
-        for (int i = 0; i < n && i <= NMO_MAX_TENSORS; i++) bad |= files[i][0] == '\0';
-        if (bad || n != c->n_out) {
-            char outs[256];
-            size_t off = 0;
-            for (int k = 0; k < c->n_out; k++)
-                off += (size_t)snprintf(outs + off, sizeof outs - off, k ? ",%s" : "%s",
-                                        op->out[k].name);
+        if (n != c->n_out) { /* file_spec_check ran first */
             free(list);
-            return cli_error("candidate '%s': op %s has %d output%s (%s): give file:%s", spec,
-                             op->name, c->n_out, c->n_out == 1 ? "" : "s", outs,
-                             c->n_out == 1 ? "OUT.bin" : "A.bin,B.bin,... in that order");
+            return file_spec_check(op, spec);
         }
         for (int k = 0; k < c->n_out; k++) {
             if (nmo_tensor_init(&out[k], c->plan.out, c->out[k].ndims, c->out[k].dims, &err) !=
@@ -255,6 +275,7 @@ static int report_skipped(const cli_problem *pb, const char *name, const char *w
     }
     printf("numoracle check: op=%s shape=%s candidate=%s\n", pb->op->name, shape, name);
     printf("plan: %s\n", plan);
+    nmo_report_print_case(stdout, &pb->c);
     printf("verdict: SKIPPED\n");
     printf("  reason: %s\n", why);
     fflush(stdout);
@@ -285,7 +306,7 @@ static void print_provenance(const char *prov)
     cJSON_Delete(o);
 }
 
-/* The library's JSON report, plus how the inputs were obtained and the command line. */
+/* The library's JSON report (inputs and their sources included), plus the command line. */
 static char *check_json(const nmo_report *rep, const cli_problem *pb, const char *name,
                         const char *prov, int argc, char **argv)
 {
@@ -294,8 +315,6 @@ static char *check_json(const nmo_report *rep, const cli_problem *pb, const char
     cJSON *o = cJSON_Parse(base);
     if (!o) return base;
     free(base);
-    cJSON *in = cli_inputs_json(pb);
-    if (in) cJSON_AddItemToObject(o, "inputs", in);
     char *cmd = cli_command_line(argc, argv);
     if (cmd) cJSON_AddStringToObject(o, "command", cmd);
     free(cmd);
@@ -335,6 +354,7 @@ int cmd_check(int argc, char **argv)
         kernel_release(&kc);
         return rc;
     }
+    if (strncmp(spec, "file:", 5) == 0 && (rc = file_spec_check(op, spec))) return rc;
     if (!kc.is_kernel && strncmp(spec, "file:", 5) != 0) {
         const nmo_cand *cd = NULL;
         if (strcmp(spec, "cpu") == 0) cd = nmo_cand_find(op->name, NULL);

@@ -311,8 +311,6 @@ int cmd_bounds(int argc, char **argv)
             cJSON_AddStringToObject(b, "dtype", nmo_fmt_name(c->plan.out));
             cJSON_AddItemToObject(b, "files", jfiles);
             jfiles = NULL;
-            cJSON *in = cli_inputs_json(&pb);
-            if (in) cJSON_AddItemToObject(o, "inputs", in);
             char *cl = cli_command_line(argc, argv);
             if (cl) cJSON_AddStringToObject(o, "command", cl);
             free(cl);
@@ -353,7 +351,8 @@ int cmd_gen(int argc, char **argv)
         .verb = "gen",
         .summary = "Write the inputs of a problem as raw little-endian .bin files (dtype plan.in,\n"
                    "or the operator's own dtype for labels and saved statistics), generated from\n"
-                   "--family and --seed exactly as check and bounds generate them.",
+                   "--family and --seed exactly as check and bounds generate them (inputs named with\n"
+                   "--recompute are not written).",
         .usage = "gen --op OP --dtype DT --shape SHAPE --out-dir DIR [options]",
         .epilog = NULL,
         .opts = opts,
@@ -368,6 +367,7 @@ int cmd_gen(int argc, char **argv)
     const char *dir = cli_val(&cmd, "out-dir");
     cli_stage st = {0};
     for (int k = 0; k < pb.c.n_in && !rc; k++) {
+        if (pb.c.absent & (1u << k)) continue; /* --recompute: not an input of the problem */
         const nmo_tensor *t = &pb.c.in[k];
         char path[4096];
         snprintf(path, sizeof path, "%s/%s.bin", dir, op->in[k].name);
@@ -378,7 +378,8 @@ int cmd_gen(int argc, char **argv)
     else cli_stage_abort(&st);
     if (!rc)
         for (int k = 0; k < pb.c.n_in; k++)
-            printf("%s/%s.bin %s\n", dir, op->in[k].name, nmo_fmt_name(pb.c.in[k].dtype));
+            if (!(pb.c.absent & (1u << k)))
+                printf("%s/%s.bin %s\n", dir, op->in[k].name, nmo_fmt_name(pb.c.in[k].dtype));
     cli_problem_free(&pb);
     return rc;
 }

@@ -257,18 +257,135 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
         }
         pb->input_path[k] = eq + 1;
     }
+    for (int k = 0; k < NMO_MAX_TENSORS; k++) pb->input_dt[k] = -1; /* the input's own dtype */
+    cli_opt *dto = cli_get(cmd, "input-dtype");
+    for (int i = 0; dto && i < dto->nvals; i++) {
+        const char *a = dto->vals[i], *eq = strchr(a, '=');
+        if (!eq || eq == a || !eq[1]) return cli_error("bad --input-dtype '%s': expected NAME=DT", a);
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
+        int k = nmo_op_input_index(op, name);
+        if (k < 0) {
+            join_names(list, sizeof list, get_in, op->n_in, op);
+            return cli_error("unknown input '%s' for op %s (inputs: %s)", name, op->name, list);
+        }
+        if (!pb->input_path[k])
+            return cli_error("--input-dtype %s: input %s is not read from a file (give --input %s=FILE)", a,
+                             name, name);
+        nmo_fmt f;
+        if (strcmp(eq + 1, "int32") == 0) pb->input_dt[k] = NMO_DT_INT32;
+        else if (strcmp(eq + 1, "int64") == 0) pb->input_dt[k] = NMO_DT_INT64;
+        else if (nmo_fmt_from_name(&f, eq + 1) == NMO_OK) pb->input_dt[k] = (int)f;
+        else {
+            join_names(list, sizeof list, get_fmt, NMO_FMT_COUNT, NULL);
+            return cli_error("bad --input-dtype '%s': unknown dtype '%s' (known: int32 int64 %s)", a, eq + 1, list);
+        }
+    }
+    /* optional inputs the reference recomputes instead of reading */
+    uint32_t absent = 0, opt = nmo_op_optional_mask(op);
+    cli_opt *ro = cli_get(cmd, "recompute");
+    for (int i = 0; ro && i < ro->nvals; i++) {
+        int k = nmo_op_input_index(op, ro->vals[i]);
+        if (k < 0 || !(opt & (1u << k))) {
+            size_t off = 0;
+            list[0] = '\0';
+            for (int q = 0; q < op->n_in; q++)
+                if (opt & (1u << q))
+                    off += (size_t)snprintf(list + off, sizeof list - off, off ? " %s" : "%s", op->in[q].name);
+            return cli_error("bad --recompute '%s': op %s %s%s%s", ro->vals[i], op->name,
+                             off ? "can recompute only its optional inputs (" : "has no optional inputs",
+                             list, off ? ")" : "");
+        }
+        if (pb->input_path[k])
+            return cli_error("input %s is both given (--input) and to be recomputed (--recompute)", ro->vals[i]);
+        absent |= 1u << k;
+    }
 
-    /* the case: shape -> tensors, params, generated inputs, then the given files */
+    /* A file: candidate ran on inputs that numoracle did not make: unless --family says
+     * to generate, every input it reads must be given (generating them silently judged
+     * the output against inputs it never saw). Optional inputs not given are recomputed;
+     * source-only ones are not read at all. */
+    const char *cand = cli_get(cmd, "candidate") ? cli_val(cmd, "candidate") : NULL;
+    int strict = cand && strncmp(cand, "file:", 5) == 0 && !fam;
+    if (strict) {
+        char miss[256] = "";
+        size_t off = 0;
+        int nmiss = 0;
+        for (int k = 0; k < op->n_in; k++) {
+            if (pb->input_path[k] || (op->in[k].flags & NMO_IN_SOURCE)) continue;
+            if (op->in[k].flags & NMO_IN_OPTIONAL) {
+                absent |= 1u << k;
+                continue;
+            }
+            off += (size_t)snprintf(miss + off, off < sizeof miss ? sizeof miss - off : 0, nmiss ? ", %s" : "%s",
+                                    op->in[k].name);
+            nmiss++;
+        }
+        if (nmiss == 1)
+            return cli_error("input %s of op %s not given: a file: candidate is judged on the inputs it ran on; "
+                             "give --input %s=FILE (or --family F to generate inputs that are not given)",
+                             miss, op->name, miss);
+        if (nmiss > 1)
+            return cli_error("inputs %s of op %s not given: a file: candidate is judged on the inputs it ran on; "
+                             "give --input NAME=FILE for each (or --family F to generate inputs that are not given)",
+                             miss, op->name);
+    }
+
+    /* the case: shape -> tensors and params; then the inputs */
     if (nmo_case_init_params(&pb->c, op, &pb->plan, nshape, shape, pval, pset, &err) != NMO_OK)
         return cli_error("%s", err.msg);
     pb->have_case = 1;
-    nmo_case_fill(&pb->c, (int)pb->family, pb->seed);
-    for (int k = 0; k < op->n_in; k++) {
+    pb->c.absent = absent;
+    nmo_tensor given[NMO_MAX_TENSORS];
+    memset(given, 0, sizeof given);
+    int ngiven = 0, rc2 = 0;
+    for (int k = 0; k < op->n_in && !rc2; k++) {
         if (!pb->input_path[k]) continue;
-        if (nmo_tensor_read_bin(&pb->c.in[k], pb->input_path[k], &err) != NMO_OK) {
-            cli_problem_free(pb);
-            return cli_error("%s", err.msg);
+        given[k] = pb->c.in[k];
+        given[k].data = NULL;
+        given[k].own = 0;
+        nmo_tensor *t = strict ? &pb->c.in[k] : &given[k]; /* strict: nothing generated to keep apart */
+        int dt = pb->input_dt[k] < 0 ? (int)t->dtype : pb->input_dt[k];
+        if (nmo_tensor_read_bin_as(t, dt, pb->input_path[k], &err) != NMO_OK) rc2 = 1;
+        ngiven++;
+    }
+    if (!rc2 && !strict) {
+        /* generated and derived, then the files over them; derived inputs are derived
+         * again from the final inputs, and the files put back (derive may touch a given
+         * input: cross_entropy marks ignored labels) */
+        nmo_case_fill(&pb->c, (int)pb->family, pb->seed);
+        int rederive = 0;
+        for (int k = 0; k < op->n_in; k++)
+            rederive |= op->derive && ngiven && !pb->input_path[k] && op->in[k].role == NMO_ROLE_DERIVED;
+        for (int pass = 0; pass < 1 + rederive; pass++) {
+            if (pass) op->derive(&pb->c);
+            for (int k = 0; k < op->n_in; k++)
+                if (pb->input_path[k])
+                    memcpy(pb->c.in[k].data, given[k].data,
+                           (size_t)nmo_tensor_span(&given[k]) * nmo_fmt_bytes(given[k].dtype));
         }
+    }
+    for (int k = 0; k < op->n_in; k++) nmo_tensor_free(&given[k]);
+    for (int k = 0; k < op->n_in && !rc2; k++) /* labels from files: classes or ignore_index */
+        if (pb->input_path[k] && nmo_case_check_input(&pb->c, k, pb->input_path[k], &err) != NMO_OK) rc2 = 1;
+    if (rc2) {
+        cli_problem_free(pb);
+        return cli_error("%s", err.msg);
+    }
+
+    /* where each input came from, for the reports */
+    for (int k = 0; k < op->n_in; k++) {
+        if (pb->input_path[k]) {
+            if (pb->input_dt[k] >= 0 && pb->input_dt[k] != (int)pb->c.in[k].dtype)
+                snprintf(pb->src[k], sizeof pb->src[k], "file:%s (%s)", pb->input_path[k],
+                         nmo_dt_file_name(pb->input_dt[k]));
+            else snprintf(pb->src[k], sizeof pb->src[k], "file:%s", pb->input_path[k]);
+        } else if (absent & (1u << k)) snprintf(pb->src[k], sizeof pb->src[k], "recomputed");
+        else if (strict) snprintf(pb->src[k], sizeof pb->src[k], "unused");
+        else if (op->in[k].role == NMO_ROLE_DERIVED && op->derive) snprintf(pb->src[k], sizeof pb->src[k], "derived");
+        else snprintf(pb->src[k], sizeof pb->src[k], "generated:%s seed=%llu", nmo_family_name(pb->family),
+                      (unsigned long long)pb->seed);
+        pb->c.in_src[k] = pb->src[k];
     }
     return 0;
 }
@@ -291,13 +408,7 @@ void *cli_inputs_json(const cli_problem *pb)
 {
     cJSON *in = cJSON_CreateObject();
     if (!in) return NULL;
-    for (int k = 0; k < pb->op->n_in; k++) {
-        char buf[1100];
-        if (pb->input_path[k]) snprintf(buf, sizeof buf, "file:%s", pb->input_path[k]);
-        else snprintf(buf, sizeof buf, "generated:%s seed=%llu", nmo_family_name(pb->family),
-                      (unsigned long long)pb->seed);
-        cJSON_AddStringToObject(in, pb->op->in[k].name, buf);
-    }
+    for (int k = 0; k < pb->op->n_in; k++) cJSON_AddStringToObject(in, pb->op->in[k].name, pb->src[k]);
     return in;
 }
 

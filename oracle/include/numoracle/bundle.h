@@ -34,16 +34,14 @@ struct cJSON;
 
 /* ---- data types --------------------------------------------------------------------- */
 
-/* Graph data types: the nmo_fmt values, then integer types bundles may carry. */
-#define NMO_DT_INT32 ((int)NMO_FMT_COUNT + 0)
-#define NMO_DT_INT64 ((int)NMO_FMT_COUNT + 1)
+/* Graph data types: the nmo_fmt values, then the integer types bundles may carry
+ * (NMO_DT_INT32, NMO_DT_INT64: numoracle/tensor.h). */
 #define NMO_DT_COUNT ((int)NMO_FMT_COUNT + 2)
 
 /* hipDNN name ("FLOAT", "BFLOAT16", ...); NULL for formats hipDNN has no name for (tf32). */
 const char *nmo_dt_name(int dt);
 /* Case-insensitive hipDNN name ("FLOAT" and the frontend's "float" both load). */
 nmo_status nmo_dt_parse(int *dt, const char *name);
-size_t nmo_dt_bytes(int dt);
 /* Folder and test-name token, RFC 0011 style: fp32 fp16 bfp16 fp64 fp8_e4m3 ... int32. */
 const char *nmo_dt_token(int dt);
 

@@ -77,6 +77,9 @@ typedef struct {
                                         (term escalation: enc_fast.h) */
     int64_t n_sum_cert;              /* sums of fast-engine terms the certified engine
                                         finished (nmo_fenc_sum_sharp) */
+    int64_t n_stat;                  /* elements of absent inputs enclosed (recomputed
+                                        statistics: nmo_case.absent) */
+    int64_t n_stat_cert;             /* of those, computed by the certified engine */
     int has_worst;
     nmo_elem_info worst;             /* worst FAIL, else widest INCONCLUSIVE/PASS */
     int64_t width_hist[NMO_WIDTH_HIST + 1]; /* finite R widths in ulps; last = beyond */
@@ -108,6 +111,11 @@ const char *nmo_verdict_name(nmo_verdict v);
 
 /* Reports: human text, and JSON (every report carries the plan). name: candidate. */
 void nmo_report_print(FILE *f, const nmo_report *rep, const nmo_case *c, const char *name);
+/* The case's lines of it: "params: NAME=VALUE ..." (every parameter, as used) and one
+ * "input NAME: SOURCE" per input: c->in_src[k] ("file:PATH", "generated:FAMILY seed=S",
+ * "derived", "unused"), "given" when NULL, "recomputed" for an absent input. The JSON
+ * report has the same sources under "inputs". */
+void nmo_report_print_case(FILE *f, const nmo_case *c);
 /* malloc'd JSON text. */
 char *nmo_report_json(const nmo_report *rep, const nmo_case *c, const char *name,
                       const char *family, uint64_t seed);

@@ -46,6 +46,7 @@ void nmo_cenc_init(nmo_cctx *c, nmo_cenc *x);
 void nmo_cenc_clear(nmo_cctx *c, nmo_cenc *x);
 void nmo_cenc_set(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a);
 void nmo_cenc_set_d(nmo_cctx *c, nmo_cenc *r, double v);
+void nmo_cenc_set_fenc(nmo_cctx *c, nmo_cenc *r, const nmo_fenc *a);
 void nmo_cenc_const(nmo_cctx *c, nmo_cenc *r, double v);
 void nmo_cenc_add(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b);
 void nmo_cenc_sub(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b);

@@ -326,6 +326,15 @@ static inline void nmo_fenc_set(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a)
     *r = *a;
 }
 
+/* An enclosure exported earlier (nmo_check's table of recomputed statistics): its
+ * endpoints are lattice values and are taken as they are (no DAZ: a result, not an
+ * input). Exact: no bound to state. */
+static inline void nmo_fenc_set_fenc(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a)
+{
+    *r = *a;
+    r->flags |= c->force_unc;
+}
+
 /* An input element (a value of the input format). Under ftz, a subnormal input may be
  * read as zero (DAZ): the enclosure is the hull of both. */
 static inline void nmo_fenc_set_d(nmo_fctx *c, nmo_fenc *r, double v)

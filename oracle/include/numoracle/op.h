@@ -46,10 +46,18 @@ typedef enum {
     NMO_ROLE_POSITIVE  /* 0.5 + uniform(0,1): variances, scales */
 } nmo_role;
 
+/* Input flags (nmo_tspec.flags). */
+#define NMO_IN_OPTIONAL 1u /* may be absent (nmo_case.absent): a saved statistic that a kernel
+                              may recompute instead; the reference then encloses every
+                              plan-following recomputation (op->stat_fast/stat_cert) */
+#define NMO_IN_SOURCE 2u   /* never read by the reference: only the source a derived input is
+                              generated from (kl_div's logits); never required */
+
 typedef struct {
     const char *name;
     nmo_role role;
     const char *doc;
+    unsigned flags;       /* NMO_IN_* (0: required, read by the reference) */
 } nmo_tspec;
 
 typedef struct {
@@ -73,6 +81,19 @@ typedef struct nmo_case {
     nmo_tensor in[NMO_MAX_TENSORS];
     nmo_tensor out[NMO_MAX_TENSORS];
     double param[NMO_MAX_PARAMS];
+    /* Bit k set: input k is not given (allowed for NMO_IN_OPTIONAL inputs only; nmo_check
+     * rejects any other bit). The reference does not read it: it encloses the value every
+     * plan-following kernel recomputes from the other inputs. 0 (nmo_case_init): every
+     * input given, as before. c->in[k] keeps its storage (a CPU candidate may still read
+     * a derived value there). */
+    uint32_t absent;
+    /* Optional, for reports: where input k came from ("file:x.bin", "generated:gaussian
+     * seed=0", ...); NULL prints "given" (or "recomputed" for an absent input). Not owned. */
+    const char *in_src[NMO_MAX_TENSORS];
+    /* Set by nmo_check for the duration of a check (callers leave NULL): the enclosures
+     * of the absent inputs, one per element, computed once so that units which need
+     * every row's statistic (dw columns) do not recompute it. */
+    const nmo_fenc *stat[NMO_MAX_TENSORS];
 } nmo_case;
 
 typedef struct nmo_op {
@@ -115,6 +136,12 @@ typedef struct nmo_op {
      * eval_cert would, and leave the others. The checker then escalates elements, not
      * whole units (a large unit stays cheap to escalate). */
     void (*eval_cert_unc)(struct nmo_cctx *ctx, const nmo_case *c, int64_t u, nmo_fenc **out);
+    /* Required when an input is NMO_IN_OPTIONAL: element i (a row) of every optional input
+     * k as a kernel recomputes it, enclosed: out[k] (k indexes the op's inputs; the optional
+     * inputs have the same number of elements). Both engines, same formulas; the fast one
+     * flags NMO_EF_UNC as usual. */
+    void (*stat_fast)(struct nmo_fctx *ctx, const nmo_case *c, int64_t i, nmo_fenc *out);
+    void (*stat_cert)(struct nmo_cctx *ctx, const nmo_case *c, int64_t i, nmo_fenc *out);
 } nmo_op;
 
 int nmo_op_count(void);
@@ -135,6 +162,13 @@ void nmo_case_free(nmo_case *c);
 /* Fill the inputs from a family (stream k for input k). */
 void nmo_case_fill(nmo_case *c, int family, uint64_t seed);
 int nmo_op_input_index(const nmo_op *op, const char *name);
+/* Bit mask of op's NMO_IN_OPTIONAL inputs. */
+uint32_t nmo_op_optional_mask(const nmo_op *op);
+/* Input values the reference cannot give a meaning to: a class label (NMO_ROLE_LABEL)
+ * that is neither an integer in [0, row_len) nor the op's ignore_index parameter.
+ * Returns NMO_ERR_DATA naming input k, the element and the value (what = the file or
+ * other source to name first, may be NULL), else NMO_OK. */
+nmo_status nmo_case_check_input(const nmo_case *c, int k, const char *what, nmo_err *err);
 int nmo_op_param_index(const nmo_op *op, const char *name);
 
 #ifdef __cplusplus

@@ -46,6 +46,7 @@ typedef nmo_cctx E_CTX;
 #define enc_clear NMO_ENC(clear)
 #define enc_set NMO_ENC(set)
 #define enc_set_d NMO_ENC(set_d)
+#define enc_set_fenc NMO_ENC(set_fenc)
 #define enc_const NMO_ENC(const)
 #define enc_add NMO_ENC(add)
 #define enc_sub NMO_ENC(sub)

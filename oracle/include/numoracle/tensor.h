@@ -62,6 +62,26 @@ nmo_status nmo_tensor_to_f64(double **out, const nmo_tensor *t, nmo_err *err);
  * must equal span*bytes exactly; a mismatch is NMO_ERR_SIZE naming the file, expected
  * and actual bytes. */
 nmo_status nmo_tensor_read_bin(nmo_tensor *t, const char *path, nmo_err *err);
+/* Storage types a file may hold besides the number formats: hipDNN's INT32 and INT64
+ * (class labels). They are file types only: a case holds labels as fp32 values. */
+#define NMO_DT_INT32 ((int)NMO_FMT_COUNT + 0)
+#define NMO_DT_INT64 ((int)NMO_FMT_COUNT + 1)
+
+/* Bytes per element of a file storage type (an nmo_fmt or NMO_DT_INT*); 0 if unknown. */
+size_t nmo_dt_bytes(int dt);
+/* "int32", "int64", or nmo_fmt_name; NULL if unknown. */
+const char *nmo_dt_file_name(int dt);
+/* Element i of a packed little-endian buffer of storage type dt, as a double. Returns 1
+ * when that double is the element's exact value (an int64 beyond 2^53 may not be). */
+int nmo_raw_get_f64(double *v, const void *buf, int dt, int64_t i);
+
+/* nmo_tensor_read_bin for a file whose elements are stored as file_dt (an nmo_fmt or
+ * NMO_DT_INT32/INT64; packed row-major, little-endian): every value is converted into
+ * t->dtype and must be representable there exactly (an int64 label into fp32, an fp32
+ * file that holds bf16 values); otherwise NMO_ERR_DATA naming the file, the element and
+ * the value. A size mismatch is NMO_ERR_SIZE as for nmo_tensor_read_bin. */
+nmo_status nmo_tensor_read_bin_as(nmo_tensor *t, int file_dt, const char *path, nmo_err *err);
+
 /* Write atomically (temporary file + rename). */
 nmo_status nmo_tensor_write_bin(const nmo_tensor *t, const char *path, nmo_err *err);
 
