@@ -664,7 +664,8 @@ void nmo_cenc_dot_d(nmo_cctx *c, nmo_cenc *r, const double *x, const double *y, 
     mpfr_sum(A, p, (unsigned long)n, MPFR_RNDU);
     for (int64_t i = 0; i < 2 * n; i++) mpfr_clear(pr[i]);
     free(pr);
-    double keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
+    double keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa +
+                  nmo_fe_daz_term(c->ftz, c->minnorm_c, x, y, n); /* DAZ: as the fast engine */
     ce_red_finish(c, r, slo, shi, A, nmo_plan_dot_k2(&c->plan, n, (int64_t)m), keta, 0);
     mpfr_clears(slo, shi, A, (mpfr_ptr)0);
 }
@@ -1138,6 +1139,7 @@ void nmo_cenc_dot_sharp_d(nmo_cctx *c, nmo_cenc *r, const double *x, const doubl
         mpfr_add(emr, emr, emj, MPFR_RNDU);
         keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
     }
+    keta += nmo_fe_daz_term(c->ftz, c->minnorm_c, x, y, n); /* DAZ: as the fast engine */
     mpfr_mul_d(emj, A, kt, MPFR_RNDU);
     mpfr_mul_d(emj, emj, c->ua, MPFR_RNDU);
     ce_red_finish_em(c, r, slo, shi, A, kt, emj, emr, use_r, keta, 0);
@@ -1194,6 +1196,14 @@ void nmo_cenc_dot_ed(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, const double *
     free(pr);
     free(mem);
     double keta = (c->ftz ? 2.0 : 1.0) * fmax(k, (double)n) * c->etaa;
+    if (c->ftz) { /* DAZ of subnormal y_i, as nmo_fenc_dot_ed (lattice endpoints: exact doubles) */
+        double d = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double xl = mpfr_get_d(x[i].lo, MPFR_RNDN), xh = mpfr_get_d(x[i].hi, MPFR_RNDN);
+            d = nmo_fe_daz_add(d, c->minnorm_c, fmax(fabs(xl), fabs(xh)), y[i]);
+        }
+        keta += nmo_fe_daz_finish(d, n);
+    }
     ce_red_finish(c, r, slo, shi, A, fmax(k - (double)z, 0), keta, fl);
     mpfr_clears(slo, shi, A, (mpfr_ptr)0);
 }
