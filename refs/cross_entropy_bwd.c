@@ -161,9 +161,9 @@ const nmo_op nmo_op_cross_entropy_bwd = {
     .dtypes = "fp32 bf16 fp16",
     .test_shapes = "3x1025;8x64",
     .test_shapes_large = "3x4097;8x64",
-    /* saved LSE: no reduction */
-    .plan_fields = NMO_PF_COMPUTE | NMO_PF_FN | NMO_PF_INTER,
-    .plan_vacuous = NMO_PF_ACC,
+    /* sharpened sums ignore sum= */
+    .plan_fields = NMO_PF_COMPUTE | NMO_PF_ACC | NMO_PF_FN | NMO_PF_INTER,
+    .plan_vacuous = 0,
     .setup = cross_entropy_bwd_setup,
     .row_len = nmo_ref_row_len_last,
     .units = cross_entropy_bwd_units,
