@@ -63,12 +63,13 @@ static nmo_status run_cand(nmo_tensor *out, const nmo_case *c, const nmo_cand *c
     return cand->run(&a, err);
 }
 
-nmo_status nmo_test_run(nmo_report *rep, const nmo_op *op, const nmo_cand *cand, nmo_fmt dtype,
-                        int family, uint64_t seed, const nmo_test_shape *sh,
-                        const nmo_check_opts *opts, nmo_err *err)
+static nmo_status run_plan(nmo_report *rep, const nmo_op *op, const nmo_cand *cand, nmo_fmt dtype,
+                           const nmo_cand *plan_of, int family, uint64_t seed,
+                           const nmo_test_shape *sh, const nmo_check_opts *opts, nmo_err *err)
 {
     nmo_plan p;
-    nmo_plan_default(&p, dtype);
+    nmo_status s0 = nmo_cand_plan(&p, plan_of, dtype, err);
+    if (s0 != NMO_OK) return s0;
     /* fp8 inputs: real fp8 kernels (cuBLASLt fp8 GEMM, FlashAttention-3 fp8) write bf16 */
     if (dtype == NMO_FP8_E4M3 || dtype == NMO_FP8_E5M2) p.out = NMO_BF16;
     nmo_case c;
@@ -82,6 +83,21 @@ nmo_status nmo_test_run(nmo_report *rep, const nmo_op *op, const nmo_cand *cand,
     for (int k = 0; k < c.n_out; k++) nmo_tensor_free(&out[k]);
     nmo_case_free(&c);
     return s;
+}
+
+nmo_status nmo_test_run(nmo_report *rep, const nmo_op *op, const nmo_cand *cand, nmo_fmt dtype,
+                        int family, uint64_t seed, const nmo_test_shape *sh,
+                        const nmo_check_opts *opts, nmo_err *err)
+{
+    return run_plan(rep, op, cand, dtype, NULL, family, seed, sh, opts, err);
+}
+
+nmo_status nmo_test_run_cand_plan(nmo_report *rep, const nmo_op *op, const nmo_cand *cand,
+                                  nmo_fmt dtype, int family, uint64_t seed,
+                                  const nmo_test_shape *sh, const nmo_check_opts *opts,
+                                  nmo_err *err)
+{
+    return run_plan(rep, op, cand, dtype, cand, family, seed, sh, opts, err);
 }
 
 static int same_d(double a, double b)

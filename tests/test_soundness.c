@@ -1,6 +1,7 @@
 /* Soundness (registry-driven): every correct CPU variant of every operator PASSes or is
  * INCONCLUSIVE — never FAILs — over every family x fp32/bf16/fp16 (and the fp8 inputs an
- * operator lists: matmul, sdpa; default plans) x seeds x two shapes
+ * operator lists: matmul, sdpa; default plans; a candidate that states its own plan,
+ * nmo_cand.plan such as the eager inter=<dtype> forms, under that plan) x seeds x two shapes
  * (one with an odd reduction width). NMO_SEEDS sets the seed count (default 3 here;
  * `make soundness` runs 20 at the large shapes), NMO_LARGE=1 the large test shapes,
  * NMO_OPS=a,b,c restricts the run to those operators (tests/soundness_sweep.sh runs one
@@ -29,11 +30,12 @@ Test(soundness, correct_variants_never_fail, .timeout = 1200)
         long op_runs = runs, op_fails = fails, op_inconc = inconc;
         nmo_test_shape sh[4];
         int nsh = nmo_test_shapes(op, sh, large);
-        int ncorrect = 0;
+        int ncorrect = 0, nplan = 0;
         for (int ci = 0; ci < nmo_cand_count(); ci++) {
             const nmo_cand *cd = nmo_cand_at(ci);
-            if (strcmp(cd->op, op->name) != 0 || !cd->correct) continue;
-            ncorrect++;
+            if (strcmp(cd->op, op->name) != 0 || !(cd->correct || cd->plan)) continue;
+            ncorrect += cd->correct;
+            nplan += !cd->correct;
             nmo_fmt dts[5];
             int ndt = nmo_test_op_dtypes(op, dts);
             for (int d = 0; d < ndt; d++)
@@ -42,17 +44,18 @@ Test(soundness, correct_variants_never_fail, .timeout = 1200)
                         for (int h = 0; h < nsh; h++) {
                             nmo_report rep;
                             nmo_err err = {{0}};
-                            nmo_status st = nmo_test_run(&rep, op, cd, dts[d], f,
-                                                         (uint64_t)s + 1, &sh[h], NULL, &err);
+                            nmo_status st = nmo_test_run_cand_plan(&rep, op, cd, dts[d], f,
+                                                                   (uint64_t)s + 1, &sh[h], NULL, &err);
                             cr_assert_eq(st, NMO_OK, "%s/%s: %s", op->name, cd->name, err.msg);
                             runs++;
                             if (rep.verdict == NMO_INCONCLUSIVE) inconc++;
                             if (rep.verdict == NMO_FAIL) {
                                 fails++;
                                 cr_expect(0,
-                                          "FALSE ALARM %s/%s dtype=%s family=%s seed=%d shape#%d: "
+                                          "FALSE ALARM %s/%s%s%s dtype=%s family=%s seed=%d shape#%d: "
                                           "%lld fails, worst idx %lld cand %.9g R=[%.9g, %.9g]",
-                                          op->name, cd->name, nmo_fmt_name(dts[d]),
+                                          op->name, cd->name, cd->plan ? " plan " : "",
+                                          cd->plan ? cd->plan : "", nmo_fmt_name(dts[d]),
                                           nmo_family_name(f), s + 1, h, (long long)rep.n_fail,
                                           (long long)rep.worst.index, rep.worst.cand,
                                           rep.worst.rlo, rep.worst.rhi);
@@ -61,8 +64,9 @@ Test(soundness, correct_variants_never_fail, .timeout = 1200)
                         }
         }
         cr_expect_geq(ncorrect, 3, "%s has %d correct variants, need >= 3", op->name, ncorrect);
-        printf("soundness-op: %-22s variants=%d runs=%ld FAIL=%ld INCONCLUSIVE=%ld\n", op->name,
-               ncorrect, runs - op_runs, fails - op_fails, inconc - op_inconc);
+        printf("soundness-op: %-22s variants=%d (+%d under their own plan) runs=%ld FAIL=%ld "
+               "INCONCLUSIVE=%ld\n", op->name, ncorrect, nplan, runs - op_runs, fails - op_fails,
+               inconc - op_inconc);
         fflush(stdout);
     }
     printf("soundness: %ld runs, %ld FAIL, %ld INCONCLUSIVE (seeds=%d)\n", runs, fails, inconc,

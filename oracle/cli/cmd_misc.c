@@ -102,7 +102,9 @@ int cmd_candidates(int argc, char **argv)
     cli_cmd cmd = {
         .verb = "candidates",
         .summary = "List an operator's CPU candidates, one per line: NAME correct|mutant "
-                   "description.\nThe first correct one is what --candidate cpu runs. With --hip or "
+                   "[plan='...'] description\n(plan: a mutant of the default plan that follows "
+                   "that one, {dtype} = the dtype).\nThe first correct one is what --candidate cpu "
+                   "runs. With --hip or "
                    "--plugin PATH: the\nkernels (NAME correct|mutant dtypes=... plan='...' description) "
                    "that --candidate hip:NAME\nor plugin:PATH:NAME runs.",
         .usage = "candidates --op OP [--hip | --plugin PATH]",
@@ -142,7 +144,10 @@ int cmd_candidates(int argc, char **argv)
     for (int i = 0; i < nmo_cand_count(); i++) {
         const nmo_cand *c = nmo_cand_at(i);
         if (strcmp(c->op, op->name) != 0) continue;
-        printf("%s %s %s\n", c->name, c->correct ? "correct" : "mutant", c->desc);
+        if (c->plan) /* a mutant of the default plan that follows this one */
+            printf("%s %s plan='%s' %s\n", c->name, c->correct ? "correct" : "mutant", c->plan, c->desc);
+        else
+            printf("%s %s %s\n", c->name, c->correct ? "correct" : "mutant", c->desc);
     }
     return 0;
 }

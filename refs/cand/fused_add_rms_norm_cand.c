@@ -103,23 +103,23 @@ FAR_CAND(far_mut_round_hr, FAR_DEFAULT, .round_hr = 1)
 const nmo_cand nmo_cand_fused_add_rms_norm[] = {
     {"fused_add_rms_norm", "block256", 1,
      "vLLM-style block: h = stored x+residual, fmaf sum of squares, 8 warp butterflies, ss/N, rsqrtf, (h*r)*w",
-     far_block256},
+     far_block256, NULL},
     {"fused_add_rms_norm", "flashinfer", 1,
      "FlashInfer-style: the norm of the fp32 sum (not the stored h), warp32, ss*(1/N), rsqrtf, (h*r)*w",
-     far_flashinfer},
-    {"fused_add_rms_norm", "seq", 1, "one thread per row, x*x then add, ss*(1/N), 1/sqrtf, h*(r*w)", far_seq},
-    {"fused_add_rms_norm", "vec4", 1, "float4 loads: 4 accumulators, ss/N, rsqrtf, (h*w)*r", far_vec4},
+     far_flashinfer, NULL},
+    {"fused_add_rms_norm", "seq", 1, "one thread per row, x*x then add, ss*(1/N), 1/sqrtf, h*(r*w)", far_seq, NULL},
+    {"fused_add_rms_norm", "vec4", 1, "float4 loads: 4 accumulators, ss/N, rsqrtf, (h*w)*r", far_vec4, NULL},
     {"fused_add_rms_norm", "mut_residual_stale", 0, "MUTANT: the new residual is never written (residual_out = x)",
-     far_mut_residual_stale},
-    {"fused_add_rms_norm", "mut_norm_x", 0, "MUTANT: y normalizes x, not x + residual", far_mut_norm_x},
+     far_mut_residual_stale, NULL},
+    {"fused_add_rms_norm", "mut_norm_x", 0, "MUTANT: y normalizes x, not x + residual", far_mut_norm_x, NULL},
     {"fused_add_rms_norm", "mut_residual_rz", 0, "MUTANT: the new residual is stored by truncation (RZ)",
-     far_mut_residual_rz},
-    {"fused_add_rms_norm", "mut_acc_bf16", 0, "MUTANT: sum of squares in a bf16 accumulator", far_mut_acc_bf16},
-    {"fused_add_rms_norm", "mut_no_eps", 0, "MUTANT: eps dropped, r = rsqrtf(ms)", far_mut_no_eps},
+     far_mut_residual_rz, NULL},
+    {"fused_add_rms_norm", "mut_acc_bf16", 0, "MUTANT: sum of squares in a bf16 accumulator", far_mut_acc_bf16, NULL},
+    {"fused_add_rms_norm", "mut_no_eps", 0, "MUTANT: eps dropped, r = rsqrtf(ms)", far_mut_no_eps, NULL},
     {"fused_add_rms_norm", "mut_round_hr", 0,
      "MUTANT under the fused plan: h*r rounded to the storage dtype before *w (vLLM's kernels; "
      "correct under a plan with inter=<storage dtype>)",
-     far_mut_round_hr},
+     far_mut_round_hr, "inter={dtype}"},
 };
 const int nmo_cand_fused_add_rms_norm_n =
     (int)(sizeof nmo_cand_fused_add_rms_norm / sizeof nmo_cand_fused_add_rms_norm[0]);

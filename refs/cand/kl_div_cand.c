@@ -115,17 +115,17 @@ KL_CAND(kl_mut_skip_last, KL_DEFAULT, .skip_last = 1)
 
 const nmo_cand nmo_cand_kl_div[] = {
     {"kl_div", "liger", 1,
-     "Liger-style: t*(logf(t)-x) (CUDA logf), block-tree row sums, pairwise over rows, /divisor", kl_liger},
+     "Liger-style: t*(logf(t)-x) (CUDA logf), block-tree row sums, pairwise over rows, /divisor", kl_liger, NULL},
     {"kl_div", "torch", 1, "PyTorch: xlogy(t,t) - t*x (correctly rounded log), one pairwise sum, /divisor",
-     kl_torch},
+     kl_torch, NULL},
     {"kl_div", "warp32", 1, "fmaf(t, logf(t), -(t*x)) (libm), warp row sums, rows in order, *(1/divisor)",
-     kl_warp32},
+     kl_warp32, NULL},
     {"kl_div", "mut_batchmean_as_mean", 0, "MUTANT: batchmean divides by numel (mean) instead of the batch",
-     kl_mut_batchmean_as_mean},
-    {"kl_div", "mut_no_log", 0, "MUTANT: log of the target forgotten: t*(t - x)", kl_mut_no_log},
-    {"kl_div", "mut_acc_bf16", 0, "MUTANT: per-row sums in a bf16 accumulator", kl_mut_acc_bf16},
+     kl_mut_batchmean_as_mean, NULL},
+    {"kl_div", "mut_no_log", 0, "MUTANT: log of the target forgotten: t*(t - x)", kl_mut_no_log, NULL},
+    {"kl_div", "mut_acc_bf16", 0, "MUTANT: per-row sums in a bf16 accumulator", kl_mut_acc_bf16, NULL},
     {"kl_div", "mut_swapped", 0, "MUTANT: arguments swapped: KL(input || target) = exp(x)*(x - log t)",
-     kl_mut_swapped},
-    {"kl_div", "mut_skip_last", 0, "MUTANT: per-row sum loop skips the last element", kl_mut_skip_last},
+     kl_mut_swapped, NULL},
+    {"kl_div", "mut_skip_last", 0, "MUTANT: per-row sum loop skips the last element", kl_mut_skip_last, NULL},
 };
 const int nmo_cand_kl_div_n = (int)(sizeof nmo_cand_kl_div / sizeof nmo_cand_kl_div[0]);
