@@ -4,7 +4,7 @@
  *  - unfused (eager) plans: the candidates that state a plan of their own (nmo_cand.plan,
  *    every operator of the registry: swiglu/geglu `mut_eager`, swiglu_bwd `mut_unsloth`,
  *    geglu_bwd `mut_liger_triton(_v0)`, rope/rope_bwd `mut_eager`, the llama castings of
- *    fused_add_rms_norm and rms_norm_bwd, ...) store intermediates in the input
+ *    rms_norm, fused_add_rms_norm and rms_norm_bwd, ...) store intermediates in the input
  *    dtype. They are registered as mutants: negative controls of the fused default plan
  *    (hence the mut_ prefix); here they must never FAIL under their plan
  *    (`inter=<input dtype>`, rope also with the GPT-J layout), and must FAIL under the
@@ -171,10 +171,10 @@ Test(pointwise, eager_candidates_pass_under_unfused_plan, .timeout = 900)
     }
     /* the operators the hand list named before the registry field existed */
     static const char *const must[] = {"swiglu", "swiglu_bwd", "geglu", "geglu_bwd", "rope", "rope_bwd",
-                                       "fused_add_rms_norm", "rms_norm_bwd"};
+                                       "rms_norm", "fused_add_rms_norm", "rms_norm_bwd"};
     for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
         cr_expect_not_null(any_plan_cand(must[i]), "%s has no candidate with a plan", must[i]);
-    cr_expect_geq(n_eager, 9);
+    cr_expect_geq(n_eager, 12);
 }
 
 /* Informational: the fused correct variants under the unfused plan (not plan-following
@@ -232,6 +232,13 @@ static void param_sweep(const char *opname, const char *param, double value)
 Test(pointwise, gelu_tanh_param, .timeout = 600) { param_sweep("gelu", "approximate", 1); }
 Test(pointwise, rope_gptj_layout, .timeout = 600) { param_sweep("rope", "layout", 1); }
 Test(pointwise, rope_bwd_gptj_layout, .timeout = 600) { param_sweep("rope_bwd", "layout", 1); }
+/* Gemma's (1 + w): every rms_norm candidate forms offset + w in fp32 */
+Test(pointwise, rms_norm_gemma_offset, .timeout = 600) { param_sweep("rms_norm", "offset", 1); }
+Test(pointwise, fused_add_rms_norm_gemma_offset, .timeout = 600)
+{
+    param_sweep("fused_add_rms_norm", "offset", 1);
+}
+
 /* Fast engine + escalation == certified engine on the plans and parameters above
  * (default candidates and the eager ones, under their own plan; small shapes). */
 Test(pointwise, engines_equal_on_unfused_plans_and_params, .timeout = 900)
@@ -246,6 +253,10 @@ Test(pointwise, engines_equal_on_unfused_plans_and_params, .timeout = 900)
         {"swiglu_bwd", "mut_unsloth", NULL, 0, 1}, {"geglu", "mut_eager", NULL, 0, 1},
         {"geglu_bwd", "mut_liger_triton", NULL, 0, 1}, {"rope", "mut_eager", "layout", 1, 1},
         {"rope_bwd", "mut_eager", NULL, 0, 1},
+        /* rms_norm: the llama casting (inter), the Gemma offset, both */
+        {"rms_norm", "mut_hf_llama", NULL, 0, 1}, {"rms_norm", "gemma", "offset", 1, 0},
+        {"rms_norm", "mut_liger_llama", "offset", 1, 1},
+        {"fused_add_rms_norm", "mut_round_hr", "offset", 1, 1}, {"fused_add_rms_norm", NULL, "offset", 1, 0},
     };
     long compared = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -267,4 +278,55 @@ Test(pointwise, engines_equal_on_unfused_plans_and_params, .timeout = 900)
             }
     }
     printf("\nengines (unfused plans, params): %ld cases compared\n", compared);
+}
+
+/* Negative control of the offset: a kernel that ignores it (h*r*w where the case asks for
+ * h*r*(1 + w)) FAILs on every family and dtype, for both RMS norms. */
+Test(pointwise, rms_norm_offset_ignored_fails, .timeout = 300)
+{
+    static const char *const ops[] = {"rms_norm", "fused_add_rms_norm"};
+    for (int oi = 0; oi < 2; oi++) {
+        const nmo_op *op = nmo_op_find(ops[oi]);
+        const nmo_cand *cd = nmo_cand_find(op->name, NULL);
+        int pk = nmo_op_param_index(op, "offset");
+        cr_assert_geq(pk, 0);
+        nmo_test_shape sh[4];
+        nmo_test_shapes(op, sh, 0);
+        long runs = 0, fails = 0;
+        for (int d = 0; d < 3; d++)
+            for (int f = 0; f < NMO_FAM_COUNT; f++) {
+                nmo_plan p;
+                plan_for(&p, dts[d], NULL);
+                nmo_case c;
+                nmo_err err = {{0}};
+                double param[NMO_MAX_PARAMS] = {0};
+                int set[NMO_MAX_PARAMS] = {0};
+                param[pk] = 1, set[pk] = 1;
+                cr_assert_eq(nmo_case_init_params(&c, op, &p, sh[0].nshape, sh[0].shape, param, set, &err),
+                             NMO_OK, "%s", err.msg);
+                nmo_case_fill(&c, f, 5);
+                nmo_tensor out[NMO_MAX_TENSORS];
+                memset(out, 0, sizeof out);
+                for (int k = 0; k < c.n_out; k++) {
+                    out[k] = c.out[k];
+                    out[k].data = NULL;
+                    out[k].own = 0;
+                    cr_assert_eq(nmo_tensor_alloc(&out[k], &err), NMO_OK);
+                }
+                double kparam[NMO_MAX_PARAMS];
+                memcpy(kparam, c.param, sizeof kparam);
+                kparam[pk] = 0; /* the kernel's bug */
+                nmo_cand_args a = {c.in, c.n_in, out, c.n_out, kparam, op->n_param, &c.plan};
+                cr_assert_eq(cd->run(&a, &err), NMO_OK, "%s", err.msg);
+                nmo_report rep;
+                cr_assert_eq(nmo_check(&rep, &c, out, NULL, &err), NMO_OK, "%s", err.msg);
+                runs++;
+                fails += rep.verdict == NMO_FAIL;
+                nmo_report_free(&rep);
+                for (int k = 0; k < c.n_out; k++) nmo_tensor_free(&out[k]);
+                nmo_case_free(&c);
+            }
+        printf("\n%s offset=1, kernel ignoring it: %ld of %ld runs FAIL\n", op->name, fails, runs);
+        cr_expect_eq(fails, runs, "%s", op->name);
+    }
 }

@@ -3,7 +3,8 @@
  *
  *   in  x[..., N], residual[..., N], w[N]   dtype plan->in
  *   out y[..., N], residual_out[..., N]     dtype plan->out
- *   param[0] eps (default 1e-6), as a float.
+ *   param[0] eps (default 1e-6), as a float; param[1] offset (default 0): the weight is
+ *   (offset + w), formed in fp32 (Gemma's fused add + norm: 1).
  *
  * Rounding points (fp32): x + residual (then the store of the new residual into the
  * storage dtype; the norm reads the stored h, or keeps the fp32 sum), the sum of squares
@@ -41,6 +42,7 @@ static nmo_status far_run(const nmo_cand_args *a, nmo_err *err, const far_cfg *c
     NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->out[0], op, "y", a->plan->out, x->ndims, x->dims, err));
     NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->out[1], op, "residual_out", a->plan->out, x->ndims, x->dims, err));
     const float eps = (float)(a->n_param >= 1 && a->param ? a->param[0] : 1e-6);
+    const float offset = (float)(a->n_param >= 2 && a->param ? a->param[1] : 0);
     int64_t M = nmo_cu_numel(x) / N;
     float *xv = nmo_cu_load(x), *rv = nmo_cu_load(&a->in[1]), *wv = nmo_cu_load(&a->in[2]);
     float *yv = (float *)malloc((size_t)(M * N) * sizeof(float));
@@ -63,7 +65,7 @@ static nmo_status far_run(const nmo_cand_args *a, nmo_err *err, const far_cfg *c
         float d = c->no_eps ? ms : ms + eps;
         float r = c->rsqrt_emul ? nmo_cu_rsqrtf(d) : 1.0f / sqrtf(d);
         for (int64_t j = 0; j < N; j++) {
-            float h = hn[j], wj = wv[j], v;
+            float h = hn[j], wj = offset != 0 ? offset + wv[j] : wv[j], v;
             if (c->round_hr) v = nmo_cu_round_to(st, h * r) * wj;
             else if (c->assoc == 1) v = h * (r * wj);
             else if (c->assoc == 2) v = (h * wj) * r;
