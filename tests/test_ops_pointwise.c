@@ -4,7 +4,7 @@
  *  - unfused (eager) plans: the candidates that state a plan of their own (nmo_cand.plan,
  *    every operator of the registry: swiglu/geglu `mut_eager`, swiglu_bwd `mut_unsloth`,
  *    geglu_bwd `mut_liger_triton(_v0)`, rope/rope_bwd `mut_eager`, the llama castings of
- *    rms_norm, fused_add_rms_norm and rms_norm_bwd, ...) store intermediates in the input
+ *    rms_norm, fused_add_rms_norm and rms_norm_bwd, PyTorch's kl_div) store intermediates in the input
  *    dtype. They are registered as mutants: negative controls of the fused default plan
  *    (hence the mut_ prefix); here they must never FAIL under their plan
  *    (`inter=<input dtype>`, rope also with the GPT-J layout), and must FAIL under the
@@ -171,10 +171,10 @@ Test(pointwise, eager_candidates_pass_under_unfused_plan, .timeout = 900)
     }
     /* the operators the hand list named before the registry field existed */
     static const char *const must[] = {"swiglu", "swiglu_bwd", "geglu", "geglu_bwd", "rope", "rope_bwd",
-                                       "rms_norm", "fused_add_rms_norm", "rms_norm_bwd"};
+                                       "rms_norm", "fused_add_rms_norm", "rms_norm_bwd", "kl_div"};
     for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
         cr_expect_not_null(any_plan_cand(must[i]), "%s has no candidate with a plan", must[i]);
-    cr_expect_geq(n_eager, 12);
+    cr_expect_geq(n_eager, 13);
 }
 
 /* Informational: the fused correct variants under the unfused plan (not plan-following
@@ -257,6 +257,8 @@ Test(pointwise, engines_equal_on_unfused_plans_and_params, .timeout = 900)
         {"rms_norm", "mut_hf_llama", NULL, 0, 1}, {"rms_norm", "gemma", "offset", 1, 0},
         {"rms_norm", "mut_liger_llama", "offset", 1, 1},
         {"fused_add_rms_norm", "mut_round_hr", "offset", 1, 1}, {"fused_add_rms_norm", NULL, "offset", 1, 0},
+        /* kl_div: PyTorch eager in the dtype (batchmean, and log_target) */
+        {"kl_div", "mut_torch_eager", NULL, 0, 1}, {"kl_div", "mut_torch_eager", "log_target", 1, 1},
     };
     long compared = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
