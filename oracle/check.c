@@ -637,6 +637,8 @@ nmo_status nmo_check(nmo_report *rep, const nmo_case *c, const nmo_tensor *cand,
     if (opts) o = *opts;
     memset(rep, 0, sizeof *rep);
     const nmo_op *op = c->op;
+    /* a plan changed after nmo_case_init (campaign groups, bundles) is checked here too */
+    NMO_RETURN_IF_ERR(nmo_op_check_plan(op, &c->plan, err));
     rep->mode = o.mode;
     rep->max_ulps = o.max_ulps > 0 ? o.max_ulps : nmo_plan_max_ulps(&c->plan);
     rep->n_out = c->n_out;

@@ -749,7 +749,8 @@ static void ce_dot_d(nmo_cctx *c, nmo_cenc *r, const double *x, const double *y,
     double mg = ce_dot_mag(p, n);
     for (int64_t i = 0; i < 2 * n; i++) mpfr_clear(pr[i]);
     free(pr);
-    double keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
+    double keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa +
+                  nmo_fe_daz_term(c->ftz, c->minnorm_c, x, y, n); /* DAZ: as the fast engine */
     double k = nmo_plan_dot_k2(&c->plan, n, (int64_t)m), au = mpfr_get_d(A, MPFR_RNDU);
     if (nmo_gemm_partials_k(&c->plan, pf, n, c->ua, au, au, &k, &keta) == 1) ce_set_all(r, 0);
     else ce_red_finish(c, r, slo, shi, A, k, keta, 0);
@@ -1257,6 +1258,7 @@ void nmo_cenc_dot_sharp_d(nmo_cctx *c, nmo_cenc *r, const double *x, const doubl
         mpfr_add(emr, emr, emj, MPFR_RNDU);
         keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
     }
+    keta += nmo_fe_daz_term(c->ftz, c->minnorm_c, x, y, n); /* DAZ: as the fast engine */
     mpfr_mul_d(emj, A, kt, MPFR_RNDU);
     mpfr_mul_d(emj, emj, c->ua, MPFR_RNDU);
     ce_red_finish_em(c, r, slo, shi, A, kt, emj, emr, use_r, keta, 0);
@@ -1319,6 +1321,14 @@ void nmo_cenc_dot_ed(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, const double *
     free(pr);
     free(mem);
     double keta = (c->ftz ? 2.0 : 1.0) * fmax(k, (double)n) * c->etaa;
+    if (c->ftz) { /* DAZ of subnormal y_i, as nmo_fenc_dot_ed (lattice endpoints: exact doubles) */
+        double d = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double xl = mpfr_get_d(x[i].lo, MPFR_RNDN), xh = mpfr_get_d(x[i].hi, MPFR_RNDN);
+            d = nmo_fe_daz_add(d, c->minnorm_c, fmax(fabs(xl), fabs(xh)), y[i]);
+        }
+        keta += nmo_fe_daz_finish(d, n);
+    }
     ce_red_finish(c, r, slo, shi, A, fmax(k - (double)z, 0), keta, fl);
     ce_mag(r, mg);
     mpfr_clears(slo, shi, A, (mpfr_ptr)0);

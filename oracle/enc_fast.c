@@ -383,6 +383,12 @@ void nmo_fenc_gemm_elem(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *A, const nmo
         return;
     }
     double keta = (c->ftz ? 2.0 : 1.0) * (double)K * c->etaa;
+    if (c->ftz) { /* DAZ of subnormal inputs (nmo_fe_daz_term): needs the vectors */
+        double *x = nmo_fctx_dvec(c, NMO_SCRATCH - 1, K), *y = nmo_fctx_dvec(c, NMO_SCRATCH - 2, K);
+        nmo_tensor_load_f64(x, A, i * A->strides[0], K, A->strides[1]);
+        nmo_tensor_load_f64(y, B, j * B->strides[1], K, B->strides[0]);
+        keta += nmo_fe_daz_term(1, c->minnorm_c, x, y, K);
+    }
     double k = nmo_plan_dot_k2(&c->plan, K, (int64_t)m);
     double rel = 2 * (double)K * 0x1p-53 * (1 + 2 * (double)K * 0x1p-53); /* of a (BLAS) */
     int pk = nmo_gemm_partials_k(&c->plan, c->gemm_partials, K, c->ua, a * (1 - rel), a * (1 + rel), &k, &keta);
@@ -593,6 +599,14 @@ void nmo_fenc_gemm_elem_t(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *X, int tx,
         return;
     }
     double keta = (c->ftz ? 2.0 : 1.0) * (double)kk * c->etaa;
+    if (c->ftz) { /* DAZ of subnormal inputs (nmo_fe_daz_term) */
+        int64_t xo, xs, yo, ys;
+        gemmt_vectors(X, tx, Y, ty, i, j, &xo, &xs, &yo, &ys);
+        double *x = nmo_fctx_dvec(c, NMO_SCRATCH - 1, kk), *y = nmo_fctx_dvec(c, NMO_SCRATCH - 2, kk);
+        nmo_tensor_load_f64(x, X, xo, kk, xs);
+        nmo_tensor_load_f64(y, Y, yo, kk, ys);
+        keta += nmo_fe_daz_term(1, c->minnorm_c, x, y, kk);
+    }
     double kd = (double)kk * 0x1p-53;
     double err = 2 * kd * a * (1 + 2 * kd);
     double k = nmo_plan_dot_k2(&c->plan, kk, (int64_t)cz), rel = 2 * kd * (1 + 2 * kd);

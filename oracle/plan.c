@@ -80,7 +80,10 @@ static const int preset_ocml[NMO_FN_COUNT] = {3, 3, 2, 0, 0, 0, 5, 16, 4, 4, 4};
  *   erf: 2 (erff is not replaced by an intrinsic under -use_fast_math).
  *   sigmoid = exp 106 + div 2 + 1 = 109.
  *   sin, cos: __sinf/__cosf absolute error 2^-21.41 on [-pi, pi] and larger outside:
- *        64 is a cap that fails near the zeros of sin/cos and for large |x|. */
+ *        64 is a cap that fails near the zeros of sin/cos and for large |x|.
+ * The engines model sqrt, division and reciprocal correctly rounded only, so every
+ * operator rejects this preset (nmo_op_check_plan) instead of ignoring its sqrt/div/rcp
+ * figures; it stays parseable so that a plan states what fast math does. */
 static const int preset_fast[NMO_FN_COUNT] = {106, 64, 2, 3, 2, 1, 8300, 2, 109, 64, 64};
 
 /* triton: Triton 3.x on NVIDIA (the NVIDIA backend's elementwise lowering): tl.exp is
@@ -139,7 +142,12 @@ static int fn_resolve(const char *spec, char name[16], int ulps[NMO_FN_COUNT])
     } else {
         return 0;
     }
-    for (int i = 0; i < NMO_FN_COUNT; i++) ulps[i] = (int)n;
+    /* ulp:N states the transcendental functions (exp, log, rsqrt, tanh, erf, sigmoid,
+     * sin, cos: the README's list); sqrt, division and reciprocal stay correctly rounded,
+     * which is all the engines model (a nonzero figure there is rejected by every
+     * operator: nmo_op_check_plan). */
+    for (int i = 0; i < NMO_FN_COUNT; i++)
+        ulps[i] = i == NMO_FN_SQRT || i == NMO_FN_DIV || i == NMO_FN_RCP ? 0 : (int)n;
     return 1;
 }
 

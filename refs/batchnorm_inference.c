@@ -127,6 +127,9 @@ const nmo_op nmo_op_batchnorm_inference = {
     .dtypes = "fp32 bf16 fp16",
     .test_shapes = "2x6x7x9;3x4x5x5",
     .test_shapes_large = "4x16x17x19;3x4x5x5",
+    /* no reduction; fused kernel only */
+    .plan_fields = NMO_PF_COMPUTE | NMO_PF_FN,
+    .plan_vacuous = NMO_PF_ACC,
     .setup = batchnorm_inference_setup,
     .row_len = bn_row_len,
     .units = bn_units,

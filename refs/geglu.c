@@ -55,6 +55,9 @@ const nmo_op nmo_op_geglu = {
     .dtypes = "fp32 bf16 fp16",
     .test_shapes = "2x97;4x32", /* small: the engine-equality test certifies every element */
     .test_shapes_large = "3x4097;8x64",
+    /* no reduction */
+    .plan_fields = NMO_PF_COMPUTE | NMO_PF_FN | NMO_PF_INTER,
+    .plan_vacuous = NMO_PF_ACC,
     .setup = pw_setup_same,
     .row_len = nmo_ref_row_len_last,
     .units = pw_units_elems,

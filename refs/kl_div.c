@@ -17,6 +17,13 @@
  *     expanded e*t - e*x, with an FMA, would be nonzero where t == x: not covered)
  *   t == 0 exactly: 0 (both). Reductions: sum over all elements in any order (acc), then
  *   / numel or / shape[0] as x/n or x*RN(1/n); store into `out` (checker: plan round).
+ * Unfused plan (inter != compute): PyTorch eager, whose torch.kl_div is composed of
+ * elementwise kernels, each storing its result in the tensor dtype (inter), then a sum
+ * kernel and, for batchmean, F.kl_div's `reduced / input.size(0)`:
+ *   log_target = 0:  l = RN_i(RN_i(RN(t*RN(log t))) - RN_i(RN(t*x)))   (xlogy; t*x; -)
+ *   log_target = 1:  l = RN_i(RN(RN_i(RN(exp t)) * RN_i(RN(t - x))))
+ *   none: l (stored); mean: sum/numel in one kernel; sum: the sum; batchmean:
+ *   RN_i(sum) / shape[0] (x/n or x*RN(1/n)). Liger's fused form is not an eager one.
  * Not covered: Liger's `target > eps (1e-10)` cut-off (it drops elements with tiny
  * targets: a different definition), per-row partial sums stored in a narrower format. */
 #include "smx_ref.h"
@@ -24,17 +31,38 @@
 #define KL_P_RED 0
 #define KL_P_LOGT 1
 
-/* Not static: the fast engine calls the certified build of it (term escalation). */
-void NMO_REF(nmo_ref_kl_term)(E_CTX *ctx, E *r, double t, double x, int logt);
-NMO_FAST_ONLY(void NMO_REF_CERT(nmo_ref_kl_term)(nmo_cctx *ctx, nmo_cenc *r, double t, double x, int logt);)
+/* Not static: the fast engine calls the certified build of it (term escalation).
+ * inter: the unfused plan's format, or NMO_FMT_COUNT for a fused plan. */
+void NMO_REF(nmo_ref_kl_term)(E_CTX *ctx, E *r, double t, double x, int logt, nmo_fmt inter);
+NMO_FAST_ONLY(void NMO_REF_CERT(nmo_ref_kl_term)(nmo_cctx *ctx, nmo_cenc *r, double t, double x, int logt,
+                                                 nmo_fmt inter);)
 
-void NMO_REF(nmo_ref_kl_term)(E_CTX *ctx, E *r, double t, double x, int logt)
+void NMO_REF(nmo_ref_kl_term)(E_CTX *ctx, E *r, double t, double x, int logt, nmo_fmt inter)
 {
     E te, xe, a, b, q;
     enc_init(ctx, &te), enc_init(ctx, &xe), enc_init(ctx, &a), enc_init(ctx, &b), enc_init(ctx, &q);
     enc_set_d(ctx, &te, t);
     enc_set_d(ctx, &xe, x);
-    if (!logt) {
+    if (inter != NMO_FMT_COUNT) { /* PyTorch eager: each kernel stores in inter */
+        if (!logt && t == 0) {
+            enc_const(ctx, r, 0.0); /* xlogy(0, 0) = 0, 0 * x = 0 */
+        } else if (!logt) {
+            enc_log(ctx, &a, &te);
+            enc_mul(ctx, &a, &te, &a); /* xlogy(t, t) */
+            enc_round(ctx, &a, &a, inter, NMO_RNE, 0);
+            enc_mul(ctx, &b, &te, &xe); /* t * input */
+            enc_round(ctx, &b, &b, inter, NMO_RNE, 0);
+            enc_sub(ctx, r, &a, &b);
+            enc_round(ctx, r, r, inter, NMO_RNE, 0);
+        } else {
+            enc_exp(ctx, &a, &te);
+            enc_round(ctx, &a, &a, inter, NMO_RNE, 0);
+            enc_sub(ctx, &b, &te, &xe);
+            enc_round(ctx, &b, &b, inter, NMO_RNE, 0);
+            enc_mul(ctx, r, &a, &b);
+            enc_round(ctx, r, r, inter, NMO_RNE, 0);
+        }
+    } else if (!logt) {
         if (t == 0) {
             enc_const(ctx, r, 0.0);
         } else {
@@ -68,14 +96,16 @@ void NMO_REF(nmo_ref_kl_div_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_
     nmo_tensor_load_f64(x, &c->in[0], beg, cnt, 1);
     nmo_tensor_load_f64(t, &c->in[1], beg, cnt, 1);
     E *terms = enc_evec(ctx, 0, cnt);
+    int unfused = c->plan.inter != c->plan.compute;
+    nmo_fmt inter = unfused ? c->plan.inter : NMO_FMT_COUNT;
     for (int64_t j = 0; j < cnt; j++) {
-        NMO_REF(nmo_ref_kl_term)(ctx, &terms[j], t[j], x[j], logt);
+        NMO_REF(nmo_ref_kl_term)(ctx, &terms[j], t[j], x[j], logt, inter);
         NMO_FAST_ONLY({ /* term escalation (enc_fast.h): only when the terms are reduced */
             nmo_cctx *cc = red ? nmo_fctx_term_cert(ctx, terms[j].flags) : NULL;
             if (cc) {
                 nmo_cenc ct;
                 nmo_cenc_init(cc, &ct);
-                NMO_REF_CERT(nmo_ref_kl_term)(cc, &ct, t[j], x[j], logt);
+                NMO_REF_CERT(nmo_ref_kl_term)(cc, &ct, t[j], x[j], logt, inter);
                 nmo_cenc_export(cc, &terms[j], &ct);
                 nmo_cenc_clear(cc, &ct);
             }
@@ -89,6 +119,7 @@ void NMO_REF(nmo_ref_kl_div_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_
     enc_init(ctx, &s);
     enc_sum_sharp(ctx, &s, terms, total);
     if (red == 1) enc_div_si(ctx, &s, &s, total);
+    if (red == 3 && unfused) enc_round(ctx, &s, &s, c->plan.inter, NMO_RNE, 0); /* the sum, stored */
     if (red == 3) enc_div_si(ctx, &s, &s, c->shape[0]);
     enc_export(ctx, &out[0][0], &s);
     enc_clear(ctx, &s);
@@ -164,7 +195,8 @@ const nmo_op nmo_op_kl_div = {
     .summary = "KL divergence loss, PyTorch semantics: target * (log target - input)",
     .shape_doc = "MxN (or ...xN): rows of N log-probabilities",
     .rounding_doc = "t*RN(log t - x) | RN(t*log t) - RN(t*x) (either fused); log_target: "
-                    "exp(t)*RN(t-x); sum any order; /numel | /shape[0]",
+                    "exp(t)*RN(t-x); sum any order; /numel | /shape[0]; inter != compute: "
+                    "PyTorch eager, every kernel's result in inter",
     .n_in = 4,
     .in = {{"input", NMO_ROLE_DERIVED, "log-probabilities [..., N] (derived: log_softmax(z_input))"},
            {"target", NMO_ROLE_DERIVED,
@@ -179,6 +211,9 @@ const nmo_op nmo_op_kl_div = {
     .dtypes = "fp32 bf16 fp16",
     .test_shapes = "3x1025;8x64",
     .test_shapes_large = "3x4097;8x64",
+    /* sharpened sums ignore sum= */
+    .plan_fields = NMO_PF_COMPUTE | NMO_PF_ACC | NMO_PF_FN | NMO_PF_INTER,
+    .plan_vacuous = 0,
     .setup = kl_div_setup,
     .row_len = nmo_ref_row_len_last,
     .units = kl_div_units,

@@ -24,6 +24,9 @@ const nmo_op nmo_op_mul = {
     .dtypes = "fp32 bf16 fp16",
     .test_shapes = "2x97;4x32", /* small: the engine-equality test certifies every element */
     .test_shapes_large = "3x4097;8x64",
+    /* one rounding: no reduction, function or intermediate */
+    .plan_fields = NMO_PF_COMPUTE,
+    .plan_vacuous = NMO_PF_ACC | NMO_PF_FN | NMO_PF_INTER,
     .setup = pw_bcast_setup,
     .row_len = nmo_ref_row_len_last,
     .units = pw_bcast_units,

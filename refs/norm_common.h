@@ -63,6 +63,32 @@ static inline void norm_as_saved(E_CTX *ctx, E *r, nmo_fmt f, const nmo_case *c)
     enc_clear(ctx, &t);
 }
 
+/* The scale stage of an RMS norm, y = h * r * (offset + w), r the row's reciprocal root:
+ *   wo = RN(offset + w)        in compute (exactly w when offset = 0; Gemma: 1 + w, HF
+ *                              `1.0 + self.weight.float()`, Liger `offset + W_row`)
+ *   fused (inter == compute):  h * r * wo in any association, two roundings (enc_mul3)
+ *   unfused (inter != compute): t = RN_inter(RN(h * r)), y = RN(t * wo): the "llama"
+ *                              casting of Hugging Face (`w * h.to(x.dtype)`) and of
+ *                              Liger-Kernel (casting_mode="llama"), vLLM's kernels; the
+ *                              checker's store rounds y into out
+ * off: RN(offset) (enc_const), read only when offset != 0; wo: scratch.
+ * Not covered: the offset distributed (t*w + t, fma(t, w, t)), offset + w rounded in a
+ * narrower format than compute, all arithmetic in the storage dtype (Liger "none"). */
+static inline void norm_rms_scale(E_CTX *ctx, const nmo_case *c, E *y, const E *h, const E *r,
+                                  double w, double offset, const E *off, E *wo)
+{
+    enc_set_d(ctx, y, w);
+    if (offset != 0) enc_add(ctx, wo, off, y);
+    else enc_set(ctx, wo, y);
+    if (c->plan.inter != c->plan.compute) {
+        enc_mul(ctx, y, h, r);
+        enc_round(ctx, y, y, c->plan.inter, NMO_RNE, 0);
+        enc_mul(ctx, y, y, wo);
+    } else {
+        enc_mul3(ctx, y, h, r, wo);
+    }
+}
+
 /* Two-pass statistics of the points x[0..n-1]:
  *   sum  = sum_j x_j          any order and tree, in acc (summation model; the exact sum
  *                             when acc provably holds every partial sum, e.g. 16-bit

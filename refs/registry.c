@@ -109,6 +109,86 @@ void nmo_ref_unit_span_rows(const nmo_case *c, int64_t u, int k, int64_t *begin,
     *stride = 1;
 }
 
+unsigned nmo_plan_fields_set(const nmo_plan *p)
+{
+    unsigned f = 0;
+    if (p->inter != p->compute) f |= NMO_PF_INTER;
+    if (p->sum == NMO_SUM_EXACT) f |= NMO_PF_SUM_EXACT;
+    if (p->sum == NMO_SUM_MMA) f |= NMO_PF_SUM_MMA;
+    return f;
+}
+
+/* The plan's text for one field, as nmo_plan_to_string writes it ("inter=bf16"). */
+static void field_text(char *buf, size_t n, const nmo_plan *p, const char *key)
+{
+    char text[512];
+    nmo_plan_to_string(p, text, sizeof text);
+    size_t kl = strlen(key);
+    for (const char *t = text; *t;) {
+        size_t l = strcspn(t, " ");
+        if (l > kl && strncmp(t, key, kl) == 0 && t[kl] == '=') {
+            snprintf(buf, n, "%.*s", (int)l, t);
+            return;
+        }
+        t += l;
+        while (*t == ' ') t++;
+    }
+    snprintf(buf, n, "%s", key);
+}
+
+/* "inter, sum=exact": the set-able fields op accepts (modelled or vacuous), "" if none. */
+static void models_text(char *buf, size_t n, const nmo_op *op)
+{
+    static const struct {
+        unsigned bit;
+        const char *name;
+    } opt[] = {{NMO_PF_INTER, "inter"}, {NMO_PF_SUM_EXACT, "sum=exact"}, {NMO_PF_SUM_MMA, "sum=mma"}};
+    size_t used = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++)
+        if ((op->plan_fields | op->plan_vacuous) & opt[i].bit)
+            used += (size_t)snprintf(buf + used, used < n ? n - used : 0, "%s%s", used ? ", " : "",
+                                     opt[i].name);
+}
+
+nmo_status nmo_op_check_plan(const nmo_op *op, const nmo_plan *p, nmo_err *err)
+{
+    char f[64], m[96];
+    /* The engines evaluate sqrt, division and reciprocals correctly rounded (enc_sqrt,
+     * enc_div, enc_div_si): a plan that gives them an error (fn=fast) would be accepted
+     * and ignored. ulp:N and the cuda/ocml presets leave them at 0 (plan.c). */
+    if (p->fn_ulps[NMO_FN_SQRT] || p->fn_ulps[NMO_FN_DIV] || p->fn_ulps[NMO_FN_RCP]) {
+        field_text(f, sizeof f, p, "fn");
+        return nmo_err_set(err, NMO_ERR_UNSUPPORTED,
+                           "%s does not model plan field '%s' (sqrt, division and reciprocal are "
+                           "modelled correctly rounded; this fn gives them %d/%d/%d ulps)",
+                           op->name, f, p->fn_ulps[NMO_FN_SQRT], p->fn_ulps[NMO_FN_DIV],
+                           p->fn_ulps[NMO_FN_RCP]);
+    }
+    unsigned bad = nmo_plan_fields_set(p) & ~(op->plan_fields | op->plan_vacuous);
+    if (!bad) return NMO_OK;
+    /* no reduction at all: acc has no stage either */
+    int noreduce = (op->plan_vacuous & NMO_PF_ACC) != 0;
+    const char *why;
+    if (bad & NMO_PF_INTER) {
+        field_text(f, sizeof f, p, "inter");
+        why = "the reference is the fused kernel: no stage stores an intermediate in inter";
+    } else if (bad & NMO_PF_SUM_EXACT) {
+        field_text(f, sizeof f, p, "sum");
+        why = noreduce ? "no reduction"
+                       : "its reductions use the any-order bound, not the plan's dot-product model";
+    } else {
+        field_text(f, sizeof f, p, "sum");
+        why = noreduce ? "no reduction" : "no tensor-core matrix product";
+    }
+    models_text(m, sizeof m, op);
+    return nmo_err_set(err, NMO_ERR_UNSUPPORTED,
+                       "%s does not model plan field '%s' (%s); %s accepts %s%s (see numoracle "
+                       "ops --op %s)",
+                       op->name, f, why, op->name, m[0] ? m : "none of inter, sum=exact, sum=mma",
+                       m[0] ? " beyond the common fields" : "", op->name);
+}
+
 nmo_status nmo_case_init(nmo_case *c, const nmo_op *op, const nmo_plan *plan, int nshape,
                          const int64_t *shape, nmo_err *err)
 {
@@ -120,6 +200,7 @@ nmo_status nmo_case_init_params(nmo_case *c, const nmo_op *op, const nmo_plan *p
                                 nmo_err *err)
 {
     memset(c, 0, sizeof *c);
+    NMO_RETURN_IF_ERR(nmo_op_check_plan(op, plan, err));
     c->op = op;
     c->plan = *plan;
     if (nshape < 1 || nshape > NMO_MAX_DIMS)

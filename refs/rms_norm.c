@@ -1,15 +1,25 @@
-/* rms_norm (forward): y[i,j] = x[i,j] * rsqrt(mean_j(x[i,j]^2) + eps) * w[j].
+/* rms_norm (forward): y[i,j] = x[i,j] * rsqrt(mean_j(x[i,j]^2) + eps) * (offset + w[j])
+ * (offset 0: LLaMA; 1: Gemma's (1 + w)).
  *
  * Rounding points (every one in `compute`, RNE, unless said otherwise):
- *   ss  = sum_j x_j^2      any order and tree, FMA or not, in `acc` (dot-product model)
+ *   ss  = sum_j x_j^2      any order and tree, FMA or not, in `acc` (dot-product model;
+ *                          sum=exact: the plan asserts it exact)
  *   ms  = ss / N           or ss * RN(1/N)          (hull of both)
  *   v   = ms + eps         eps held as RN(eps) in compute
  *   r   = rsqrt(v)         plan accuracy fn_ulps[RSQRT], or RN(1/RN(sqrt(v))) (hull)
- *   y   = x * r * w        any association of the three factors (two roundings)
+ *   wo  = offset + w       RN(RN(offset) + w) (w itself when offset = 0)
+ *   fused plan (inter == compute):
+ *     y = x * r * wo       any association of the three factors (two roundings)
+ *   unfused plan (inter != compute: the "llama" casting of Hugging Face LlamaRMSNorm,
+ *   `w * (x.float() * rsqrt(...)).to(x.dtype)`, and of Liger-Kernel casting_mode="llama"):
+ *     t = RN_inter(x * r)  x*r in compute, then stored in `inter`
+ *     y = t * wo           in compute (bf16 x bf16 is exact in fp32: one rounding, the store)
  *   store y into `out`     (checker: plan round)
- * Not covered: kernels that divide each square by N before summing, and unfused
- * implementations that store x*r in a narrower format between kernels. */
-#include "numoracle/ref.h"
+ * Liger's "gemma" casting (everything in fp32, one cast at the end) and HF GemmaRMSNorm
+ * are the fused form with offset = 1. torch.compile of the llama form is fused too
+ * (Inductor does not keep the intermediate cast): judge it under the fused plan.
+ * Not covered: kernels that divide each square by N before summing, the offset
+ * distributed over the product, arithmetic in the storage dtype (Liger "none"). */
 #include "refs/norm_common.h"
 
 void NMO_REF(nmo_ref_rms_norm_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
@@ -22,8 +32,21 @@ void NMO_REF(nmo_ref_rms_norm_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nm
     E r;
     enc_init(ctx, &r);
     norm_rms_rstd(ctx, &r, x, n, c->param[0]);
-    /* y_j = x_j * r * w_j for the whole row (enc_mul3 element by element) */
-    enc_mul3_row(ctx, out[0], x, &r, w, n);
+    double offset = c->param[1];
+    if (c->plan.inter == c->plan.compute && offset == 0) {
+        /* y_j = x_j * r * w_j for the whole row (enc_mul3 element by element) */
+        enc_mul3_row(ctx, out[0], x, &r, w, n);
+    } else {
+        E xe, y, off, wo;
+        enc_init(ctx, &xe), enc_init(ctx, &y), enc_init(ctx, &off), enc_init(ctx, &wo);
+        enc_const(ctx, &off, offset);
+        for (int64_t j = 0; j < n; j++) {
+            enc_set_d(ctx, &xe, x[j]);
+            norm_rms_scale(ctx, c, &y, &xe, &r, w[j], offset, &off, &wo);
+            enc_export(ctx, &out[0][j], &y);
+        }
+        enc_clear(ctx, &xe), enc_clear(ctx, &y), enc_clear(ctx, &off), enc_clear(ctx, &wo);
+    }
     enc_clear(ctx, &r);
 }
 
@@ -47,16 +70,21 @@ const nmo_op nmo_op_rms_norm = {
     .summary = "RMS normalization over the last dim, times a weight",
     .shape_doc = "MxN (or ...xN): rows of N",
     .rounding_doc = "ss=sum x^2 (any order, acc); ms=ss/N|ss*RN(1/N); r=rsqrt(ms+eps) "
-                    "(fn ulps)|1/sqrt; y=x*r*w any association",
+                    "(fn ulps)|1/sqrt; wo=RN(offset+w); y=x*r*wo any association "
+                    "(inter != compute: RN_inter(x*r)*wo, the llama casting)",
     .n_in = 2,
     .in = {{"x", NMO_ROLE_DATA, "input [..., N]"}, {"w", NMO_ROLE_WEIGHT, "weight [N]"}},
     .n_out = 1,
     .out = {{"y", NMO_ROLE_DATA, "output [..., N]"}},
-    .n_param = 1,
-    .param = {{"eps", 1e-6, "added to the mean square inside the root"}},
+    .n_param = 2,
+    .param = {{"eps", 1e-6, "added to the mean square inside the root"},
+              {"offset", 0, "added to the weight, y = x*r*(offset + w) (Gemma: 1)"}},
     .dtypes = "fp32 bf16 fp16",
     .test_shapes = "3x1025;8x64",
     .test_shapes_large = "3x4097;8x64",
+    /* sum of squares through the dot model (exact); no tensor-core product */
+    .plan_fields = NMO_PF_COMPUTE | NMO_PF_ACC | NMO_PF_FN | NMO_PF_INTER | NMO_PF_SUM_EXACT,
+    .plan_vacuous = 0,
     .setup = rms_norm_setup,
     .row_len = nmo_ref_row_len_last,
     .units = nmo_ref_units_rows,

@@ -29,6 +29,9 @@ const nmo_op nmo_op_rope_bwd = {
     .dtypes = "fp32 bf16 fp16",
     .test_shapes = "1x3x5x34;1x2x4x64",
     .test_shapes_large = "2x8x64x130;1x4x256x128",
+    /* no reduction; cos/sin are inputs */
+    .plan_fields = NMO_PF_COMPUTE | NMO_PF_INTER,
+    .plan_vacuous = NMO_PF_ACC | NMO_PF_FN,
     .setup = pw_rope_setup,
     .row_len = nmo_ref_row_len_last,
     .units = pw_units_elems,

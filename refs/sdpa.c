@@ -274,6 +274,9 @@ const nmo_op nmo_op_sdpa = {
     .dtypes = "fp32 bf16 fp16 fp8_e4m3 fp8_e5m2",
     .test_shapes = "1x4x2x33x16;2x2x1x16x8",
     .test_shapes_large = "1x4x2x129x16;2x2x1x16x8",
+    /* the pre-scaled and P.V products use the any-order bound */
+    .plan_fields = NMO_PF_COMPUTE | NMO_PF_ACC | NMO_PF_FN | NMO_PF_INTER,
+    .plan_vacuous = 0,
     .setup = sdpa_setup,
     .row_len = sdpa_row_len,
     .units = sdpa_units,

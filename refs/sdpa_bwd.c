@@ -301,6 +301,9 @@ const nmo_op nmo_op_sdpa_bwd = {
      * cost (pairs ~ S^2) that keeps the registry-driven engine test short */
     .test_shapes = "1x4x2x19x16;2x2x1x16x8",
     .test_shapes_large = "1x4x2x129x16;2x2x1x16x8",
+    /* the dS and P products use the any-order bound */
+    .plan_fields = NMO_PF_COMPUTE | NMO_PF_ACC | NMO_PF_FN | NMO_PF_INTER,
+    .plan_vacuous = 0,
     .setup = sdpa_bwd_setup,
     .row_len = sdpa_bwd_row_len,
     .units = sdpa_bwd_units,

@@ -63,19 +63,17 @@ static nmo_status run_cand(nmo_tensor *out, const nmo_case *c, const nmo_cand *c
     return cand->run(&a, err);
 }
 
-nmo_status nmo_test_run(nmo_report *rep, const nmo_op *op, const nmo_cand *cand, nmo_fmt dtype,
-                        int family, uint64_t seed, const nmo_test_shape *sh,
-                        const nmo_check_opts *opts, nmo_err *err)
-{
-    return nmo_test_run_absent(rep, op, cand, dtype, family, seed, sh, opts, 0, err);
-}
-
-nmo_status nmo_test_run_absent(nmo_report *rep, const nmo_op *op, const nmo_cand *cand, nmo_fmt dtype,
-                               int family, uint64_t seed, const nmo_test_shape *sh,
-                               const nmo_check_opts *opts, uint32_t absent, nmo_err *err)
+/* The case (op, dtype, family, seed, shape) under the default plan of dtype, with the
+ * plan candidate plan_of states on top (NULL: none), the inputs in `absent` recomputed by
+ * the reference. */
+static nmo_status run_core(nmo_report *rep, const nmo_op *op, const nmo_cand *cand, nmo_fmt dtype,
+                           const nmo_cand *plan_of, int family, uint64_t seed,
+                           const nmo_test_shape *sh, const nmo_check_opts *opts, uint32_t absent,
+                           nmo_err *err)
 {
     nmo_plan p;
-    nmo_plan_default(&p, dtype);
+    nmo_status s0 = nmo_cand_plan(&p, plan_of, dtype, err);
+    if (s0 != NMO_OK) return s0;
     /* fp8 inputs: real fp8 kernels (cuBLASLt fp8 GEMM, FlashAttention-3 fp8) write bf16 */
     if (dtype == NMO_FP8_E4M3 || dtype == NMO_FP8_E5M2) p.out = NMO_BF16;
     nmo_case c;
@@ -90,6 +88,28 @@ nmo_status nmo_test_run_absent(nmo_report *rep, const nmo_op *op, const nmo_cand
     for (int k = 0; k < c.n_out; k++) nmo_tensor_free(&out[k]);
     nmo_case_free(&c);
     return s;
+}
+
+nmo_status nmo_test_run_absent(nmo_report *rep, const nmo_op *op, const nmo_cand *cand, nmo_fmt dtype,
+                               int family, uint64_t seed, const nmo_test_shape *sh,
+                               const nmo_check_opts *opts, uint32_t absent, nmo_err *err)
+{
+    return run_core(rep, op, cand, dtype, cand, family, seed, sh, opts, absent, err);
+}
+
+nmo_status nmo_test_run(nmo_report *rep, const nmo_op *op, const nmo_cand *cand, nmo_fmt dtype,
+                        int family, uint64_t seed, const nmo_test_shape *sh,
+                        const nmo_check_opts *opts, nmo_err *err)
+{
+    return run_core(rep, op, cand, dtype, NULL, family, seed, sh, opts, 0, err);
+}
+
+nmo_status nmo_test_run_cand_plan(nmo_report *rep, const nmo_op *op, const nmo_cand *cand,
+                                  nmo_fmt dtype, int family, uint64_t seed,
+                                  const nmo_test_shape *sh, const nmo_check_opts *opts,
+                                  nmo_err *err)
+{
+    return run_core(rep, op, cand, dtype, cand, family, seed, sh, opts, 0, err);
 }
 
 static int same_d(double a, double b)

@@ -21,11 +21,18 @@ nmo_status nmo_test_run(nmo_report *rep, const nmo_op *op, const nmo_cand *cand,
                         int family, uint64_t seed, const nmo_test_shape *sh,
                         const nmo_check_opts *opts, nmo_err *err);
 
-/* nmo_test_run with the inputs in `absent` (nmo_case.absent) not given to the reference:
- * the candidate still reads their derived values, the reference recomputes them. */
+/* nmo_test_run_cand_plan with the inputs in `absent` (nmo_case.absent) not given to the
+ * reference: the candidate still reads their derived values, the reference recomputes
+ * them. */
 nmo_status nmo_test_run_absent(nmo_report *rep, const nmo_op *op, const nmo_cand *cand, nmo_fmt dtype,
                                int family, uint64_t seed, const nmo_test_shape *sh,
                                const nmo_check_opts *opts, uint32_t absent, nmo_err *err);
+/* As nmo_test_run, under the plan that candidate `cand` declares for dtype
+ * (nmo_cand_plan: the default plan when cand->plan is NULL). */
+nmo_status nmo_test_run_cand_plan(nmo_report *rep, const nmo_op *op, const nmo_cand *cand,
+                                  nmo_fmt dtype, int family, uint64_t seed,
+                                  const nmo_test_shape *sh, const nmo_check_opts *opts,
+                                  nmo_err *err);
 
 /* The same case judged twice (fast+escalation and certified only); returns the number of
  * elements whose verdict, reachable set or enclosure differ. */

@@ -21,6 +21,7 @@
 
 #include "../refs/cand/cand_util.h" /* the candidates' own helpers (static inline) */
 #include "numoracle/cand.h"
+#include "numoracle/op.h"
 
 /* ------------------------------------------------------------------ generator */
 
@@ -290,6 +291,20 @@ Test(cand_registry, counts_and_lookup) {
          * plan (eager inter=bf16 variants) and count as mutants of the default plan */
         if (strncmp(c->name, "mut_", 4) == 0)
             cr_expect(!c->correct, "%s/%s: mut_ prefix on a correct variant", c->op, c->name);
+        /* a plan of its own: a mutant of the default plan whose plan parses for every
+         * test dtype and is one the operator models (not rejected) */
+        if (c->plan) {
+            cr_expect(!c->correct, "%s/%s: a correct variant with a plan of its own", c->op, c->name);
+            static const nmo_fmt pdt[3] = {NMO_FP32, NMO_BF16, NMO_FP16};
+            for (int d = 0; d < 3; d++) {
+                nmo_plan pl;
+                nmo_err e = {{0}};
+                cr_expect_eq(nmo_cand_plan(&pl, c, pdt[d], &e), NMO_OK, "%s/%s: %s", c->op,
+                             c->name, e.msg);
+                cr_expect_eq(nmo_op_check_plan(nmo_op_find(c->op), &pl, &e), NMO_OK, "%s/%s: %s", c->op,
+                             c->name, e.msg);
+            }
+        }
         for (int j = 0; j < i; j++) {
             const nmo_cand *d = nmo_cand_at(j);
             cr_expect(strcmp(c->op, d->op) != 0 || strcmp(c->name, d->name) != 0, "duplicate %s/%s",

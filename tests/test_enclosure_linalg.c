@@ -531,3 +531,128 @@ Test(linalg_enclosure, gemm_elem_counts_fast_equals_cert, .timeout = 600)
     cr_expect_eq(mism, 0);
     cr_expect(unc < checked / 10, "too many UNC: the test would not compare anything");
 }
+
+/* ---------------------------------------------------------------- ftz: DAZ in dot products */
+
+/* Under subnormals=ftz a kernel may read a subnormal input as 0 (DAZ) and flush every
+ * subnormal result: the product x_i y_i of a subnormal x_i and a huge y_i (2^100..2^126)
+ * then vanishes although it is far above the 2n min_normal underflow term. Dot products
+ * of points (enc_dot_d, enc_dot_sharp_d, enc_gemm_elem, enc_gemm_elem_t) and enc_dot_ed's
+ * point operand must enclose that kernel, the IEEE one, and one that flushes results
+ * only; the fast engine equals the certified one wherever it does not flag UNC. Without
+ * nmo_fe_daz_term the DAZ kernel's 0 lies outside (tested: it FAILed by 2^-14). */
+static float ftz_f(float v) { return fabsf(v) < 0x1p-126f ? 0.0f * v : v; }
+
+/* sequential dot in fp32, FMA or not; daz: flush inputs; ftz: flush every result */
+static float dot_ftz(const float *x, const float *y, int n, int fma, int daz, int ftz)
+{
+    float acc = 0;
+    for (int i = 0; i < n; i++) {
+        float a = daz ? ftz_f(x[i]) : x[i], b = daz ? ftz_f(y[i]) : y[i];
+        if (fma) acc = fmaf(a, b, acc);
+        else {
+            float p = a * b;
+            acc = acc + (ftz ? ftz_f(p) : p);
+        }
+        if (ftz) acc = ftz_f(acc);
+    }
+    return acc;
+}
+
+Test(linalg_enclosure, ftz_daz_dot_products, .timeout = 300)
+{
+    nmo_plan p;
+    nmo_plan_default(&p, NMO_FP32);
+    p.ftz = 1;
+    nmo_fctx fc;
+    nmo_cctx cc;
+    nmo_fctx_init(&fc, &p, NULL);
+    nmo_cctx_init(&cc, &p, NULL);
+    long checked = 0, bad = 0, mism = 0;
+    enum { N = 6 };
+    for (int t = 0; t < 200; t++) {
+        float x[N], y[N];
+        double xd[N], yd[N];
+        for (int i = 0; i < N; i++) {
+            double g = nmo_gen_normal((uint64_t)t, 1, (uint64_t)i), h = nmo_gen_normal((uint64_t)t, 2, (uint64_t)i);
+            if (i < 2) { /* subnormal times huge: the products that DAZ drops */
+                x[i] = (float)ldexp(1 + fabs(g), -140 + (int)(t % 8));
+                y[i] = (float)ldexp(h, 100 + (int)(t % 27));
+                if ((t >> 3) & 1) { float s = x[i]; x[i] = y[i]; y[i] = s; } /* either side */
+            } else { /* small normal terms */
+                x[i] = (float)(1e-3 * g), y[i] = (float)(1e-3 * h);
+            }
+            xd[i] = x[i], yd[i] = y[i];
+        }
+        float impl[4] = {dot_ftz(x, y, N, 1, 1, 1), dot_ftz(x, y, N, 0, 1, 1), dot_ftz(x, y, N, 0, 0, 0),
+                         dot_ftz(x, y, N, 0, 0, 1)};
+        /* the point forms and their tensor forms */
+        nmo_fenc ef[4], ec[4];
+        nmo_cenc cr;
+        nmo_cenc_init(&cc, &cr);
+        nmo_fenc_dot_d(&fc, &ef[0], xd, yd, N);
+        nmo_cenc_dot_d(&cc, &cr, xd, yd, N);
+        nmo_cenc_export(&cc, &ec[0], &cr);
+        nmo_fenc_dot_sharp_d(&fc, &ef[1], xd, yd, N);
+        nmo_cenc_dot_sharp_d(&cc, &cr, xd, yd, N);
+        nmo_cenc_export(&cc, &ec[1], &cr);
+        /* enc_dot_ed: x as enclosures (DAZ by set_d), y as points */
+        nmo_fenc xf[N];
+        nmo_cenc xc[N];
+        for (int i = 0; i < N; i++) {
+            nmo_fenc_set_d(&fc, &xf[i], xd[i]);
+            nmo_cenc_init(&cc, &xc[i]);
+            nmo_cenc_set_d(&cc, &xc[i], xd[i]);
+        }
+        nmo_fenc_dot_ed(&fc, &ef[2], xf, yd, N, N);
+        nmo_cenc_dot_ed(&cc, &cr, xc, yd, N, N);
+        nmo_cenc_export(&cc, &ec[2], &cr);
+        /* gemm: A [1,N] x B [N,1] (and transposed: X^T Y with X [N,1]) */
+        int64_t da[2] = {1, N}, db[2] = {N, 1};
+        nmo_tensor A, B;
+        nmo_err err;
+        nmo_tensor_init(&A, NMO_FP32, 2, da, &err), nmo_tensor_alloc(&A, &err);
+        nmo_tensor_init(&B, NMO_FP32, 2, db, &err), nmo_tensor_alloc(&B, &err);
+        for (int i = 0; i < N; i++) nmo_tensor_set(&A, i, xd[i]), nmo_tensor_set(&B, i, yd[i]);
+        nmo_fctx fg;
+        nmo_fctx_init(&fg, &p, NULL); /* a fresh context per matrix pair: gemm caches */
+        nmo_fenc_gemm_elem(&fg, &ef[3], &A, &B, 0, 0);
+        nmo_cenc_gemm_elem(&cc, &cr, &A, &B, 0, 0);
+        nmo_cenc_export(&cc, &ec[3], &cr);
+        nmo_fenc gt, gct;
+        nmo_fctx_clear(&fg);
+        nmo_fctx_init(&fg, &p, NULL);
+        nmo_fenc_gemm_elem_t(&fg, &gt, &B, 1, &B, 0, 0, 0); /* y.y: subnormals on both sides */
+        nmo_cenc_gemm_elem_t(&cc, &cr, &B, 1, &B, 0, 0, 0);
+        nmo_cenc_export(&cc, &gct, &cr);
+        nmo_fctx_clear(&fg);
+        if (!(gt.flags & NMO_EF_UNC) && !(gt.lo == gct.lo && gt.hi == gct.hi)) mism++;
+        float yy[2] = {dot_ftz(y, y, N, 1, 1, 1), dot_ftz(y, y, N, 0, 0, 0)};
+        for (int v = 0; v < 2; v++) {
+            checked++;
+            if (!(yy[v] >= gct.lo && yy[v] <= gct.hi)) bad++;
+        }
+        for (int f = 0; f < 4; f++) {
+            if (!(ef[f].flags & NMO_EF_UNC) && !(ef[f].lo == ec[f].lo && ef[f].hi == ec[f].hi)) mism++;
+            for (int v = 0; v < 4; v++) {
+                checked++;
+                if (!(impl[v] >= ec[f].lo && impl[v] <= ec[f].hi)) {
+                    bad++;
+                    if (bad < 5)
+                        cr_log_error("ftz form %d impl %d: %a outside [%a, %a]", f, v, (double)impl[v],
+                                     ec[f].lo, ec[f].hi);
+                }
+            }
+        }
+        for (int i = 0; i < N; i++) nmo_cenc_clear(&cc, &xc[i]);
+        nmo_cenc_clear(&cc, &cr);
+        nmo_tensor_free(&A);
+        nmo_tensor_free(&B);
+    }
+    printf("ftz DAZ dot products: %ld implementation results checked, %ld outside, %ld fast!=cert\n",
+           checked, bad, mism);
+    cr_expect_eq(bad, 0);
+    cr_expect_eq(mism, 0);
+    nmo_fctx_clear(&fc);
+    nmo_cctx_clear(&cc);
+}

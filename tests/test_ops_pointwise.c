@@ -1,12 +1,15 @@
 /* The pointwise operators beyond what the registry-driven tests cover (those run the
  * default plan and default parameters only):
  *
- *  - unfused (eager) plans: the eager candidates (swiglu/geglu `mut_eager`, swiglu_bwd
- *    `mut_unsloth`, geglu_bwd `mut_liger_triton(_v0)`, rope/rope_bwd `mut_eager`) store
- *    intermediates in the input dtype. They are registered as mutants: negative
- *    controls of the fused default plan (hence the mut_ prefix); here they must never FAIL under `inter=<input dtype>`, and must FAIL under
- *    the fused plan for the 16-bit dtypes. What the fused correct candidates do under
- *    the unfused plan is printed (they are not plan-following there; no assertion);
+ *  - unfused (eager) plans: the candidates that state a plan of their own (nmo_cand.plan,
+ *    every operator of the registry: swiglu/geglu `mut_eager`, swiglu_bwd `mut_unsloth`,
+ *    geglu_bwd `mut_liger_triton(_v0)`, rope/rope_bwd `mut_eager`, the llama castings of
+ *    rms_norm, fused_add_rms_norm and rms_norm_bwd, PyTorch's kl_div) store intermediates in the input
+ *    dtype. They are registered as mutants: negative controls of the fused default plan
+ *    (hence the mut_ prefix); here they must never FAIL under their plan
+ *    (`inter=<input dtype>`, rope also with the GPT-J layout), and must FAIL under the
+ *    fused plan for the 16-bit dtypes. What the fused correct candidates do under the
+ *    unfused plan is printed (they are not plan-following there; no assertion);
  *  - gelu approximate=1 (tanh) and rope/rope_bwd layout=1 (GPT-J): every correct variant
  *    never FAILs, every mutant FAILs somewhere;
  *  - fast engine + escalation == certified engine for those plans and parameters. */
@@ -85,10 +88,19 @@ static const nmo_cand *cand(const char *op, const char *name)
     return c;
 }
 
-static void plan_for(nmo_plan *p, nmo_fmt dt, int unfused)
+/* The default plan of dt, or the plan candidate `own` states (fp32: inter=fp32, the
+ * same as the fused plan). */
+static void plan_for(nmo_plan *p, nmo_fmt dt, const nmo_cand *own)
 {
-    nmo_plan_default(p, dt);
-    if (unfused) p->inter = dt; /* fp32: the same as the fused plan */
+    nmo_err err = {{0}};
+    cr_assert_eq(nmo_cand_plan(p, own, dt, &err), NMO_OK, "%s", err.msg);
+}
+
+static const nmo_cand *any_plan_cand(const char *op)
+{
+    for (int i = 0; i < nmo_cand_count(); i++)
+        if (strcmp(nmo_cand_at(i)->op, op) == 0 && nmo_cand_at(i)->plan) return nmo_cand_at(i);
+    return NULL;
 }
 
 typedef struct {
@@ -97,13 +109,15 @@ typedef struct {
 
 /* Every family x seed x test shape (x layouts for rope) of one (op, candidate, dtype,
  * plan): counts of FAIL and INCONCLUSIVE runs. */
-static tally sweep(const nmo_op *op, const nmo_cand *cd, nmo_fmt dt, int unfused, int pk, double pv)
+static tally sweep(const nmo_op *op, const nmo_cand *cd, nmo_fmt dt, const nmo_cand *own, int pk,
+                   double pv)
 {
     tally t = {0, 0, 0};
     nmo_test_shape sh[4];
     int nsh = nmo_test_shapes(op, sh, 0);
     nmo_plan p;
-    plan_for(&p, dt, unfused);
+    plan_for(&p, dt, own);
+    int unfused = own != NULL;
     for (int f = 0; f < NMO_FAM_COUNT; f++)
         for (int s = 0; s < SEEDS; s++)
             for (int h = 0; h < nsh; h++) {
@@ -125,61 +139,64 @@ static tally sweep(const nmo_op *op, const nmo_cand *cd, nmo_fmt dt, int unfused
     return t;
 }
 
-static const struct {
-    const char *op, *eager;
-} eager_pairs[] = {
-    {"swiglu", "mut_eager"}, {"swiglu_bwd", "mut_unsloth"}, {"geglu", "mut_eager"},
-    {"geglu_bwd", "mut_liger_triton"}, {"geglu_bwd", "mut_liger_triton_v0"},
-    {"rope", "mut_eager"}, {"rope_bwd", "mut_eager"},
-};
-#define N_EAGER ((int)(sizeof eager_pairs / sizeof eager_pairs[0]))
-
 static const nmo_fmt dts[3] = {NMO_FP32, NMO_BF16, NMO_FP16};
 
-Test(pointwise, eager_candidates_pass_under_unfused_plan, .timeout = 600)
+Test(pointwise, eager_candidates_pass_under_unfused_plan, .timeout = 900)
 {
     printf("\neager candidates: FAIL runs / runs under each plan\n");
-    printf("%-11s %-19s %-6s %-18s %-18s\n", "op", "candidate", "dtype", "fused (default)",
-           "unfused inter=dt");
-    for (int i = 0; i < N_EAGER; i++) {
-        const nmo_op *op = nmo_op_find(eager_pairs[i].op);
+    printf("%-18s %-19s %-6s %-18s %-18s\n", "op", "candidate", "dtype", "fused (default)",
+           "own plan");
+    int n_eager = 0;
+    for (int ci = 0; ci < nmo_cand_count(); ci++) {
+        const nmo_cand *cd = nmo_cand_at(ci);
+        if (!cd->plan) continue;
+        n_eager++;
+        const nmo_op *op = nmo_op_find(cd->op);
         cr_assert_not_null(op);
-        const nmo_cand *cd = cand(op->name, eager_pairs[i].eager);
         int nlay = strncmp(op->name, "rope", 4) == 0 ? 2 : 1;
         int fused_fails_16 = 0;
         for (int d = 0; d < 3; d++)
             for (int lay = 0; lay < nlay; lay++) {
                 int pk = nlay == 2 ? nmo_op_param_index(op, "layout") : -1;
-                tally tu = sweep(op, cd, dts[d], 1, pk, lay);
-                tally tf = sweep(op, cd, dts[d], 0, pk, lay);
-                printf("%-11s %-19s %-6s %4ld/%-4ld (inc %3ld) %4ld/%-4ld (inc %3ld)%s\n", op->name,
+                tally tu = sweep(op, cd, dts[d], cd, pk, lay);
+                tally tf = sweep(op, cd, dts[d], NULL, pk, lay);
+                printf("%-18s %-19s %-6s %4ld/%-4ld (inc %3ld) %4ld/%-4ld (inc %3ld)%s\n", op->name,
                        cd->name, nmo_fmt_name(dts[d]), tf.fail, tf.runs, tf.inconc, tu.fail, tu.runs,
                        tu.inconc, nlay == 2 ? (lay ? " gptj" : " neox") : "");
-                cr_expect_eq(tu.fail, 0, "%s/%s %s: FAILs under inter=%s", op->name, cd->name,
-                             nmo_fmt_name(dts[d]), nmo_fmt_name(dts[d]));
+                cr_expect_eq(tu.fail, 0, "%s/%s %s: FAILs under its plan %s", op->name, cd->name,
+                             nmo_fmt_name(dts[d]), cd->plan);
                 if (dts[d] != NMO_FP32) fused_fails_16 += tf.fail > 0;
             }
         cr_expect_gt(fused_fails_16, 0, "%s/%s never FAILs under the fused plan", op->name, cd->name);
     }
+    /* the operators the hand list named before the registry field existed */
+    static const char *const must[] = {"swiglu", "swiglu_bwd", "geglu", "geglu_bwd", "rope", "rope_bwd",
+                                       "rms_norm", "fused_add_rms_norm", "rms_norm_bwd", "kl_div"};
+    for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
+        cr_expect_not_null(any_plan_cand(must[i]), "%s has no candidate with a plan", must[i]);
+    cr_expect_geq(n_eager, 13);
 }
 
 /* Informational: the fused correct variants under the unfused plan (not plan-following
  * there: a FAIL is expected and is not an error). */
 Test(pointwise, fused_candidates_under_unfused_plan, .timeout = 600)
 {
-    printf("\nfused correct candidates under inter=dt (bf16): FAIL runs / runs\n");
-    for (int i = 0; i < N_EAGER; i++) {
-        const nmo_op *op = nmo_op_find(eager_pairs[i].op);
+    printf("\nfused correct candidates under their operator's eager plan (bf16): FAIL runs / runs\n");
+    for (int oi = 0; oi < nmo_op_count(); oi++) {
+        const nmo_op *op = nmo_op_at(oi);
+        const nmo_cand *own = any_plan_cand(op->name);
+        if (!own) continue;
         for (int ci = 0; ci < nmo_cand_count(); ci++) {
             const nmo_cand *cd = nmo_cand_at(ci);
             if (strcmp(cd->op, op->name) != 0 || !cd->correct) continue;
-            tally t = sweep(op, cd, NMO_BF16, 1, -1, 0);
-            printf("  %-11s %-13s %ld/%ld\n", op->name, cd->name, t.fail, t.runs);
+            tally t = sweep(op, cd, NMO_BF16, own, -1, 0);
+            printf("  %-18s %-13s %ld/%ld\n", op->name, cd->name, t.fail, t.runs);
         }
     }
 }
 
-/* Non-default parameters: correct variants never FAIL, mutants FAIL somewhere. */
+/* Non-default parameters: correct variants never FAIL, mutants FAIL somewhere (under the
+ * default plan), candidates with a plan of their own never FAIL under it. */
 static void param_sweep(const char *opname, const char *param, double value)
 {
     const nmo_op *op = nmo_op_find(opname);
@@ -192,22 +209,38 @@ static void param_sweep(const char *opname, const char *param, double value)
         if (strcmp(cd->op, op->name) != 0) continue;
         long fail = 0, runs = 0, inconc = 0;
         for (int d = 0; d < 3; d++) {
-            tally t = sweep(op, cd, dts[d], 0, pk, value);
+            tally t = sweep(op, cd, dts[d], NULL, pk, value);
             fail += t.fail, runs += t.runs, inconc += t.inconc;
         }
-        printf("  %-14s %-8s FAIL %3ld / %3ld runs (INCONCLUSIVE %ld)\n", cd->name,
+        printf("  %-16s %-8s FAIL %3ld / %3ld runs (INCONCLUSIVE %ld)\n", cd->name,
                cd->correct ? "correct" : "mutant", fail, runs, inconc);
         if (cd->correct) cr_expect_eq(fail, 0, "%s/%s FAILs with %s=%g", opname, cd->name, param, value);
         else cr_expect_gt(fail, 0, "%s/%s never FAILs with %s=%g", opname, cd->name, param, value);
+        if (!cd->plan) continue;
+        /* an eager form under its own plan follows the contract with the parameter too */
+        long pfail = 0, pruns = 0;
+        for (int d = 0; d < 3; d++) {
+            tally t = sweep(op, cd, dts[d], cd, pk, value);
+            pfail += t.fail, pruns += t.runs;
+        }
+        printf("  %-16s %-8s FAIL %3ld / %3ld runs under its plan %s\n", cd->name, "", pfail, pruns,
+               cd->plan);
+        cr_expect_eq(pfail, 0, "%s/%s FAILs with %s=%g under %s", opname, cd->name, param, value, cd->plan);
     }
 }
 
 Test(pointwise, gelu_tanh_param, .timeout = 600) { param_sweep("gelu", "approximate", 1); }
 Test(pointwise, rope_gptj_layout, .timeout = 600) { param_sweep("rope", "layout", 1); }
 Test(pointwise, rope_bwd_gptj_layout, .timeout = 600) { param_sweep("rope_bwd", "layout", 1); }
+/* Gemma's (1 + w): every rms_norm candidate forms offset + w in fp32 */
+Test(pointwise, rms_norm_gemma_offset, .timeout = 600) { param_sweep("rms_norm", "offset", 1); }
+Test(pointwise, fused_add_rms_norm_gemma_offset, .timeout = 600)
+{
+    param_sweep("fused_add_rms_norm", "offset", 1);
+}
 
 /* Fast engine + escalation == certified engine on the plans and parameters above
- * (default candidates and the eager ones; small shapes). */
+ * (default candidates and the eager ones, under their own plan; small shapes). */
 Test(pointwise, engines_equal_on_unfused_plans_and_params, .timeout = 900)
 {
     struct {
@@ -220,6 +253,12 @@ Test(pointwise, engines_equal_on_unfused_plans_and_params, .timeout = 900)
         {"swiglu_bwd", "mut_unsloth", NULL, 0, 1}, {"geglu", "mut_eager", NULL, 0, 1},
         {"geglu_bwd", "mut_liger_triton", NULL, 0, 1}, {"rope", "mut_eager", "layout", 1, 1},
         {"rope_bwd", "mut_eager", NULL, 0, 1},
+        /* rms_norm: the llama casting (inter), the Gemma offset, both */
+        {"rms_norm", "mut_hf_llama", NULL, 0, 1}, {"rms_norm", "gemma", "offset", 1, 0},
+        {"rms_norm", "mut_liger_llama", "offset", 1, 1},
+        {"fused_add_rms_norm", "mut_round_hr", "offset", 1, 1}, {"fused_add_rms_norm", NULL, "offset", 1, 0},
+        /* kl_div: PyTorch eager in the dtype (batchmean, and log_target) */
+        {"kl_div", "mut_torch_eager", NULL, 0, 1}, {"kl_div", "mut_torch_eager", "log_target", 1, 1},
     };
     long compared = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -233,7 +272,7 @@ Test(pointwise, engines_equal_on_unfused_plans_and_params, .timeout = 900)
         for (int d = 1; d < 3; d++)
             for (int f = 0; f < NMO_FAM_COUNT; f++) {
                 nmo_plan p;
-                plan_for(&p, dts[d], cases[i].unfused);
+                plan_for(&p, dts[d], cases[i].unfused ? cd : NULL);
                 int64_t diff = run_case(NULL, op, cd, &p, pk, cases[i].value, f, 7, &sh[0], 1);
                 cr_expect_eq(diff, 0, "%s/%s %s family=%s: %lld elements differ", op->name, cd->name,
                              nmo_fmt_name(dts[d]), nmo_family_name(f), (long long)diff);
@@ -241,4 +280,55 @@ Test(pointwise, engines_equal_on_unfused_plans_and_params, .timeout = 900)
             }
     }
     printf("\nengines (unfused plans, params): %ld cases compared\n", compared);
+}
+
+/* Negative control of the offset: a kernel that ignores it (h*r*w where the case asks for
+ * h*r*(1 + w)) FAILs on every family and dtype, for both RMS norms. */
+Test(pointwise, rms_norm_offset_ignored_fails, .timeout = 300)
+{
+    static const char *const ops[] = {"rms_norm", "fused_add_rms_norm"};
+    for (int oi = 0; oi < 2; oi++) {
+        const nmo_op *op = nmo_op_find(ops[oi]);
+        const nmo_cand *cd = nmo_cand_find(op->name, NULL);
+        int pk = nmo_op_param_index(op, "offset");
+        cr_assert_geq(pk, 0);
+        nmo_test_shape sh[4];
+        nmo_test_shapes(op, sh, 0);
+        long runs = 0, fails = 0;
+        for (int d = 0; d < 3; d++)
+            for (int f = 0; f < NMO_FAM_COUNT; f++) {
+                nmo_plan p;
+                plan_for(&p, dts[d], NULL);
+                nmo_case c;
+                nmo_err err = {{0}};
+                double param[NMO_MAX_PARAMS] = {0};
+                int set[NMO_MAX_PARAMS] = {0};
+                param[pk] = 1, set[pk] = 1;
+                cr_assert_eq(nmo_case_init_params(&c, op, &p, sh[0].nshape, sh[0].shape, param, set, &err),
+                             NMO_OK, "%s", err.msg);
+                nmo_case_fill(&c, f, 5);
+                nmo_tensor out[NMO_MAX_TENSORS];
+                memset(out, 0, sizeof out);
+                for (int k = 0; k < c.n_out; k++) {
+                    out[k] = c.out[k];
+                    out[k].data = NULL;
+                    out[k].own = 0;
+                    cr_assert_eq(nmo_tensor_alloc(&out[k], &err), NMO_OK);
+                }
+                double kparam[NMO_MAX_PARAMS];
+                memcpy(kparam, c.param, sizeof kparam);
+                kparam[pk] = 0; /* the kernel's bug */
+                nmo_cand_args a = {c.in, c.n_in, out, c.n_out, kparam, op->n_param, &c.plan};
+                cr_assert_eq(cd->run(&a, &err), NMO_OK, "%s", err.msg);
+                nmo_report rep;
+                cr_assert_eq(nmo_check(&rep, &c, out, NULL, &err), NMO_OK, "%s", err.msg);
+                runs++;
+                fails += rep.verdict == NMO_FAIL;
+                nmo_report_free(&rep);
+                for (int k = 0; k < c.n_out; k++) nmo_tensor_free(&out[k]);
+                nmo_case_free(&c);
+            }
+        printf("\n%s offset=1, kernel ignoring it: %ld of %ld runs FAIL\n", op->name, fails, runs);
+        cr_expect_eq(fails, runs, "%s", op->name);
+    }
 }

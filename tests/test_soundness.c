@@ -1,6 +1,7 @@
 /* Soundness (registry-driven): every correct CPU variant of every operator PASSes or is
  * INCONCLUSIVE — never FAILs — over every family x fp32/bf16/fp16 (and the fp8 inputs an
- * operator lists: matmul, sdpa; default plans) x seeds x two shapes
+ * operator lists: matmul, sdpa; default plans; a candidate that states its own plan,
+ * nmo_cand.plan such as the eager inter=<dtype> forms, under that plan) x seeds x two shapes
  * (one with an odd reduction width); operators with optional inputs (saved statistics)
  * once with them given and once with them absent (recomputed by the reference; the
  * candidate reads the derived values: tests/test_recompute.c samples other
@@ -33,11 +34,12 @@ Test(soundness, correct_variants_never_fail, .timeout = 1200)
         nmo_test_shape sh[4];
         int nsh = nmo_test_shapes(op, sh, large);
         uint32_t opt = nmo_op_optional_mask(op);
-        int ncorrect = 0;
+        int ncorrect = 0, nplan = 0;
         for (int ci = 0; ci < nmo_cand_count(); ci++) {
             const nmo_cand *cd = nmo_cand_at(ci);
-            if (strcmp(cd->op, op->name) != 0 || !cd->correct) continue;
-            ncorrect++;
+            if (strcmp(cd->op, op->name) != 0 || !(cd->correct || cd->plan)) continue;
+            ncorrect += cd->correct;
+            nplan += !cd->correct;
             nmo_fmt dts[5];
             int ndt = nmo_test_op_dtypes(op, dts);
             for (int d = 0; d < ndt; d++)
@@ -57,9 +59,10 @@ Test(soundness, correct_variants_never_fail, .timeout = 1200)
                             if (rep.verdict == NMO_FAIL) {
                                 fails++;
                                 cr_expect(0,
-                                          "FALSE ALARM %s/%s dtype=%s family=%s seed=%d shape#%d%s: "
+                                          "FALSE ALARM %s/%s%s%s dtype=%s family=%s seed=%d shape#%d%s: "
                                           "%lld fails, worst idx %lld cand %.9g R=[%.9g, %.9g]",
-                                          op->name, cd->name, nmo_fmt_name(dts[d]),
+                                          op->name, cd->name, cd->plan ? " plan " : "",
+                                          cd->plan ? cd->plan : "", nmo_fmt_name(dts[d]),
                                           nmo_family_name(f), s + 1, h, ab ? " (statistics recomputed)" : "",
                                           (long long)rep.n_fail, (long long)rep.worst.index,
                                           rep.worst.cand, rep.worst.rlo, rep.worst.rhi);
@@ -69,8 +72,9 @@ Test(soundness, correct_variants_never_fail, .timeout = 1200)
                         }
         }
         cr_expect_geq(ncorrect, 3, "%s has %d correct variants, need >= 3", op->name, ncorrect);
-        printf("soundness-op: %-22s variants=%d runs=%ld FAIL=%ld INCONCLUSIVE=%ld inc_by_family=", op->name,
-               ncorrect, runs - op_runs, fails - op_fails, inconc - op_inconc);
+        printf("soundness-op: %-22s variants=%d (+%d under their own plan) runs=%ld FAIL=%ld "
+               "INCONCLUSIVE=%ld inc_by_family=", op->name, ncorrect, nplan, runs - op_runs,
+               fails - op_fails, inconc - op_inconc);
         for (int f = 0; f < NMO_FAM_COUNT; f++) printf("%s%s:%ld", f ? "," : "", nmo_family_name(f), inc_fam[f]);
         printf("\n");
         fflush(stdout);

@@ -276,6 +276,7 @@ int rms_launch(const nmo_plugin_args *a, char *msg, size_t msglen)
 int rms_supports(const nmo_plugin_args *a)
 {
     if (!nmo_k_basic_ok(a, 2, 1)) return 0;
+    if (nmo_k_param(a, 1, 0) != 0) return 0; /* offset (Gemma's 1 + w): not implemented */
     int64_t rows, n;
     nmo_k_rows(&a->in[0], &rows, &n);
     if (a->in[1].ndims != 1 || a->in[1].dims[0] != n) return 0;
@@ -287,6 +288,7 @@ int rms_supports(const nmo_plugin_args *a)
 int fadd_supports(const nmo_plugin_args *a)
 {
     if (!nmo_k_basic_ok(a, 3, 2)) return 0;
+    if (nmo_k_param(a, 1, 0) != 0) return 0; /* offset: not implemented */
     int64_t rows, n;
     nmo_k_rows(&a->in[0], &rows, &n);
     if (a->in[2].ndims != 1 || a->in[2].dims[0] != n) return 0;

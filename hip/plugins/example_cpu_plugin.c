@@ -65,6 +65,9 @@ static int rms_supports(const nmo_plugin_args *a)
 {
     if (a->n_in != 2 || a->n_out != 1) return 0;
     if (!packed(&a->in[0]) || !packed(&a->in[1]) || !packed(&a->out[0])) return 0;
+    /* a parameter the kernel does not implement is declined, not ignored: the offset
+     * (param 1, Gemma's 1 + w) */
+    if (a->n_param > 1 && a->param[1] != 0) return 0;
     /* an example of a shape limit: rows longer than 4096 are not supported */
     return a->in[0].ndims >= 1 && a->in[0].dims[a->in[0].ndims - 1] <= 4096;
 }

@@ -12,6 +12,29 @@
 
 /* ---- ops ---------------------------------------------------------------------------- */
 
+/* "  plan:     models compute, acc; no stage for fn, inter; rejects sum=exact, sum=mma"
+ * (nmo_op plan_fields / plan_vacuous; in, out, round, subnormals, max_ulps: every op) */
+static void print_plan_fields(const nmo_op *op)
+{
+    static const struct {
+        unsigned bit;
+        const char *name;
+    } f[] = {{NMO_PF_COMPUTE, "compute"}, {NMO_PF_ACC, "acc"},         {NMO_PF_FN, "fn"},
+             {NMO_PF_INTER, "inter"},     {NMO_PF_SUM_EXACT, "sum=exact"}, {NMO_PF_SUM_MMA, "sum=mma"}};
+    const char *head[3] = {"models ", "; no stage for ", "; rejects "};
+    printf("  plan:     ");
+    for (int g = 0; g < 3; g++) {
+        int n = 0;
+        for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+            unsigned m = g == 0 ? op->plan_fields : g == 1 ? op->plan_vacuous
+                                                           : ~(op->plan_fields | op->plan_vacuous);
+            if (!(m & f[i].bit)) continue;
+            printf("%s%s", n++ ? ", " : head[g], f[i].name);
+        }
+    }
+    printf("\n");
+}
+
 int cmd_ops(int argc, char **argv)
 {
     cli_opt opts[] = {
@@ -62,6 +85,7 @@ int cmd_ops(int argc, char **argv)
             printf("    %-12s %s\n", name, nmo_plan_to_string(&plan, text, sizeof text));
         }
         printf("  rounding: %s\n", op->rounding_doc);
+        print_plan_fields(op);
     }
     return 0;
 }
@@ -126,7 +150,9 @@ int cmd_candidates(int argc, char **argv)
     cli_cmd cmd = {
         .verb = "candidates",
         .summary = "List an operator's CPU candidates, one per line: NAME correct|mutant "
-                   "description.\nThe first correct one is what --candidate cpu runs. With --hip or "
+                   "[plan='...'] description\n(plan: a mutant of the default plan that follows "
+                   "that one, {dtype} = the dtype).\nThe first correct one is what --candidate cpu "
+                   "runs. With --hip or "
                    "--plugin PATH: the\nkernels (NAME correct|mutant dtypes=... plan='...' description) "
                    "that --candidate hip:NAME\nor plugin:PATH:NAME runs.",
         .usage = "candidates --op OP [--hip | --plugin PATH]",
@@ -166,7 +192,10 @@ int cmd_candidates(int argc, char **argv)
     for (int i = 0; i < nmo_cand_count(); i++) {
         const nmo_cand *c = nmo_cand_at(i);
         if (strcmp(c->op, op->name) != 0) continue;
-        printf("%s %s %s\n", c->name, c->correct ? "correct" : "mutant", c->desc);
+        if (c->plan) /* a mutant of the default plan that follows this one */
+            printf("%s %s plan='%s' %s\n", c->name, c->correct ? "correct" : "mutant", c->plan, c->desc);
+        else
+            printf("%s %s %s\n", c->name, c->correct ? "correct" : "mutant", c->desc);
     }
     return 0;
 }

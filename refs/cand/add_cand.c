@@ -18,17 +18,17 @@ PW_BCAST_CAND(add_mut_tail, "add", 0, PW_BC_M_TAIL, 0)
 PW_BCAST_CAND(add_mut_store_rz, "add", 0, PW_BC_SCALAR, 1)
 
 const nmo_cand nmo_cand_add[] = {
-    {"add", "scalar", 1, "one thread per element: a + b[j] in fp32", add_scalar},
-    {"add", "vec4", 1, "float4 body plus a scalar tail", add_vec4},
+    {"add", "scalar", 1, "one thread per element: a + b[j] in fp32", add_scalar, NULL},
+    {"add", "vec4", 1, "float4 body plus a scalar tail", add_vec4, NULL},
     {"add", "native16", 1, "native 16-bit arithmetic: the exact result rounded once into the dtype",
-     add_native16},
-    {"add", "fma", 1, "fmaf(b, 1, a)", add_fma},
+     add_native16, NULL},
+    {"add", "fma", 1, "fmaf(b, 1, a)", add_fma, NULL},
     {"add", "mut_bcast_row", 0, "MUTANT: wrong broadcast stride, b indexed by the row (b[r mod N])",
-     add_mut_bcast_row},
+     add_mut_bcast_row, NULL},
     {"add", "mut_bcast_zero", 0, "MUTANT: wrong broadcast stride, stride 0 on the last dim (b[0])",
-     add_mut_bcast_zero},
-    {"add", "mut_b_off1", 0, "MUTANT: b index off by one, b[(j+1) mod N]", add_mut_b_off1},
-    {"add", "mut_tail", 0, "MUTANT: vec4 kernel that never writes the N mod 4 tail", add_mut_tail},
-    {"add", "mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", add_mut_store_rz},
+     add_mut_bcast_zero, NULL},
+    {"add", "mut_b_off1", 0, "MUTANT: b index off by one, b[(j+1) mod N]", add_mut_b_off1, NULL},
+    {"add", "mut_tail", 0, "MUTANT: vec4 kernel that never writes the N mod 4 tail", add_mut_tail, NULL},
+    {"add", "mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", add_mut_store_rz, NULL},
 };
 const int nmo_cand_add_n = (int)(sizeof nmo_cand_add / sizeof nmo_cand_add[0]);

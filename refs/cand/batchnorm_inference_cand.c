@@ -102,20 +102,20 @@ BN_CAND(bn_mut_shift_sign, .form = BN_FUSED_FMA, .shift_sign = 1)
 
 const nmo_cand nmo_cand_batchnorm_inference[] = {
     {"batchnorm_inference", "fused_fma", 1,
-     "cuDNN-style: scale=w*rsqrtf(var+eps), shift=fmaf(-mean,scale,b), y=fmaf(x,scale,shift)", bn_fused_fma},
+     "cuDNN-style: scale=w*rsqrtf(var+eps), shift=fmaf(-mean,scale,b), y=fmaf(x,scale,shift)", bn_fused_fma, NULL},
     {"batchnorm_inference", "direct", 1,
-     "PyTorch native: invstd=1/sqrtf(var+eps), y=fmaf(w*(x-mean), invstd, b)", bn_direct},
-    {"batchnorm_inference", "division", 1, "y = (x-mean)/sqrtf(var+eps)*w + b, no contraction", bn_division},
+     "PyTorch native: invstd=1/sqrtf(var+eps), y=fmaf(w*(x-mean), invstd, b)", bn_direct, NULL},
+    {"batchnorm_inference", "division", 1, "y = (x-mean)/sqrtf(var+eps)*w + b, no contraction", bn_division, NULL},
     {"batchnorm_inference", "fused_plain", 1,
-     "scale=w/sqrtf(var+eps), shift=b-mean*scale, y=x*scale+shift, no contraction", bn_fused_plain},
-    {"batchnorm_inference", "mut_no_eps", 0, "MUTANT: eps dropped, rsqrtf(var)", bn_mut_no_eps},
+     "scale=w/sqrtf(var+eps), shift=b-mean*scale, y=x*scale+shift, no contraction", bn_fused_plain, NULL},
+    {"batchnorm_inference", "mut_no_eps", 0, "MUTANT: eps dropped, rsqrtf(var)", bn_mut_no_eps, NULL},
     {"batchnorm_inference", "mut_eps_outside", 0, "MUTANT: eps outside the root, 1/(sqrtf(var)+eps)",
-     bn_mut_eps_outside},
-    {"batchnorm_inference", "mut_no_sqrt", 0, "MUTANT: scale = w/(var+eps), the root forgotten", bn_mut_no_sqrt},
+     bn_mut_eps_outside, NULL},
+    {"batchnorm_inference", "mut_no_sqrt", 0, "MUTANT: scale = w/(var+eps), the root forgotten", bn_mut_no_sqrt, NULL},
     {"batchnorm_inference", "mut_other_layout", 0,
      "MUTANT: channel index of the other layout (i mod C on NCHW data: wrong broadcast stride)",
-     bn_mut_other_layout},
-    {"batchnorm_inference", "mut_shift_sign", 0, "MUTANT: shift = b + mean*scale", bn_mut_shift_sign},
+     bn_mut_other_layout, NULL},
+    {"batchnorm_inference", "mut_shift_sign", 0, "MUTANT: shift = b + mean*scale", bn_mut_shift_sign, NULL},
 };
 const int nmo_cand_batchnorm_inference_n =
     (int)(sizeof nmo_cand_batchnorm_inference / sizeof nmo_cand_batchnorm_inference[0]);

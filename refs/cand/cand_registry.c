@@ -4,6 +4,7 @@
  * operator: refs/cand/<op>_cand.c exporting `nmo_cand_<op>[]` / `nmo_cand_<op>_n`; the
  * operator list in refs/meson.build drives both registries. */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "numoracle/cand.h"
@@ -50,4 +51,23 @@ const nmo_cand *nmo_cand_find(const char *op, const char *name) {
         }
     }
     return NULL;
+}
+
+nmo_status nmo_cand_plan(nmo_plan *p, const nmo_cand *c, nmo_fmt dt, nmo_err *err)
+{
+    nmo_plan_default(p, dt);
+    if (!c || !c->plan) return NMO_OK;
+    /* "{dtype}" -> the storage dtype's name, as hip/validate/torch_suite.py substitutes */
+    char text[256];
+    size_t o = 0;
+    for (const char *q = c->plan; *q && o + 16 < sizeof text;) {
+        if (strncmp(q, "{dtype}", 7) == 0) {
+            o += (size_t)snprintf(text + o, sizeof text - o, "%s", nmo_fmt_name(dt));
+            q += 7;
+        } else {
+            text[o++] = *q++;
+        }
+    }
+    text[o] = 0;
+    return nmo_plan_parse(p, text, err);
 }

@@ -3,7 +3,8 @@
  *
  *   in  x[..., N], residual[..., N], w[N]   dtype plan->in
  *   out y[..., N], residual_out[..., N]     dtype plan->out
- *   param[0] eps (default 1e-6), as a float.
+ *   param[0] eps (default 1e-6), as a float; param[1] offset (default 0): the weight is
+ *   (offset + w), formed in fp32 (Gemma's fused add + norm: 1).
  *
  * Rounding points (fp32): x + residual (then the store of the new residual into the
  * storage dtype; the norm reads the stored h, or keeps the fp32 sum), the sum of squares
@@ -41,6 +42,7 @@ static nmo_status far_run(const nmo_cand_args *a, nmo_err *err, const far_cfg *c
     NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->out[0], op, "y", a->plan->out, x->ndims, x->dims, err));
     NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->out[1], op, "residual_out", a->plan->out, x->ndims, x->dims, err));
     const float eps = (float)(a->n_param >= 1 && a->param ? a->param[0] : 1e-6);
+    const float offset = (float)(a->n_param >= 2 && a->param ? a->param[1] : 0);
     int64_t M = nmo_cu_numel(x) / N;
     float *xv = nmo_cu_load(x), *rv = nmo_cu_load(&a->in[1]), *wv = nmo_cu_load(&a->in[2]);
     float *yv = (float *)malloc((size_t)(M * N) * sizeof(float));
@@ -63,7 +65,7 @@ static nmo_status far_run(const nmo_cand_args *a, nmo_err *err, const far_cfg *c
         float d = c->no_eps ? ms : ms + eps;
         float r = c->rsqrt_emul ? nmo_cu_rsqrtf(d) : 1.0f / sqrtf(d);
         for (int64_t j = 0; j < N; j++) {
-            float h = hn[j], wj = wv[j], v;
+            float h = hn[j], wj = offset != 0 ? offset + wv[j] : wv[j], v;
             if (c->round_hr) v = nmo_cu_round_to(st, h * r) * wj;
             else if (c->assoc == 1) v = h * (r * wj);
             else if (c->assoc == 2) v = (h * wj) * r;
@@ -103,23 +105,23 @@ FAR_CAND(far_mut_round_hr, FAR_DEFAULT, .round_hr = 1)
 const nmo_cand nmo_cand_fused_add_rms_norm[] = {
     {"fused_add_rms_norm", "block256", 1,
      "vLLM-style block: h = stored x+residual, fmaf sum of squares, 8 warp butterflies, ss/N, rsqrtf, (h*r)*w",
-     far_block256},
+     far_block256, NULL},
     {"fused_add_rms_norm", "flashinfer", 1,
      "FlashInfer-style: the norm of the fp32 sum (not the stored h), warp32, ss*(1/N), rsqrtf, (h*r)*w",
-     far_flashinfer},
-    {"fused_add_rms_norm", "seq", 1, "one thread per row, x*x then add, ss*(1/N), 1/sqrtf, h*(r*w)", far_seq},
-    {"fused_add_rms_norm", "vec4", 1, "float4 loads: 4 accumulators, ss/N, rsqrtf, (h*w)*r", far_vec4},
+     far_flashinfer, NULL},
+    {"fused_add_rms_norm", "seq", 1, "one thread per row, x*x then add, ss*(1/N), 1/sqrtf, h*(r*w)", far_seq, NULL},
+    {"fused_add_rms_norm", "vec4", 1, "float4 loads: 4 accumulators, ss/N, rsqrtf, (h*w)*r", far_vec4, NULL},
     {"fused_add_rms_norm", "mut_residual_stale", 0, "MUTANT: the new residual is never written (residual_out = x)",
-     far_mut_residual_stale},
-    {"fused_add_rms_norm", "mut_norm_x", 0, "MUTANT: y normalizes x, not x + residual", far_mut_norm_x},
+     far_mut_residual_stale, NULL},
+    {"fused_add_rms_norm", "mut_norm_x", 0, "MUTANT: y normalizes x, not x + residual", far_mut_norm_x, NULL},
     {"fused_add_rms_norm", "mut_residual_rz", 0, "MUTANT: the new residual is stored by truncation (RZ)",
-     far_mut_residual_rz},
-    {"fused_add_rms_norm", "mut_acc_bf16", 0, "MUTANT: sum of squares in a bf16 accumulator", far_mut_acc_bf16},
-    {"fused_add_rms_norm", "mut_no_eps", 0, "MUTANT: eps dropped, r = rsqrtf(ms)", far_mut_no_eps},
+     far_mut_residual_rz, NULL},
+    {"fused_add_rms_norm", "mut_acc_bf16", 0, "MUTANT: sum of squares in a bf16 accumulator", far_mut_acc_bf16, NULL},
+    {"fused_add_rms_norm", "mut_no_eps", 0, "MUTANT: eps dropped, r = rsqrtf(ms)", far_mut_no_eps, NULL},
     {"fused_add_rms_norm", "mut_round_hr", 0,
      "MUTANT under the fused plan: h*r rounded to the storage dtype before *w (vLLM's kernels; "
      "correct under a plan with inter=<storage dtype>)",
-     far_mut_round_hr},
+     far_mut_round_hr, "inter={dtype}"},
 };
 const int nmo_cand_fused_add_rms_norm_n =
     (int)(sizeof nmo_cand_fused_add_rms_norm / sizeof nmo_cand_fused_add_rms_norm[0]);

@@ -114,23 +114,23 @@ GGB(ggb_mut_store_rz, GB_LIGER, 1)
 
 const nmo_cand nmo_cand_geglu_bwd[] = {
     {"geglu_bwd", "liger", 1, "Liger's formula in fp32, no FMA: da = (dy*b)*(term1 + term2), db = dy*g",
-     ggb_liger},
+     ggb_liger, NULL},
     {"geglu_bwd", "torch_fused", 1,
-     "PyTorch gelu_backward (tanh) with nvcc contraction, 3.0f*kKappa; da = dy*(b*s)", ggb_torch_fused},
+     "PyTorch gelu_backward (tanh) with nvcc contraction, 3.0f*kKappa; da = dy*(b*s)", ggb_torch_fused, NULL},
     {"geglu_bwd", "assoc", 1, "term2 = (((0.5a)(1-th^2))beta)poly, no FMA; da = (dy*s)*b; db = (dy*a)*cdf",
-     ggb_assoc},
+     ggb_assoc, NULL},
     {"geglu_bwd", "mut_liger_triton", 0,
      "NEGATIVE CONTROL of the fused plan: current Liger as Triton types it, geglu_a and dc*b in "
      "the 16-bit dtype; correct under --plan inter=<dtype>",
-     ggb_liger_triton},
+     ggb_liger_triton, "inter={dtype}"},
     {"geglu_bwd", "mut_liger_triton_v0", 0,
      "NEGATIVE CONTROL of the fused plan: earlier Liger (fp32 geglu_a), dc*b in the 16-bit "
      "dtype; correct under --plan inter=<dtype>",
-     ggb_liger_triton_v0},
-    {"geglu_bwd", "mut_no_term1", 0, "MUTANT: da misses term1 = 0.5*(1 + tanh)", ggb_mut_no_term1},
-    {"geglu_bwd", "mut_omt_linear", 0, "MUTANT: 1 - tanh instead of 1 - tanh^2", ggb_mut_omt_linear},
-    {"geglu_bwd", "mut_no3", 0, "MUTANT: kappa instead of 3*kappa in the inner derivative", ggb_mut_no3},
-    {"geglu_bwd", "mut_swap_out", 0, "MUTANT: da and db stored to each other's buffer", ggb_mut_swap_out},
-    {"geglu_bwd", "mut_store_rz", 0, "MUTANT: final stores truncate (RZ) instead of RNE", ggb_mut_store_rz},
+     ggb_liger_triton_v0, "inter={dtype}"},
+    {"geglu_bwd", "mut_no_term1", 0, "MUTANT: da misses term1 = 0.5*(1 + tanh)", ggb_mut_no_term1, NULL},
+    {"geglu_bwd", "mut_omt_linear", 0, "MUTANT: 1 - tanh instead of 1 - tanh^2", ggb_mut_omt_linear, NULL},
+    {"geglu_bwd", "mut_no3", 0, "MUTANT: kappa instead of 3*kappa in the inner derivative", ggb_mut_no3, NULL},
+    {"geglu_bwd", "mut_swap_out", 0, "MUTANT: da and db stored to each other's buffer", ggb_mut_swap_out, NULL},
+    {"geglu_bwd", "mut_store_rz", 0, "MUTANT: final stores truncate (RZ) instead of RNE", ggb_mut_store_rz, NULL},
 };
 const int nmo_cand_geglu_bwd_n = (int)(sizeof nmo_cand_geglu_bwd / sizeof nmo_cand_geglu_bwd[0]);

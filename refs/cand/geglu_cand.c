@@ -82,17 +82,17 @@ GEGLU(geglu_mut_beta, E_M_BETA, 0)
 GEGLU(geglu_mut_store_rz, E_LIGER, 1)
 
 const nmo_cand nmo_cand_geglu[] = {
-    {"geglu", "liger", 1, "Liger: beta*(a + kappa*a^3), 0.5*a*(1+tanh)*b, no FMA", geglu_liger},
-    {"geglu", "vllm", 1, "vLLM gelu_fast: 0.79788456*a*fmaf(0.044715*a, a, 1), (a*cdf)*b", geglu_vllm},
-    {"geglu", "torch_fma", 1, "kBeta*fmaf(kKappa, a^3, a), (a*b)*fmaf(0.5, th, 0.5)", geglu_torch_fma},
+    {"geglu", "liger", 1, "Liger: beta*(a + kappa*a^3), 0.5*a*(1+tanh)*b, no FMA", geglu_liger, NULL},
+    {"geglu", "vllm", 1, "vLLM gelu_fast: 0.79788456*a*fmaf(0.044715*a, a, 1), (a*cdf)*b", geglu_vllm, NULL},
+    {"geglu", "torch_fma", 1, "kBeta*fmaf(kKappa, a^3, a), (a*b)*fmaf(0.5, th, 0.5)", geglu_torch_fma, NULL},
     {"geglu", "mut_eager", 0,
      "NEGATIVE CONTROL of the fused plan: eager F.gelu(a, 'tanh')*b (and current Liger), gelu "
      "stored in the input dtype; correct under --plan inter=<dtype>",
-     geglu_eager},
-    {"geglu", "mut_square", 0, "MUTANT: a*a instead of a^3 inside the tanh", geglu_mut_square},
-    {"geglu", "mut_erf", 0, "MUTANT: exact-erf gelu in the tanh-gelu op", geglu_mut_erf},
-    {"geglu", "mut_no_half", 0, "MUTANT: the factor 0.5 dropped", geglu_mut_no_half},
-    {"geglu", "mut_beta", 0, "MUTANT: beta = 2/pi (square root forgotten)", geglu_mut_beta},
-    {"geglu", "mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", geglu_mut_store_rz},
+     geglu_eager, "inter={dtype}"},
+    {"geglu", "mut_square", 0, "MUTANT: a*a instead of a^3 inside the tanh", geglu_mut_square, NULL},
+    {"geglu", "mut_erf", 0, "MUTANT: exact-erf gelu in the tanh-gelu op", geglu_mut_erf, NULL},
+    {"geglu", "mut_no_half", 0, "MUTANT: the factor 0.5 dropped", geglu_mut_no_half, NULL},
+    {"geglu", "mut_beta", 0, "MUTANT: beta = 2/pi (square root forgotten)", geglu_mut_beta, NULL},
+    {"geglu", "mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", geglu_mut_store_rz, NULL},
 };
 const int nmo_cand_geglu_n = (int)(sizeof nmo_cand_geglu / sizeof nmo_cand_geglu[0]);

@@ -86,17 +86,17 @@ GELU(gelu_mut_store_rz, G_TORCH, 1)
 
 const nmo_cand nmo_cand_gelu[] = {
     {"gelu", "torch", 1,
-     "PyTorch: erf (x*0.5)*(1+erff(x*RN(1/sqrt2))); tanh kBeta*fmaf(kKappa, x^3, x)", gelu_torch},
+     "PyTorch: erf (x*0.5)*(1+erff(x*RN(1/sqrt2))); tanh kBeta*fmaf(kKappa, x^3, x)", gelu_torch, NULL},
     {"gelu", "jax", 1,
      "erf (x*(erff(x/sqrt2)+1))/2; tanh vLLM gelu_fast 0.79788456*x*(1+0.044715*x*x), no FMA",
-     gelu_jax},
+     gelu_jax, NULL},
     {"gelu", "fma", 1, "erf x*fmaf(0.5, e, 0.5); tanh x*(beta*fmaf(kappa, x*x, 1)), x*fmaf(0.5, th, 0.5)",
-     gelu_fma},
+     gelu_fma, NULL},
     {"gelu", "liger", 1, "0.5*x*(1+f) left to right; tanh Liger beta*(a + kappa*a^3) without FMA",
-     gelu_liger},
-    {"gelu", "mut_swap", 0, "MUTANT: the other form (tanh for approximate=0, erf for 1)", gelu_mut_swap},
-    {"gelu", "mut_const", 0, "MUTANT: wrong constant: erf(x*sqrt2) / tanh(2/pi*(...))", gelu_mut_const},
-    {"gelu", "mut_no_half", 0, "MUTANT: the factor 0.5 dropped", gelu_mut_no_half},
-    {"gelu", "mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", gelu_mut_store_rz},
+     gelu_liger, NULL},
+    {"gelu", "mut_swap", 0, "MUTANT: the other form (tanh for approximate=0, erf for 1)", gelu_mut_swap, NULL},
+    {"gelu", "mut_const", 0, "MUTANT: wrong constant: erf(x*sqrt2) / tanh(2/pi*(...))", gelu_mut_const, NULL},
+    {"gelu", "mut_no_half", 0, "MUTANT: the factor 0.5 dropped", gelu_mut_no_half, NULL},
+    {"gelu", "mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", gelu_mut_store_rz, NULL},
 };
 const int nmo_cand_gelu_n = (int)(sizeof nmo_cand_gelu / sizeof nmo_cand_gelu[0]);

@@ -13,7 +13,12 @@
  * warp32: fmaf(t, logf(t), -(t*x)), per-row warp butterfly sums, rows added in order,
  *   then * (1/divisor).
  * With log_target every variant computes exp(t)*(t - x) (its exp and reduction differ).
- * Mutants: the liger kernel with one realistic bug each. */
+ * Mutants: the liger kernel with one realistic bug each.
+ * mut_torch_eager: PyTorch eager in the tensor dtype: torch.kl_div's elementwise kernels
+ *   (xlogy(t, t), t*input, their difference; exp(t), t - input, their product) each
+ *   store in the dtype, the sum kernel accumulates in fp32 and stores in the dtype, and
+ *   batchmean's `/ input.size(0)` multiplies by the reciprocal: a mutant of the fused
+ *   plan, correct under inter=<dtype>. */
 #include "smx_util.h"
 
 typedef struct {
@@ -22,6 +27,7 @@ typedef struct {
     int form;            /* 0: t*(lt - x); 1: t*lt - t*x; 2: fmaf(t, lt, -(t*x)) */
     int flat;            /* one pairwise sum over all elements (torch) */
     int recip;           /* s * (1/d) instead of s / d */
+    int eager;           /* every elementwise result and the stored sum in the dtype */
     /* mutant knobs */
     int as_mean;         /* batchmean divides by numel instead of shape[0] */
     int no_log;          /* t*(t - x): log of the target forgotten */
@@ -65,6 +71,17 @@ static nmo_status kl_run(const nmo_cand_args *a, nmo_err *err, const kl_cfg *c) 
             l[i] = nmo_sf_expf(c->exp, x) * (x - lt);
             continue;
         }
+        if (c->eager) { /* one kernel per operation, each result stored in the dtype */
+            const nmo_fmt dt = a->plan->in;
+            if (!logt)
+                l[i] = t == 0.0f ? 0.0f
+                                 : nmo_cu_round_to(dt, nmo_cu_round_to(dt, t * nmo_sf_logf(c->log, t)) -
+                                                           nmo_cu_round_to(dt, t * x));
+            else
+                l[i] = nmo_cu_round_to(dt, nmo_cu_round_to(dt, nmo_sf_expf(c->exp, t)) *
+                                               nmo_cu_round_to(dt, t - x));
+            continue;
+        }
         if (!logt) {
             if (t == 0.0f) { l[i] = 0.0f; continue; }
             float lt = c->no_log ? t : nmo_sf_logf(c->log, t);
@@ -87,6 +104,7 @@ static nmo_status kl_run(const nmo_cand_args *a, nmo_err *err, const kl_cfg *c) 
                                  : nmo_cu_reduce(l + i * N, NULL, nred, c->red, 0);
             s = c->red == NMO_CU_RED_WARP32 ? nmo_cu_reduce(rs, NULL, M, NMO_CU_RED_SEQ, 0) : kl_pairwise(rs, M);
         }
+        if (c->eager && red == 3) s = nmo_cu_round_to(a->plan->in, s); /* the sum kernel's output */
         float d = red == 1 || (red == 3 && c->as_mean) ? (float)(M * N) : red == 3 ? (float)xt->dims[0] : 1.0f;
         out1 = c->recip ? s * (1.0f / d) : s / d;
     }
@@ -107,6 +125,7 @@ KL_CAND(kl_liger, KL_DEFAULT)
 KL_CAND(kl_torch, .exp = NMO_SF_CR, .log = NMO_SF_CR, .form = 1, .flat = 1)
 KL_CAND(kl_warp32, .red = NMO_CU_RED_WARP32, .exp = NMO_SF_LIBM, .log = NMO_SF_LIBM, .form = 2, .recip = 1)
 
+KL_CAND(kl_mut_torch_eager, .exp = NMO_SF_CUDA, .log = NMO_SF_CUDA, .flat = 1, .recip = 1, .eager = 1)
 KL_CAND(kl_mut_batchmean_as_mean, KL_DEFAULT, .as_mean = 1)
 KL_CAND(kl_mut_no_log, KL_DEFAULT, .no_log = 1)
 KL_CAND(kl_mut_acc_bf16, KL_DEFAULT, .acc16 = 1)
@@ -115,17 +134,21 @@ KL_CAND(kl_mut_skip_last, KL_DEFAULT, .skip_last = 1)
 
 const nmo_cand nmo_cand_kl_div[] = {
     {"kl_div", "liger", 1,
-     "Liger-style: t*(logf(t)-x) (CUDA logf), block-tree row sums, pairwise over rows, /divisor", kl_liger},
+     "Liger-style: t*(logf(t)-x) (CUDA logf), block-tree row sums, pairwise over rows, /divisor", kl_liger, NULL},
     {"kl_div", "torch", 1, "PyTorch: xlogy(t,t) - t*x (correctly rounded log), one pairwise sum, /divisor",
-     kl_torch},
+     kl_torch, NULL},
     {"kl_div", "warp32", 1, "fmaf(t, logf(t), -(t*x)) (libm), warp row sums, rows in order, *(1/divisor)",
-     kl_warp32},
+     kl_warp32, NULL},
+    {"kl_div", "mut_torch_eager", 0,
+     "PyTorch eager in the dtype: xlogy(t,t), t*x and their difference each stored, fp32 sum stored, "
+     "*(1/batch) (correct under inter=<dtype>)",
+     kl_mut_torch_eager, "inter={dtype}"},
     {"kl_div", "mut_batchmean_as_mean", 0, "MUTANT: batchmean divides by numel (mean) instead of the batch",
-     kl_mut_batchmean_as_mean},
-    {"kl_div", "mut_no_log", 0, "MUTANT: log of the target forgotten: t*(t - x)", kl_mut_no_log},
-    {"kl_div", "mut_acc_bf16", 0, "MUTANT: per-row sums in a bf16 accumulator", kl_mut_acc_bf16},
+     kl_mut_batchmean_as_mean, NULL},
+    {"kl_div", "mut_no_log", 0, "MUTANT: log of the target forgotten: t*(t - x)", kl_mut_no_log, NULL},
+    {"kl_div", "mut_acc_bf16", 0, "MUTANT: per-row sums in a bf16 accumulator", kl_mut_acc_bf16, NULL},
     {"kl_div", "mut_swapped", 0, "MUTANT: arguments swapped: KL(input || target) = exp(x)*(x - log t)",
-     kl_mut_swapped},
-    {"kl_div", "mut_skip_last", 0, "MUTANT: per-row sum loop skips the last element", kl_mut_skip_last},
+     kl_mut_swapped, NULL},
+    {"kl_div", "mut_skip_last", 0, "MUTANT: per-row sum loop skips the last element", kl_mut_skip_last, NULL},
 };
 const int nmo_cand_kl_div_n = (int)(sizeof nmo_cand_kl_div / sizeof nmo_cand_kl_div[0]);

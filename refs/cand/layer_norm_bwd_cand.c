@@ -173,18 +173,18 @@ LB_CAND(lb_mut_db_skip_row, LB_DEFAULT, .db_skip_row = 1)
 const nmo_cand nmo_cand_layer_norm_bwd[] = {
     {"layer_norm_bwd", "liger", 1,
      "Liger/Triton: xh, wdy, c1=sum(xh*wdy)/N, c2=sum(wdy)/N, dx=(wdy-fmaf(xh,c1,c2))*rstd; dw, db per program",
-     lb_liger},
+     lb_liger, NULL},
     {"layer_norm_bwd", "pytorch", 1,
      "PyTorch layer_norm_grad_input: block sums of dy*w and dy*w*(x-mean)*rstd, f=N*w*dy, fmaf(-xh,S1,f)-S2, "
      "*(rstd/N); dw sequential",
-     lb_pytorch},
-    {"layer_norm_bwd", "apex", 1, "warp32 sums, c=S*(1/N), dx=((wdy-xh*c1)-c2)*rstd; dw, db pairwise", lb_apex},
-    {"layer_norm_bwd", "vec4", 1, "float4 loads, fmaf sums, Liger's combination; dw, db pairwise", lb_vec4},
-    {"layer_norm_bwd", "mut_no_c2", 0, "MUTANT: the mean of w*dy (c2) is not subtracted", lb_mut_no_c2},
-    {"layer_norm_bwd", "mut_c1_no_w", 0, "MUTANT: c1 = sum(xh*dy)/N (w left out)", lb_mut_c1_no_w},
-    {"layer_norm_bwd", "mut_no_rstd", 0, "MUTANT: the final * rstd is forgotten", lb_mut_no_rstd},
-    {"layer_norm_bwd", "mut_acc_bf16", 0, "MUTANT: sum(xh*wdy) accumulated in bf16", lb_mut_acc_bf16},
-    {"layer_norm_bwd", "mut_dw_raw_x", 0, "MUTANT: dw = sum dy*x (x not normalized)", lb_mut_dw_raw_x},
-    {"layer_norm_bwd", "mut_db_skip_row", 0, "MUTANT: db loop skips the last row", lb_mut_db_skip_row},
+     lb_pytorch, NULL},
+    {"layer_norm_bwd", "apex", 1, "warp32 sums, c=S*(1/N), dx=((wdy-xh*c1)-c2)*rstd; dw, db pairwise", lb_apex, NULL},
+    {"layer_norm_bwd", "vec4", 1, "float4 loads, fmaf sums, Liger's combination; dw, db pairwise", lb_vec4, NULL},
+    {"layer_norm_bwd", "mut_no_c2", 0, "MUTANT: the mean of w*dy (c2) is not subtracted", lb_mut_no_c2, NULL},
+    {"layer_norm_bwd", "mut_c1_no_w", 0, "MUTANT: c1 = sum(xh*dy)/N (w left out)", lb_mut_c1_no_w, NULL},
+    {"layer_norm_bwd", "mut_no_rstd", 0, "MUTANT: the final * rstd is forgotten", lb_mut_no_rstd, NULL},
+    {"layer_norm_bwd", "mut_acc_bf16", 0, "MUTANT: sum(xh*wdy) accumulated in bf16", lb_mut_acc_bf16, NULL},
+    {"layer_norm_bwd", "mut_dw_raw_x", 0, "MUTANT: dw = sum dy*x (x not normalized)", lb_mut_dw_raw_x, NULL},
+    {"layer_norm_bwd", "mut_db_skip_row", 0, "MUTANT: db loop skips the last row", lb_mut_db_skip_row, NULL},
 };
 const int nmo_cand_layer_norm_bwd_n = (int)(sizeof nmo_cand_layer_norm_bwd / sizeof nmo_cand_layer_norm_bwd[0]);

@@ -18,17 +18,17 @@ PW_BCAST_CAND(mul_mut_tail, "mul", 1, PW_BC_M_TAIL, 0)
 PW_BCAST_CAND(mul_mut_store_rz, "mul", 1, PW_BC_SCALAR, 1)
 
 const nmo_cand nmo_cand_mul[] = {
-    {"mul", "scalar", 1, "one thread per element: a * b[j] in fp32", mul_scalar},
-    {"mul", "vec4", 1, "float4 body plus a scalar tail", mul_vec4},
+    {"mul", "scalar", 1, "one thread per element: a * b[j] in fp32", mul_scalar, NULL},
+    {"mul", "vec4", 1, "float4 body plus a scalar tail", mul_vec4, NULL},
     {"mul", "native16", 1, "native 16-bit arithmetic: the exact result rounded once into the dtype",
-     mul_native16},
-    {"mul", "fma", 1, "fmaf(a, b, +0) (a zero product may come out +0)", mul_fma},
+     mul_native16, NULL},
+    {"mul", "fma", 1, "fmaf(a, b, +0) (a zero product may come out +0)", mul_fma, NULL},
     {"mul", "mut_bcast_row", 0, "MUTANT: wrong broadcast stride, b indexed by the row (b[r mod N])",
-     mul_mut_bcast_row},
+     mul_mut_bcast_row, NULL},
     {"mul", "mut_bcast_zero", 0, "MUTANT: wrong broadcast stride, stride 0 on the last dim (b[0])",
-     mul_mut_bcast_zero},
-    {"mul", "mut_b_off1", 0, "MUTANT: b index off by one, b[(j+1) mod N]", mul_mut_b_off1},
-    {"mul", "mut_tail", 0, "MUTANT: vec4 kernel that never writes the N mod 4 tail", mul_mut_tail},
-    {"mul", "mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", mul_mut_store_rz},
+     mul_mut_bcast_zero, NULL},
+    {"mul", "mut_b_off1", 0, "MUTANT: b index off by one, b[(j+1) mod N]", mul_mut_b_off1, NULL},
+    {"mul", "mut_tail", 0, "MUTANT: vec4 kernel that never writes the N mod 4 tail", mul_mut_tail, NULL},
+    {"mul", "mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", mul_mut_store_rz, NULL},
 };
 const int nmo_cand_mul_n = (int)(sizeof nmo_cand_mul / sizeof nmo_cand_mul[0]);

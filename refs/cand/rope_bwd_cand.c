@@ -25,19 +25,19 @@ PW_ROPE_CAND(rope_bwd_mut_store_rz, "rope_bwd", 1, PW_ROPE_LIGER, 1)
 
 const nmo_cand nmo_cand_rope_bwd[] = {
     {"rope_bwd", "liger", 1, "Liger: products rounded, x1*cos - x2*sin, cos/sin of the pair's first element",
-     rope_bwd_liger},
-    {"rope_bwd", "fma_a", 1, "fmaf(x, cos, x_p*sin) (nvcc contraction of the first product)", rope_bwd_fma_a},
-    {"rope_bwd", "fma_b", 1, "fmaf(x_p, sin, x*cos) (the second product contracted)", rope_bwd_fma_b},
+     rope_bwd_liger, NULL},
+    {"rope_bwd", "fma_a", 1, "fmaf(x, cos, x_p*sin) (nvcc contraction of the first product)", rope_bwd_fma_a, NULL},
+    {"rope_bwd", "fma_b", 1, "fmaf(x_p, sin, x*cos) (the second product contracted)", rope_bwd_fma_b, NULL},
     {"rope_bwd", "mut_eager", 0,
      "NEGATIVE CONTROL of the fused plan: HF eager, each product rounded to the input dtype; "
      "correct under --plan inter=<dtype>",
-     rope_bwd_eager},
+     rope_bwd_eager, "inter={dtype}"},
     {"rope_bwd", "mut_layout", 0, "MUTANT: the other pairing (GPT-J pairs for NeoX and vice versa)",
-     rope_bwd_mut_layout},
-    {"rope_bwd", "mut_sign", 0, "MUTANT: forward rotation instead of its transpose (dx = dy*cos + rot(dy)*sin)", rope_bwd_mut_sign},
+     rope_bwd_mut_layout, NULL},
+    {"rope_bwd", "mut_sign", 0, "MUTANT: forward rotation instead of its transpose (dx = dy*cos + rot(dy)*sin)", rope_bwd_mut_sign, NULL},
     {"rope_bwd", "mut_cos_head", 0, "MUTANT: wrong broadcast stride: cos/sin row indexed by head, not position",
-     rope_bwd_mut_cos_head},
-    {"rope_bwd", "mut_off1", 0, "MUTANT: partner index off by one", rope_bwd_mut_off1},
-    {"rope_bwd", "mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", rope_bwd_mut_store_rz},
+     rope_bwd_mut_cos_head, NULL},
+    {"rope_bwd", "mut_off1", 0, "MUTANT: partner index off by one", rope_bwd_mut_off1, NULL},
+    {"rope_bwd", "mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", rope_bwd_mut_store_rz, NULL},
 };
 const int nmo_cand_rope_bwd_n = (int)(sizeof nmo_cand_rope_bwd / sizeof nmo_cand_rope_bwd[0]);

@@ -25,19 +25,19 @@ PW_ROPE_CAND(rope_mut_store_rz, "rope", 0, PW_ROPE_LIGER, 1)
 
 const nmo_cand nmo_cand_rope[] = {
     {"rope", "liger", 1, "Liger: products rounded, x1*cos - x2*sin, cos/sin of the pair's first element",
-     rope_liger},
-    {"rope", "fma_a", 1, "fmaf(x, cos, x_p*sin) (nvcc contraction of the first product)", rope_fma_a},
-    {"rope", "fma_b", 1, "fmaf(x_p, sin, x*cos) (the second product contracted)", rope_fma_b},
+     rope_liger, NULL},
+    {"rope", "fma_a", 1, "fmaf(x, cos, x_p*sin) (nvcc contraction of the first product)", rope_fma_a, NULL},
+    {"rope", "fma_b", 1, "fmaf(x_p, sin, x*cos) (the second product contracted)", rope_fma_b, NULL},
     {"rope", "mut_eager", 0,
      "NEGATIVE CONTROL of the fused plan: HF eager, each product rounded to the input dtype; "
      "correct under --plan inter=<dtype>",
-     rope_eager},
+     rope_eager, "inter={dtype}"},
     {"rope", "mut_layout", 0, "MUTANT: the other pairing (GPT-J pairs for NeoX and vice versa)",
-     rope_mut_layout},
-    {"rope", "mut_sign", 0, "MUTANT: rotation by -theta (sign of the rotate term flipped)", rope_mut_sign},
+     rope_mut_layout, NULL},
+    {"rope", "mut_sign", 0, "MUTANT: rotation by -theta (sign of the rotate term flipped)", rope_mut_sign, NULL},
     {"rope", "mut_cos_head", 0, "MUTANT: wrong broadcast stride: cos/sin row indexed by head, not position",
-     rope_mut_cos_head},
-    {"rope", "mut_off1", 0, "MUTANT: partner index off by one", rope_mut_off1},
-    {"rope", "mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", rope_mut_store_rz},
+     rope_mut_cos_head, NULL},
+    {"rope", "mut_off1", 0, "MUTANT: partner index off by one", rope_mut_off1, NULL},
+    {"rope", "mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", rope_mut_store_rz, NULL},
 };
 const int nmo_cand_rope_n = (int)(sizeof nmo_cand_rope / sizeof nmo_cand_rope[0]);

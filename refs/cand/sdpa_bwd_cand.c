@@ -175,24 +175,25 @@ const nmo_cand nmo_cand_sdpa_bwd[] = {
     {"sdpa_bwd", "fa2", 1,
      "P=expf(RN(sc*q.k)-lse), D=rowsum(dO*O), dS=P*(dP-D) (fmaf dots); dq,dk,dv one fmaf accumulator, "
      "scale at the end",
-     sb_fa2},
+     sb_fa2, NULL},
     {"sdpa_bwd", "prescaled", 1,
-     "q pre-scaled, float4 dots, correctly rounded expf, dS*sc before the dq/dk products", sb_prescaled},
+     "q pre-scaled, float4 dots, correctly rounded expf, dS*sc before the dq/dk products", sb_prescaled, NULL},
     {"sdpa_bwd", "dq_blocks_warp", 1,
      "warp-butterfly dots (no FMA); dq as per-16-key-block partials added last block first (atomics)",
-     sb_dq_blocks_warp},
-    {"sdpa_bwd", "mut_no_delta", 0, "MUTANT: dS = P*dP (the D_i = rowsum(dO*O) term forgotten)", sb_mut_no_delta},
-    {"sdpa_bwd", "mut_dk_no_scale", 0, "MUTANT: dk not multiplied by the softmax scale", sb_mut_dk_no_scale},
+     sb_dq_blocks_warp, NULL},
+    {"sdpa_bwd", "mut_no_delta", 0, "MUTANT: dS = P*dP (the D_i = rowsum(dO*O) term forgotten)", sb_mut_no_delta, NULL},
+    {"sdpa_bwd", "mut_dk_no_scale", 0, "MUTANT: dk not multiplied by the softmax scale", sb_mut_dk_no_scale, NULL},
     {"sdpa_bwd", "mut_gqa_last_head", 0,
      "MUTANT: dk/dv keep only the last query head of the group (store race instead of a sum)",
-     sb_mut_gqa_last_head},
+     sb_mut_gqa_last_head, NULL},
     {"sdpa_bwd", "mut_p_no_scale", 0, "MUTANT: P recomputed from unscaled scores exp(q.k - lse)",
-     sb_mut_p_no_scale},
-    {"sdpa_bwd", "mut_causal_off1", 0, "MUTANT: causal mask lets query i see key i+1", sb_mut_causal_off1},
+     sb_mut_p_no_scale, NULL},
+    {"sdpa_bwd", "mut_causal_off1", 0, "MUTANT: causal mask lets query i see key i+1", sb_mut_causal_off1, NULL},
     {"sdpa_bwd", "mut_ds_bf16", 0, "MUTANT: dS rounded to bf16 before the dq/dk products (plan says fp32)",
-     sb_mut_ds_bf16},
+     sb_mut_ds_bf16, NULL},
     {"sdpa_bwd", "mut_gqa_heads_out", 0,
-     "MUTANT unless inter=<dtype>: dk, dv per query head rounded to the output format, then the "
-     "heads added (PyTorch's GQA: k, v expanded, gradients summed in the dtype)", sb_mut_gqa_heads_out},
+     "MUTANT of the fused plan: dk, dv per query head rounded to the output format, then the "
+     "heads added (PyTorch's GQA: k, v expanded, gradients summed in the dtype); correct under "
+     "--plan inter=<dtype>", sb_mut_gqa_heads_out, "inter={dtype}"},
 };
 const int nmo_cand_sdpa_bwd_n = (int)(sizeof nmo_cand_sdpa_bwd / sizeof nmo_cand_sdpa_bwd[0]);

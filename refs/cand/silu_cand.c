@@ -40,16 +40,16 @@ SILU(silu_mut_sig_bf16, S_M_SIG16, 0)
 SILU(silu_mut_store_rz, S_TORCH, 1)
 
 const nmo_cand nmo_cand_silu[] = {
-    {"silu", "torch", 1, "PyTorch: x / (1 + expf(-x)), CUDA expf", silu_torch},
-    {"silu", "liger", 1, "Liger/Triton: x * sigmoid(x), sigmoid = 1/(1 + expf(-x))", silu_liger},
-    {"silu", "libsig", 1, "x * sigmoidf(x) with a library sigmoid within 1.5 ulp", silu_libsig},
-    {"silu", "torch_cr", 1, "x / (1 + exp(-x)) with a correctly rounded expf", silu_torch_cr},
-    {"silu", "mut_sign", 0, "MUTANT: sign error, x / (1 + expf(x))", silu_mut_sign},
-    {"silu", "mut_no_x", 0, "MUTANT: returns sigmoid(x) (the factor x dropped)", silu_mut_no_x},
+    {"silu", "torch", 1, "PyTorch: x / (1 + expf(-x)), CUDA expf", silu_torch, NULL},
+    {"silu", "liger", 1, "Liger/Triton: x * sigmoid(x), sigmoid = 1/(1 + expf(-x))", silu_liger, NULL},
+    {"silu", "libsig", 1, "x * sigmoidf(x) with a library sigmoid within 1.5 ulp", silu_libsig, NULL},
+    {"silu", "torch_cr", 1, "x / (1 + exp(-x)) with a correctly rounded expf", silu_torch_cr, NULL},
+    {"silu", "mut_sign", 0, "MUTANT: sign error, x / (1 + expf(x))", silu_mut_sign, NULL},
+    {"silu", "mut_no_x", 0, "MUTANT: returns sigmoid(x) (the factor x dropped)", silu_mut_no_x, NULL},
     {"silu", "mut_tanh", 0, "MUTANT: sigmoid as 0.5*(1 + tanh(x)) (should be tanh(x/2))",
-     silu_mut_tanh},
+     silu_mut_tanh, NULL},
     {"silu", "mut_sig_bf16", 0, "MUTANT: sigmoid held in bf16 before the multiply",
-     silu_mut_sig_bf16},
-    {"silu", "mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", silu_mut_store_rz},
+     silu_mut_sig_bf16, NULL},
+    {"silu", "mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", silu_mut_store_rz, NULL},
 };
 const int nmo_cand_silu_n = (int)(sizeof nmo_cand_silu / sizeof nmo_cand_silu[0]);

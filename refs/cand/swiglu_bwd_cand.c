@@ -88,22 +88,22 @@ SWB(swb_mut_swap_out, B_M_SWAP_OUT, 0)
 SWB(swb_mut_store_rz, B_LIGER, 1)
 
 const nmo_cand nmo_cand_swiglu_bwd[] = {
-    {"swiglu_bwd", "liger", 1, "Liger: db = dy*silu, da = (dy*(silu*(1-sig)+sig))*b, no FMA", swb_liger},
+    {"swiglu_bwd", "liger", 1, "Liger: db = dy*silu, da = (dy*(silu*(1-sig)+sig))*b, no FMA", swb_liger, NULL},
     {"swiglu_bwd", "liger_fma", 1, "Liger with the derivative contracted: fmaf(silu, 1-sig, sig)",
-     swb_liger_fma},
+     swb_liger_fma, NULL},
     {"swiglu_bwd", "inductor", 1, "g = dy*b; da = (g*sig)*fmaf(a, 1-sig, 1); db = (dy*a)*sig; library sigmoid",
-     swb_inductor},
+     swb_inductor, NULL},
     {"swiglu_bwd", "torch_fused", 1, "da = dy*(b*(sig*fmaf(a, 1-sig, 1))); db = dy*(a/(1+expf(-a)))",
-     swb_torch_fused},
+     swb_torch_fused, NULL},
     {"swiglu_bwd", "mut_unsloth", 0,
      "NEGATIVE CONTROL of the fused plan: Unsloth, f and dy*b rounded to the input dtype; "
      "correct under --plan inter=<dtype>",
-     swb_unsloth},
+     swb_unsloth, "inter={dtype}"},
     {"swiglu_bwd", "mut_dsig", 0, "MUTANT: derivative of the sigmoid sig*(1-sig) instead of silu'",
-     swb_mut_dsig},
-    {"swiglu_bwd", "mut_no_b", 0, "MUTANT: da misses the factor b", swb_mut_no_b},
-    {"swiglu_bwd", "mut_db_sig", 0, "MUTANT: db = dy*sigmoid(a) instead of dy*silu(a)", swb_mut_db_sig},
-    {"swiglu_bwd", "mut_swap_out", 0, "MUTANT: da and db stored to each other's buffer", swb_mut_swap_out},
-    {"swiglu_bwd", "mut_store_rz", 0, "MUTANT: final stores truncate (RZ) instead of RNE", swb_mut_store_rz},
+     swb_mut_dsig, NULL},
+    {"swiglu_bwd", "mut_no_b", 0, "MUTANT: da misses the factor b", swb_mut_no_b, NULL},
+    {"swiglu_bwd", "mut_db_sig", 0, "MUTANT: db = dy*sigmoid(a) instead of dy*silu(a)", swb_mut_db_sig, NULL},
+    {"swiglu_bwd", "mut_swap_out", 0, "MUTANT: da and db stored to each other's buffer", swb_mut_swap_out, NULL},
+    {"swiglu_bwd", "mut_store_rz", 0, "MUTANT: final stores truncate (RZ) instead of RNE", swb_mut_store_rz, NULL},
 };
 const int nmo_cand_swiglu_bwd_n = (int)(sizeof nmo_cand_swiglu_bwd / sizeof nmo_cand_swiglu_bwd[0]);

@@ -47,16 +47,16 @@ SWIGLU(swiglu_mut_sig_only, W_M_SIG_ONLY, 0)
 SWIGLU(swiglu_mut_store_rz, W_LIGER, 1)
 
 const nmo_cand nmo_cand_swiglu[] = {
-    {"swiglu", "liger", 1, "Liger: (a * sigmoid(a)) * b, sigmoid = 1/(1 + expf(-a))", swiglu_liger},
-    {"swiglu", "inductor", 1, "(a / (1 + expf(-a))) * b", swiglu_inductor},
-    {"swiglu", "ab_first", 1, "(a * b) * sigmoidf(a), library sigmoid within 1.5 ulp", swiglu_ab_first},
+    {"swiglu", "liger", 1, "Liger: (a * sigmoid(a)) * b, sigmoid = 1/(1 + expf(-a))", swiglu_liger, NULL},
+    {"swiglu", "inductor", 1, "(a / (1 + expf(-a))) * b", swiglu_inductor, NULL},
+    {"swiglu", "ab_first", 1, "(a * b) * sigmoidf(a), library sigmoid within 1.5 ulp", swiglu_ab_first, NULL},
     {"swiglu", "mut_eager", 0,
      "NEGATIVE CONTROL of the fused plan: eager F.silu(a)*b, silu stored in the input dtype; "
      "correct under --plan inter=<dtype>",
-     swiglu_eager},
-    {"swiglu", "mut_swap", 0, "MUTANT: gate and up swapped, silu(b) * a", swiglu_mut_swap},
-    {"swiglu", "mut_no_sig", 0, "MUTANT: sigmoid dropped, a * b", swiglu_mut_no_sig},
-    {"swiglu", "mut_sig_only", 0, "MUTANT: sigmoid(a) * b (the factor a dropped)", swiglu_mut_sig_only},
-    {"swiglu", "mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", swiglu_mut_store_rz},
+     swiglu_eager, "inter={dtype}"},
+    {"swiglu", "mut_swap", 0, "MUTANT: gate and up swapped, silu(b) * a", swiglu_mut_swap, NULL},
+    {"swiglu", "mut_no_sig", 0, "MUTANT: sigmoid dropped, a * b", swiglu_mut_no_sig, NULL},
+    {"swiglu", "mut_sig_only", 0, "MUTANT: sigmoid(a) * b (the factor a dropped)", swiglu_mut_sig_only, NULL},
+    {"swiglu", "mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", swiglu_mut_store_rz, NULL},
 };
 const int nmo_cand_swiglu_n = (int)(sizeof nmo_cand_swiglu / sizeof nmo_cand_swiglu[0]);

@@ -29,12 +29,20 @@ typedef struct {
     int correct;            /* 1: correct variant, 0: mutant */
     const char *desc;       /* one line */
     nmo_status (*run)(const nmo_cand_args *a, nmo_err *err);
+    /* NULL, or the plan under which this candidate follows the contract although it is a
+     * mutant of the default plan (an eager two-kernel form: "inter={dtype}"): text for
+     * nmo_plan_parse applied over the dtype's default plan, "{dtype}" standing for the
+     * storage dtype (nmo_cand_plan). The generic soundness test runs it under that plan. */
+    const char *plan;
 } nmo_cand;
 
 int nmo_cand_count(void);
 const nmo_cand *nmo_cand_at(int i);
 /* name NULL or "" -> the operator's default correct variant (the first correct one). */
 const nmo_cand *nmo_cand_find(const char *op, const char *name);
+/* The plan candidate c follows for storage dtype dt: the default plan of dt, with
+ * c->plan applied ({dtype} replaced by dt's name). NMO_ERR_PARSE for a bad plan text. */
+nmo_status nmo_cand_plan(nmo_plan *p, const nmo_cand *c, nmo_fmt dt, nmo_err *err);
 
 #ifdef __cplusplus
 }

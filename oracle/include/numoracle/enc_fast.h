@@ -1139,6 +1139,29 @@ static inline void nmo_fe_dot_mag(nmo_fctx *c, nmo_fenc *r, double a, double rel
     r->mag = nmo_mag_fin(r, m);
 }
 
+/* Under ftz an input factor below the smallest normal of compute may be read as 0 (DAZ,
+ * as nmo_fenc_set_d allows), which drops its whole product x_i y_i, however large y_i
+ * is: the 2n min_normal underflow term covers that only for |y_i| <= 2n. The dot
+ * products of point inputs add this bound of the dropped products to their absolute
+ * term: sum over i with a nonzero subnormal factor of |x_i| |y_i| (|x_i| the max of an
+ * enclosure in nmo_fenc_dot_ed), as an upper bound: the binary64 products are exact
+ * (lattice values) and the sum errs by < n 2^-53 of itself. The certified engine calls
+ * the same function on the same doubles, so both add the same value. 0 without ftz. */
+static inline double nmo_fe_daz_add(double d, double minnorm, double a, double b)
+{
+    a = fabs(a), b = fabs(b);
+    return (a != 0 && a < minnorm) || (b != 0 && b < minnorm) ? d + a * b : d;
+}
+static inline double nmo_fe_daz_finish(double d, int64_t n) { return d * (1 + (double)(n + 2) * 0x1p-52); }
+static inline double nmo_fe_daz_term(int ftz, double minnorm, const double *x, const double *y,
+                                     int64_t n)
+{
+    if (!ftz) return 0;
+    double d = 0;
+    for (int64_t i = 0; i < n; i++) d = nmo_fe_daz_add(d, minnorm, x[i], y[i]);
+    return nmo_fe_daz_finish(d, n);
+}
+
 /* Dot product of two point vectors (input values), any order, FMA or not, in acc:
  * |fl(x.y) - x.y| <= m u sum|x_i y_i| (Jeannerod & Rump 2013, Thm 4.2) plus n eta for
  * products that underflow, with m the number of terms whose factors are both nonzero:
@@ -1165,7 +1188,8 @@ static inline void nmo_fenc_dot_d(nmo_fctx *c, nmo_fenc *r, const double *x, con
     }
     /* underflow: each product may lose eta (half the subnormal spacing); under ftz the
      * products and the partial sums may each flush: 2n min_normal. */
-    double keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
+    double keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa +
+                  nmo_fe_daz_term(c->ftz, c->minnorm_c, x, y, n);
     nmo_fe_red_finish(c, r, s, s, a, nmo_plan_dot_k2(&c->plan, n, (int64_t)m), keta, (double)n * 0x1p-53 * a, 0);
     nmo_fe_dot_mag(c, r, a, (double)n * 0x1p-53 * 1.01);
 }
@@ -1715,6 +1739,7 @@ static inline void nmo_fenc_dot_sharp_d(nmo_fctx *c, nmo_fenc *r, const double *
         }
         keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
     }
+    keta += nmo_fe_daz_term(c->ftz, c->minnorm_c, x, y, n);
     double pd = dom ? x[ib] * y[ib] : 0;
     double err = em == 0 && keta == 0 && exact ? 0 : (double)n * 0x1p-53 * a;
     nmo_fe_red_finish_em(c, r, s, s, a, kt, em, keta, err, n, 0, dom, pd, pd, R);
@@ -1758,6 +1783,12 @@ static inline void nmo_fenc_dot_ed(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *x, 
         mg += nmo_mag_mul(x[i].mag, nmo_mag_abs(x[i].lo, x[i].hi), ay, ay);
     }
     double keta = (c->ftz ? 2.0 : 1.0) * fmax(k, (double)n) * c->etaa;
+    if (c->ftz) { /* subnormal points y_i read as 0 (max |x_i| of the enclosures) */
+        double d = 0;
+        for (int64_t i = 0; i < n; i++)
+            d = nmo_fe_daz_add(d, c->minnorm_c, fmax(fabs(x[i].lo), fabs(x[i].hi)), y[i]);
+        keta += nmo_fe_daz_finish(d, n);
+    }
     nmo_fe_red_finish(c, r, slo, shi, a, fmax(k - (double)z, 0), keta, (double)n * 0x1p-53 * a, fl);
     r->mag = nmo_mag_fin(r, mg);
 }

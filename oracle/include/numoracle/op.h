@@ -66,6 +66,25 @@ typedef struct {
     const char *doc;
 } nmo_pspec;
 
+/* Plan fields an operator declares (DESIGN §4: every operator honours every field of the
+ * plan or rejects the plan). in, out, round, subnormals and max_ulps are honoured for
+ * every operator by the setup, the engines and the checker; the fields below depend on
+ * what the reference computes, so each operator puts each bit in exactly one of
+ *   plan_fields   modelled: the enclosure depends on the field (a test shows it moves);
+ *   plan_vacuous  the operator has no stage the field describes (no reduction for acc,
+ *                 no intermediate for inter): accepted, and the enclosure does not move;
+ *   neither       not modelled: nmo_op_check_plan rejects a plan that sets the field
+ *                 (allowed for INTER, SUM_EXACT and SUM_MMA only).
+ * "Sets": inter != compute; sum = exact; sum = mma:K. compute, acc and fn are always set
+ * (every plan names them), so they are modelled or vacuous. refs/README.md "Plan fields". */
+#define NMO_PF_COMPUTE 0x01u   /* elementwise math rounded in compute */
+#define NMO_PF_ACC 0x02u       /* reductions accumulated in acc */
+#define NMO_PF_FN 0x04u        /* transcendental functions of plan accuracy (fn_ulps) */
+#define NMO_PF_INTER 0x08u     /* the unfused stage boundaries round into inter */
+#define NMO_PF_SUM_EXACT 0x10u /* sum=exact: the reductions use the plan's dot model */
+#define NMO_PF_SUM_MMA 0x20u   /* sum=mma:K[:P]: tensor-core matrix products */
+#define NMO_PF_ALL 0x3fu
+
 struct nmo_op;
 struct nmo_fctx;
 struct nmo_cctx;
@@ -112,6 +131,8 @@ typedef struct nmo_op {
      * width), and the large sweep's "large;other" (NMO_LARGE=1). */
     const char *test_shapes;
     const char *test_shapes_large;
+    /* NMO_PF_* bits: modelled fields and fields without a stage (see above) */
+    unsigned plan_fields, plan_vacuous;
 
     /* From c->shape/c->plan/c->param: set dims and dtypes of c->in[] and c->out[]
      * (no data). Reject inconsistent or absurd shapes with NMO_ERR_SHAPE. */
@@ -159,6 +180,12 @@ nmo_status nmo_case_init_params(nmo_case *c, const nmo_op *op, const nmo_plan *p
                                 const int64_t *shape, const double *param, const int *set,
                                 nmo_err *err);
 void nmo_case_free(nmo_case *c);
+/* NMO_OK when op honours every field of plan, else NMO_ERR_UNSUPPORTED with
+ * "<op> does not model plan field '<field>' (<why>); ..." (nmo_case_init_params and
+ * nmo_check call it: a case whose plan is changed after construction is checked too). */
+nmo_status nmo_op_check_plan(const nmo_op *op, const nmo_plan *plan, nmo_err *err);
+/* The NMO_PF_* bits a plan sets (NMO_PF_INTER, NMO_PF_SUM_EXACT, NMO_PF_SUM_MMA). */
+unsigned nmo_plan_fields_set(const nmo_plan *plan);
 /* Fill the inputs from a family (stream k for input k). */
 void nmo_case_fill(nmo_case *c, int family, uint64_t seed);
 int nmo_op_input_index(const nmo_op *op, const char *name);

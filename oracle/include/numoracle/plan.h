@@ -32,7 +32,8 @@ typedef struct {
     int mma_p;           /* sum=mma: bits the block accumulator keeps (0: acc's) */
     char fn_name[16];    /* "cr", "ulp:N", "cuda", "ocml", "fast" as written */
     int fn_ulps[NMO_FN_COUNT]; /* max error in ulps of compute for each function;
-                                  0 = correctly rounded (RNE) */
+                                  0 = correctly rounded (RNE); ulp:N sets every function
+                                  but sqrt, div and rcp (always 0 but in `fast`) */
     nmo_rnd round;       /* final store rounding: rne, rz, (sr = stochastic: RD or RU) */
     int round_sr;        /* 1: stochastic rounding, the store may give RD or RU */
     int ftz;             /* subnormals: 0 ieee, 1 flushed to zero (inputs and results) */
