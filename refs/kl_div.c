@@ -9,7 +9,7 @@
  * rounded RNE into the storage dtype; z_input and z_target follow the input family and
  * are not read by the operator. Given as files, input and target are used as is.
  *
- * Rounding points (compute, RNE, unless said otherwise):
+ * Rounding points (compute, RNE, unless said otherwise), fused (inter == compute):
  *   log_target = 0 (hull):
  *     Liger:   RN(t * RN(RN(log t) - x))                           (log: fn ulps)
  *     PyTorch: xlogy(t, t) - t*x = RN(t*RN(log t)) - RN(t*x), either product fused
@@ -17,24 +17,48 @@
  *     expanded e*t - e*x, with an FMA, would be nonzero where t == x: not covered)
  *   t == 0 exactly: 0 (both). Reductions: sum over all elements in any order (acc), then
  *   / numel or / shape[0] as x/n or x*RN(1/n); store into `out` (checker: plan round).
+ * Eager (inter != compute): PyTorch's at::kl_div runs one elementwise kernel per
+ * operation, each storing its result in `inter`, then the reduction; batchmean divides
+ * the stored sum (F.kl_div: torch.kl_div(reduction=sum) / input.size(0)):
+ *   log_target = 0: a = RN_inter(RN(t*RN(log t))) (xlogy; 0 where t == 0),
+ *                   b = RN_inter(RN(t*x)), l = RN_inter(RN(a - b))
+ *   log_target = 1: e = RN_inter(RN(exp t)), d = RN_inter(RN(t - x)), l = RN_inter(RN(e*d))
+ *   mean: sum_l / numel in one kernel; sum: sum_l; batchmean: RN_inter(sum_l) / shape[0]
+ * (H200, PyTorch 2.11, batchmean, 8x1001 and 2x8192, every family, bf16 and fp16: all 22
+ * scalar outputs reproduced; the fused forms give 0.0 where eager gives -0.00206, etc.)
  * Not covered: Liger's `target > eps (1e-10)` cut-off (it drops elements with tiny
- * targets: a different definition), per-row partial sums stored in a narrower format. */
+ * targets: a different definition); other eager programs, e.g. target*(target.log() -
+ * input) written as three stored tensor operations. */
 #include "smx_ref.h"
 
 #define KL_P_RED 0
 #define KL_P_LOGT 1
 
-/* Not static: the fast engine calls the certified build of it (term escalation). */
-void NMO_REF(nmo_ref_kl_term)(E_CTX *ctx, E *r, double t, double x, int logt);
-NMO_FAST_ONLY(void NMO_REF_CERT(nmo_ref_kl_term)(nmo_cctx *ctx, nmo_cenc *r, double t, double x, int logt);)
+/* One term; eager: PyTorch's stage boundaries stored in `inter` (see the top).
+ * Not static: the fast engine calls the certified build of it (term escalation). */
+void NMO_REF(nmo_ref_kl_term)(E_CTX *ctx, E *r, double t, double x, int logt, int eager, nmo_fmt inter);
+NMO_FAST_ONLY(void NMO_REF_CERT(nmo_ref_kl_term)(nmo_cctx *ctx, nmo_cenc *r, double t, double x, int logt,
+                                                int eager, nmo_fmt inter);)
 
-void NMO_REF(nmo_ref_kl_term)(E_CTX *ctx, E *r, double t, double x, int logt)
+void NMO_REF(nmo_ref_kl_term)(E_CTX *ctx, E *r, double t, double x, int logt, int eager, nmo_fmt inter)
 {
     E te, xe, a, b, q;
     enc_init(ctx, &te), enc_init(ctx, &xe), enc_init(ctx, &a), enc_init(ctx, &b), enc_init(ctx, &q);
     enc_set_d(ctx, &te, t);
     enc_set_d(ctx, &xe, x);
-    if (!logt) {
+    if (!logt && eager) {
+        if (t == 0) {
+            enc_const(ctx, r, 0.0);
+        } else {
+            enc_log(ctx, &a, &te);
+            enc_mul(ctx, &a, &te, &a);       /* xlogy(t, t) */
+            enc_round(ctx, &a, &a, inter, NMO_RNE, 0);
+            enc_mul(ctx, &b, &te, &xe);      /* t * x */
+            enc_round(ctx, &b, &b, inter, NMO_RNE, 0);
+            enc_sub(ctx, r, &a, &b);
+            enc_round(ctx, r, r, inter, NMO_RNE, 0);
+        }
+    } else if (!logt) {
         if (t == 0) {
             enc_const(ctx, r, 0.0);
         } else {
@@ -53,7 +77,12 @@ void NMO_REF(nmo_ref_kl_term)(E_CTX *ctx, E *r, double t, double x, int logt)
     } else {
         enc_exp(ctx, &a, &te);               /* exp(t) * (t - x): PyTorch and Liger */
         enc_sub(ctx, &b, &te, &xe);
+        if (eager) {
+            enc_round(ctx, &a, &a, inter, NMO_RNE, 0);
+            enc_round(ctx, &b, &b, inter, NMO_RNE, 0);
+        }
         enc_mul(ctx, r, &a, &b);
+        if (eager) enc_round(ctx, r, r, inter, NMO_RNE, 0);
     }
     enc_clear(ctx, &te), enc_clear(ctx, &xe), enc_clear(ctx, &a), enc_clear(ctx, &b), enc_clear(ctx, &q);
 }
@@ -64,18 +93,19 @@ void NMO_REF(nmo_ref_kl_div_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_
     int64_t n = c->shape[c->nshape - 1];
     int64_t total = nmo_tensor_numel(&c->in[0]);
     int64_t beg = red == 0 ? u * n : 0, cnt = red == 0 ? n : total;
+    int eager = c->plan.inter != c->plan.compute;
     double *x = enc_dvec(ctx, 0, cnt), *t = enc_dvec(ctx, 1, cnt);
     nmo_tensor_load_f64(x, &c->in[0], beg, cnt, 1);
     nmo_tensor_load_f64(t, &c->in[1], beg, cnt, 1);
     E *terms = enc_evec(ctx, 0, cnt);
     for (int64_t j = 0; j < cnt; j++) {
-        NMO_REF(nmo_ref_kl_term)(ctx, &terms[j], t[j], x[j], logt);
+        NMO_REF(nmo_ref_kl_term)(ctx, &terms[j], t[j], x[j], logt, eager, c->plan.inter);
         NMO_FAST_ONLY({ /* term escalation (enc_fast.h): only when the terms are reduced */
             nmo_cctx *cc = red ? nmo_fctx_term_cert(ctx, terms[j].flags) : NULL;
             if (cc) {
                 nmo_cenc ct;
                 nmo_cenc_init(cc, &ct);
-                NMO_REF_CERT(nmo_ref_kl_term)(cc, &ct, t[j], x[j], logt);
+                NMO_REF_CERT(nmo_ref_kl_term)(cc, &ct, t[j], x[j], logt, eager, c->plan.inter);
                 nmo_cenc_export(cc, &terms[j], &ct);
                 nmo_cenc_clear(cc, &ct);
             }
@@ -89,7 +119,10 @@ void NMO_REF(nmo_ref_kl_div_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_
     enc_init(ctx, &s);
     enc_sum_sharp(ctx, &s, terms, total);
     if (red == 1) enc_div_si(ctx, &s, &s, total);
-    if (red == 3) enc_div_si(ctx, &s, &s, c->shape[0]);
+    if (red == 3) {
+        if (eager) enc_round(ctx, &s, &s, c->plan.inter, NMO_RNE, 0); /* the stored sum */
+        enc_div_si(ctx, &s, &s, c->shape[0]);
+    }
     enc_export(ctx, &out[0][0], &s);
     enc_clear(ctx, &s);
 }
@@ -164,7 +197,8 @@ const nmo_op nmo_op_kl_div = {
     .summary = "KL divergence loss, PyTorch semantics: target * (log target - input)",
     .shape_doc = "MxN (or ...xN): rows of N log-probabilities",
     .rounding_doc = "t*RN(log t - x) | RN(t*log t) - RN(t*x) (either fused); log_target: "
-                    "exp(t)*RN(t-x); sum any order; /numel | /shape[0]",
+                    "exp(t)*RN(t-x); sum any order; /numel | /shape[0]; inter!=compute: every "
+                    "elementwise op and batchmean's sum stored in inter (PyTorch eager)",
     .n_in = 4,
     .in = {{"input", NMO_ROLE_DERIVED, "log-probabilities [..., N] (derived: log_softmax(z_input))"},
            {"target", NMO_ROLE_DERIVED,
