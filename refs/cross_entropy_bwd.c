@@ -19,11 +19,15 @@
  *               `inter` when inter != compute; dx = RN(q * g)
  *     textbook: v = RN(p - t_j) with t_y = RN((1-ls) + eps); dx = RN(RN(v/n) * g) |
  *               RN(RN(v*g)/n) | RN(v*G)
- *     PyTorch, fused (inter == compute): dx = p*G - RN(t_j*G) with or without FMA (nll
- *               backward then log_softmax backward: gl_y = -G, dx = gl + p*G)
- *     PyTorch eager (inter != compute): autograd of log_softmax, nll_loss and (ls > 0)
- *               cross_entropy_loss_label_smoothing's tensor operations, every gradient
- *               tensor stored in `inter`:
+ *     PyTorch, fused (inter == compute only): dx = p*G - RN(t_j*G) with or without FMA
+ *               (nll backward then log_softmax backward: gl_y = -G, dx = gl + p*G)
+ *     PyTorch's autograd graph (every plan; with inter == compute the stores below are
+ *               exact and this is PyTorch's fp32 eager backward, whose label-smoothing
+ *               gradient sums to S = sum_j G_j, not exactly -G: before this member an
+ *               fp32 eager backward with ls > 0 FAILed the fused plan in 17 of 84
+ *               sampled fp32 runs, tests/test_eager_plans.c): autograd of log_softmax,
+ *               nll_loss and (ls > 0) cross_entropy_loss_label_smoothing's tensor
+ *               operations, every gradient tensor stored in `inter`:
  *               gr = RN_inter(g); nll_loss's total_weight is stored in the input dtype
  *               and its backward divides by it: c = RN_inter(gr / RN_inter(n)) (hull
  *               with / n: the count held exactly);
@@ -38,8 +42,7 @@
  *               same autograd graph, not checked against real outputs)
  *   store dx into `out` (checker: plan round).
  * Not covered: online (multi-block) softmax, Triton's approximate exp/log (fn=fast),
- * PyTorch's label-smoothing backward through separately reduced gradients under the
- * fused plan (its sum_k gl_k is not exactly -G), class weights, z-loss, softcapping. */
+ * class weights, z-loss, softcapping. */
 #include "smx_ref.h"
 
 #define CE_P_IGNORE 0
@@ -91,7 +94,7 @@ void NMO_REF(nmo_ref_cross_entropy_bwd_eval)(E_CTX *ctx, const nmo_case *c, int6
     enc_div_si(ctx, &cy, &omls, n);
     enc_add(ctx, &ty, &omls, &eps);
     enc_const(ctx, &z, 0.0);
-    if (inter) { /* PyTorch eager: the stored gradient tensors G_j and their row sum S */
+    { /* PyTorch's autograd: the gradient tensors G_j (stored in inter) and their row sum S */
         nmo_fmt fi = c->plan.inter;
         int64_t nr = (int64_t)nmo_fmt_round(fi, (double)n, NMO_RNE, 0); /* total_weight */
         E *Gv = enc_evec(ctx, 2, V);
@@ -148,15 +151,16 @@ void NMO_REF(nmo_ref_cross_entropy_bwd_eval)(E_CTX *ctx, const nmo_case *c, int6
         enc_hull(ctx, &r, &r, &a);
         enc_mul(ctx, &a, &t, &G);
         enc_hull(ctx, &r, &r, &a);
-        if (inter) { /* PyTorch eager: G_j - exp(lsm_j) * S, FMA or not */
-            enc_neg(ctx, &a, &pe);
-            enc_fma(ctx, &a, &a, &S, j == y ? &gy : &gs);
-        } else { /* PyTorch fused: p*G - RN(t*G) */
+        /* PyTorch's autograd: G_j - exp(lsm_j) * S, FMA or not */
+        enc_neg(ctx, &a, &pe);
+        enc_fma(ctx, &a, &a, &S, j == y ? &gy : &gs);
+        enc_hull(ctx, &r, &r, &a);
+        if (!inter) { /* PyTorch fused: p*G - RN(t*G) */
             enc_mul(ctx, &tg, tj, &G);
             enc_neg(ctx, &tg, &tg);
             enc_fma(ctx, &a, &p, &G, &tg);
+            enc_hull(ctx, &r, &r, &a);
         }
-        enc_hull(ctx, &r, &r, &a);
         enc_export(ctx, &out[0][j], &r);
     }
 
@@ -196,8 +200,8 @@ const nmo_op nmo_op_cross_entropy_bwd = {
     .summary = "gradient of cross_entropy w.r.t. the logits: (softmax - smoothed onehot) * g / n",
     .shape_doc = "MxV: M rows of V logits; labels [M] as fp32 integer values",
     .rounding_doc = "p=e/s|e*RN(1/s)|exp(lp); dx=Liger (p-eps)/n-(1-ls)/n at y |(p-t)*g/n any "
-                    "association | p*G-RN(t*G); inter!=compute: PyTorch eager's stored "
-                    "gradients G (nll backward divides by the stored count), dx=G-exp(lsm)*sum G",
+                    "association | p*G-RN(t*G) (fused) | PyTorch autograd: gradients G stored in "
+                    "inter (nll backward divides by the stored count), dx=G-exp(lsm)*sum G",
     .n_in = 2,
     .in = {{"x", NMO_ROLE_DATA, "logits [M, V]"},
            {"labels", NMO_ROLE_LABEL,
