@@ -96,7 +96,10 @@ void NMO_REF(nmo_ref_cross_entropy_bwd_eval)(E_CTX *ctx, const nmo_case *c, int6
     enc_const(ctx, &z, 0.0);
     { /* PyTorch's autograd: the gradient tensors G_j (stored in inter) and their row sum S */
         nmo_fmt fi = c->plan.inter;
-        int64_t nr = (int64_t)nmo_fmt_round(fi, (double)n, NMO_RNE, 0); /* total_weight */
+        /* total_weight as the input dtype holds it (a count no narrow format can hold, as
+         * fp8's overflow, keeps the exact count: the hull below has it anyway) */
+        double nrd = nmo_fmt_round(fi, (double)n, NMO_RNE, 0);
+        int64_t nr = nrd >= 1 && nrd <= 0x1p53 ? (int64_t)nrd : n;
         E *Gv = enc_evec(ctx, 2, V);
         enc_round(ctx, &a, &g, fi, NMO_RNE, 0); /* gr */
         if (ls != 0) {
