@@ -34,9 +34,11 @@
  *            rows); S = RN_inter(sum_i sm_i); ret = RN_inter(S / n) (mean; sum: S);
  *            loss = RN_inter(RN(1-ls)*nll) + RN_inter(ret*RN(ls/V)); none: per row
  *            RN_inter(RN(1-ls)*nll_i) + RN_inter(sm_i*RN(ls/V));
- *   torch.compile (Inductor, ls > 0, mean/sum): nll and sm in compute, the reduced
- *            smoothing sum stored in inter: RN_inter(S)/n or RN_inter(S/n), then the
- *            PyTorch combination with either product fused.
+ *   torch.compile (Inductor, mean/sum): ls = 0: one fused kernel, the rows in compute
+ *            summed then / n (as inter == compute); ls > 0: nll and sm in compute, the
+ *            reduced smoothing sum stored in inter: RN_inter(S)/n or RN_inter(S/n), then
+ *            the PyTorch combination with either product fused. (So one plan, inter =
+ *            the dtype, describes Inductor's cross_entropy for every ls.)
  *   (H200, PyTorch 2.11, 8x1001 and 2x8192, every family, bf16 and fp16: the eager rule
  *   reproduces all 40 mean outputs, ls = 0 and 0.1 (without the roundings of the two
  *   products: 3 differ); the compile rule all 22 ls = 0.1 outputs (without the rounding
@@ -239,7 +241,13 @@ void NMO_REF(nmo_ref_cross_entropy_eval)(E_CTX *ctx, const nmo_case *c, int64_t 
             if (inter) enc_round(ctx, &rd[i], &rd[i], fi, NMO_RNE, 0);
         }
         enc_sum_sharp(ctx, &tot, rd, k);
-        /* sum of the rows (stored in inter), then / n */
+        /* sum of the rows (stored in inter), then / n; torch.compile (inter, ls = 0): the
+         * rows in compute, then / n */
+        if (inter && ls == 0) {
+            enc_sum_sharp(ctx, &t2, rl, k);
+            enc_div_si(ctx, &t2, &t2, n);
+            enc_hull(ctx, &tot, &tot, &t2);
+        }
         if (inter)
             for (int64_t i = 0; i < k; i++) enc_round(ctx, &rl[i], &rl[i], fi, NMO_RNE, 0);
         enc_sum_sharp(ctx, &t2, rl, k);
