@@ -23,8 +23,28 @@
  *   mean:  sum_i RN(loss_i / n) (Liger: each row divides)  or  RN(sum_i loss_i) / n
  *          (x/n or x*RN(1/n)); with ls > 0 also PyTorch's separate reductions
  *          RN(1-ls)*mean(nll) + mean(sm)*RN(ls/V); sums over rows in any order (acc);
- *   inter != compute: per-row values stored in `inter` before the reduction over rows;
  *   store into `out` (checker: plan round).
+ * inter != compute (implementations with stage boundaries stored in `inter`), the hull of:
+ *   Liger:   the per-row values RN_inter(loss_i / n) summed (its loss_1d has the input
+ *            dtype), and the rows RN_inter(loss_i) summed then / n;
+ *   PyTorch eager (log_softmax, then nll_loss, and for ls > 0
+ *            cross_entropy_loss_label_smoothing's tensor operations, each stored):
+ *            lsm_j = RN_inter(lp_j); nll_i = -lsm_y (mean/sum: RN(sum_i nll_i / n), stored
+ *            in inter when ls > 0); ls > 0: sm_i = RN_inter(-sum_j lsm_j) (0 for ignored
+ *            rows); S = RN_inter(sum_i sm_i); ret = RN_inter(S / n) (mean; sum: S);
+ *            loss = RN_inter(RN(1-ls)*nll) + RN_inter(ret*RN(ls/V)); none: per row
+ *            RN_inter(RN(1-ls)*nll_i) + RN_inter(sm_i*RN(ls/V));
+ *   torch.compile (Inductor, mean/sum): ls = 0: one fused kernel, the rows in compute
+ *            summed then / n (as inter == compute); ls > 0: nll and sm in compute, the
+ *            reduced smoothing sum stored in inter: RN_inter(S)/n or RN_inter(S/n), then
+ *            the PyTorch combination with either product fused. (So one plan, inter =
+ *            the dtype, describes Inductor's cross_entropy for every ls.)
+ *   (H200, PyTorch 2.11, 8x1001 and 2x8192, every family, bf16 and fp16: the eager rule
+ *   reproduces all 40 mean outputs, ls = 0 and 0.1 (without the roundings of the two
+ *   products: 3 differ); the compile rule all 22 ls = 0.1 outputs (without the rounding
+ *   of the smoothing sum: the 6 fp16 outputs that overflow to inf differ). An fp16
+ *   per-row smoothing sum above 65504 overflows: PyTorch returns inf, Liger a finite loss;
+ *   the hull then reaches inf: INCONCLUSIVE.)
  * Not covered: online (multi-block, rescaling) softmax as Liger runs for V > its block
  * size (65536/2), Triton's tl.exp/tl.log (ex2/lg2 approximations: use fn=fast), class
  * weights, z-loss, logit softcapping. */
@@ -34,14 +54,35 @@
 #define CE_P_LS 1
 #define CE_P_RED 2
 
-/* Row i: loss (both formulations when ls > 0), nll and PyTorch's smooth term sm.
- * Returns the label status: >= 0 valid, -1 ignored, -2 invalid. Not static: the fast
- * engine calls the certified build of it (row escalation, ce_row_red). */
-int64_t NMO_REF(nmo_ref_ce_row)(E_CTX *ctx, const nmo_case *c, int64_t i, E *loss, E *nll, E *sm);
+/* Row i: loss (both formulations when ls > 0), nll and PyTorch's smooth term sm; sme is
+ * PyTorch eager's smooth term RN_inter(-sum_j RN_inter(lp_j)) when inter != compute and
+ * ls > 0 (else sm). Returns the label status: >= 0 valid, -1 ignored, -2 invalid. Not
+ * static: the fast engine calls the certified build of it (row escalation, ce_row_red). */
+int64_t NMO_REF(nmo_ref_ce_row)(E_CTX *ctx, const nmo_case *c, int64_t i, E *loss, E *nll, E *sm,
+                                E *sme);
 NMO_FAST_ONLY(int64_t NMO_REF_CERT(nmo_ref_ce_row)(nmo_cctx *ctx, const nmo_case *c, int64_t i,
-                                                   nmo_cenc *loss, nmo_cenc *nll, nmo_cenc *sm);)
+                                                   nmo_cenc *loss, nmo_cenc *nll, nmo_cenc *sm,
+                                                   nmo_cenc *sme);)
 
-int64_t NMO_REF(nmo_ref_ce_row)(E_CTX *ctx, const nmo_case *c, int64_t i, E *loss, E *nll, E *sm)
+/* The label-smoothing constants: lsc = RN(ls); eps = ls/V as RN(RN(ls)/V) | RN(RN(ls)*RN(1/V))
+ * | RN(ls/V); omls = 1-ls as RN(1 - RN(ls)) | RN(1 - ls). */
+static void NMO_REF(ce_consts)(E_CTX *ctx, double ls, int64_t V, E *lsc, E *eps, E *omls)
+{
+    E a, one;
+    enc_init(ctx, &a), enc_init(ctx, &one);
+    enc_const(ctx, lsc, ls);
+    enc_div_si(ctx, eps, lsc, V);
+    enc_const(ctx, &a, ls / (double)V);
+    enc_hull(ctx, eps, eps, &a);
+    enc_const(ctx, &one, 1.0);
+    enc_sub(ctx, omls, &one, lsc);
+    enc_const(ctx, &a, 1.0 - ls);
+    enc_hull(ctx, omls, omls, &a);
+    enc_clear(ctx, &a), enc_clear(ctx, &one);
+}
+
+int64_t NMO_REF(nmo_ref_ce_row)(E_CTX *ctx, const nmo_case *c, int64_t i, E *loss, E *nll, E *sm,
+                                E *sme)
 {
     int64_t V = c->in[0].dims[c->in[0].ndims - 1];
     double ls = c->param[CE_P_LS];
@@ -51,6 +92,7 @@ int64_t NMO_REF(nmo_ref_ce_row)(E_CTX *ctx, const nmo_case *c, int64_t i, E *los
         NMO_REF(nmo_sf_anything)(ctx, loss);
         enc_set(ctx, nll, loss);
         enc_set(ctx, sm, loss);
+        enc_set(ctx, sme, loss);
         return y;
     }
     double *x = enc_dvec(ctx, 0, V);
@@ -68,18 +110,12 @@ int64_t NMO_REF(nmo_ref_ce_row)(E_CTX *ctx, const nmo_case *c, int64_t i, E *los
     if (ls == 0) {
         enc_set(ctx, loss, nll);
         enc_const(ctx, sm, 0.0);
+        enc_const(ctx, sme, 0.0);
     } else {
-        E lsc, eps, omls, one, smooth, f1, q;
-        enc_init(ctx, &lsc), enc_init(ctx, &eps), enc_init(ctx, &omls), enc_init(ctx, &one);
+        E lsc, eps, omls, smooth, f1, q;
+        enc_init(ctx, &lsc), enc_init(ctx, &eps), enc_init(ctx, &omls);
         enc_init(ctx, &smooth), enc_init(ctx, &f1), enc_init(ctx, &q);
-        enc_const(ctx, &lsc, ls);
-        enc_div_si(ctx, &eps, &lsc, V);
-        enc_const(ctx, &a, ls / (double)V);
-        enc_hull(ctx, &eps, &eps, &a);
-        enc_const(ctx, &one, 1.0);
-        enc_sub(ctx, &omls, &one, &lsc);
-        enc_const(ctx, &a, 1.0 - ls);
-        enc_hull(ctx, &omls, &omls, &a);
+        NMO_REF(ce_consts)(ctx, ls, V, &lsc, &eps, &omls);
         /* Liger: S = sum RN(-eps x_j); loss = nll*(1-ls) + (ls*lse + S) */
         enc_neg(ctx, &a, &eps);
         for (int64_t j = 0; j < V; j++) enc_mul(ctx, &t[j], &a, &xe[j]);
@@ -96,7 +132,15 @@ int64_t NMO_REF(nmo_ref_ce_row)(E_CTX *ctx, const nmo_case *c, int64_t i, E *los
         enc_fma(ctx, &b, sm, &eps, &q);
         enc_hull(ctx, &a, &a, &b);
         enc_hull(ctx, loss, &f1, &a);
-        enc_clear(ctx, &lsc), enc_clear(ctx, &eps), enc_clear(ctx, &omls), enc_clear(ctx, &one);
+        if (c->plan.inter != c->plan.compute) { /* eager: the stored log-softmax, summed */
+            for (int64_t j = 0; j < V; j++) enc_round(ctx, &t[j], &t[j], c->plan.inter, NMO_RNE, 0);
+            enc_sum_sharp(ctx, &s, t, V);
+            enc_neg(ctx, sme, &s);
+            enc_round(ctx, sme, sme, c->plan.inter, NMO_RNE, 0);
+        } else {
+            enc_set(ctx, sme, sm);
+        }
+        enc_clear(ctx, &lsc), enc_clear(ctx, &eps), enc_clear(ctx, &omls);
         enc_clear(ctx, &smooth), enc_clear(ctx, &f1), enc_clear(ctx, &q);
     }
     enc_clear(ctx, &m), enc_clear(ctx, &s), enc_clear(ctx, &l), enc_clear(ctx, &lse);
@@ -110,47 +154,82 @@ int64_t NMO_REF(nmo_ref_ce_row)(E_CTX *ctx, const nmo_case *c, int64_t i, E *los
  * lattice values a certified-only evaluation gives it. Without this, one such row among
  * 4096 escalated the whole scalar loss: an MPFR recomputation of every row, > 300 s for
  * one 4096x4096 fp32 case (H200 run 2026-12-01c); with it, a few rows of 4096 terms. */
-static int64_t NMO_REF(ce_row_red)(E_CTX *ctx, const nmo_case *c, int64_t i, E *loss, E *nll, E *sm)
+static int64_t NMO_REF(ce_row_red)(E_CTX *ctx, const nmo_case *c, int64_t i, E *loss, E *nll, E *sm,
+                                   E *sme)
 {
-    int64_t y = NMO_REF(nmo_ref_ce_row)(ctx, c, i, loss, nll, sm);
+    int64_t y = NMO_REF(nmo_ref_ce_row)(ctx, c, i, loss, nll, sm, sme);
     NMO_FAST_ONLY({
-        nmo_cctx *cc = y != -1 ? nmo_fctx_term_cert(ctx, loss->flags | nll->flags | sm->flags) : NULL;
+        nmo_cctx *cc = y != -1 ? nmo_fctx_term_cert(ctx, loss->flags | nll->flags | sm->flags | sme->flags)
+                               : NULL;
         if (cc) {
-            nmo_cenc a, b, d;
-            nmo_cenc_init(cc, &a), nmo_cenc_init(cc, &b), nmo_cenc_init(cc, &d);
-            NMO_REF_CERT(nmo_ref_ce_row)(cc, c, i, &a, &b, &d);
+            nmo_cenc a, b, d, e;
+            nmo_cenc_init(cc, &a), nmo_cenc_init(cc, &b), nmo_cenc_init(cc, &d), nmo_cenc_init(cc, &e);
+            NMO_REF_CERT(nmo_ref_ce_row)(cc, c, i, &a, &b, &d, &e);
             nmo_cenc_export(cc, loss, &a), nmo_cenc_export(cc, nll, &b), nmo_cenc_export(cc, sm, &d);
-            nmo_cenc_clear(cc, &a), nmo_cenc_clear(cc, &b), nmo_cenc_clear(cc, &d);
+            nmo_cenc_export(cc, sme, &e);
+            nmo_cenc_clear(cc, &a), nmo_cenc_clear(cc, &b), nmo_cenc_clear(cc, &d), nmo_cenc_clear(cc, &e);
         }
     })
     return y;
+}
+
+/* PyTorch's combination of the two reductions: RN(1-ls)*nl + sm*RN(ls/V), either product
+ * fused into the add (hull); eager (stored): RN_inter(RN(1-ls)*nl) + RN_inter(sm*RN(ls/V)). */
+static void NMO_REF(ce_combine)(E_CTX *ctx, E *r, const E *nl, const E *sm, const E *omls,
+                                const E *eps, int stored, nmo_fmt inter)
+{
+    E a, b, q;
+    enc_init(ctx, &a), enc_init(ctx, &b), enc_init(ctx, &q);
+    if (stored) {
+        enc_mul(ctx, &a, omls, nl);
+        enc_round(ctx, &a, &a, inter, NMO_RNE, 0);
+        enc_mul(ctx, &b, sm, eps);
+        enc_round(ctx, &b, &b, inter, NMO_RNE, 0);
+        enc_add(ctx, r, &a, &b);
+    } else {
+        enc_mul(ctx, &q, sm, eps);
+        enc_fma(ctx, &a, omls, nl, &q);
+        enc_mul(ctx, &q, omls, nl);
+        enc_fma(ctx, &b, sm, eps, &q);
+        enc_hull(ctx, r, &a, &b);
+    }
+    enc_clear(ctx, &a), enc_clear(ctx, &b), enc_clear(ctx, &q);
 }
 
 void NMO_REF(nmo_ref_cross_entropy_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
 {
     int red = (int)c->param[CE_P_RED];
     double ls = c->param[CE_P_LS];
-    E loss, nll, sm;
-    enc_init(ctx, &loss), enc_init(ctx, &nll), enc_init(ctx, &sm);
+    int inter = c->plan.inter != c->plan.compute;
+    nmo_fmt fi = c->plan.inter;
+    int64_t V = c->in[0].dims[c->in[0].ndims - 1];
+    E loss, nll, sm, sme, tot, t2, a, b, eps, omls, lsc;
+    enc_init(ctx, &loss), enc_init(ctx, &nll), enc_init(ctx, &sm), enc_init(ctx, &sme);
+    enc_init(ctx, &tot), enc_init(ctx, &t2), enc_init(ctx, &a), enc_init(ctx, &b);
+    enc_init(ctx, &eps), enc_init(ctx, &omls), enc_init(ctx, &lsc);
+    if (ls != 0) NMO_REF(ce_consts)(ctx, ls, V, &lsc, &eps, &omls);
     if (red == 0) {
-        if (NMO_REF(nmo_ref_ce_row)(ctx, c, u, &loss, &nll, &sm) == -1) enc_const(ctx, &loss, 0.0);
+        int64_t y = NMO_REF(nmo_ref_ce_row)(ctx, c, u, &loss, &nll, &sm, &sme);
+        if (y == -1) {
+            enc_const(ctx, &loss, 0.0);
+        } else if (inter && y >= 0) { /* eager: nll_loss(none) copies the stored -lsm_y */
+            enc_round(ctx, &nll, &nll, fi, NMO_RNE, 0);
+            if (ls == 0) enc_set(ctx, &t2, &nll);
+            else NMO_REF(ce_combine)(ctx, &t2, &nll, &sme, &omls, &eps, 1, fi);
+            enc_hull(ctx, &loss, &loss, &t2);
+        }
         enc_export(ctx, &out[0][0], &loss);
-        enc_clear(ctx, &loss), enc_clear(ctx, &nll), enc_clear(ctx, &sm);
-        return;
+        goto done;
     }
     int64_t rows = nmo_tensor_numel(&c->in[1]);
-    int64_t V = c->in[0].dims[c->in[0].ndims - 1];
     int64_t n = red == 1 ? nmo_sf_ref_count(&c->in[1], rows, V, c->param[CE_P_IGNORE]) : 1;
     E *rl = enc_evec(ctx, 3, rows), *rn = enc_evec(ctx, 4, rows), *rs = enc_evec(ctx, 5, rows);
-    E tot, t2, a, b, q, eps, omls, lsc, one;
-    enc_init(ctx, &tot), enc_init(ctx, &t2), enc_init(ctx, &a), enc_init(ctx, &b), enc_init(ctx, &q);
-    enc_init(ctx, &eps), enc_init(ctx, &omls), enc_init(ctx, &lsc), enc_init(ctx, &one);
+    E *re = enc_evec(ctx, 7, rows);
     int64_t k = 0;
     for (int64_t i = 0; i < rows; i++) {
-        if (NMO_REF(ce_row_red)(ctx, c, i, &rl[k], &rn[k], &rs[k]) == -1) continue;
+        if (NMO_REF(ce_row_red)(ctx, c, i, &rl[k], &rn[k], &rs[k], &re[k]) == -1) continue;
         k++;
     }
-    int inter = c->plan.inter != c->plan.compute;
     if (n == 0) { /* mean over no rows: 0 (a kernel that skips every row) or 0/0 */
         enc_const(ctx, &tot, 0.0);
         tot.flags |= NMO_EF_NAN;
@@ -159,44 +238,57 @@ void NMO_REF(nmo_ref_cross_entropy_eval)(E_CTX *ctx, const nmo_case *c, int64_t 
         E *rd = enc_evec(ctx, 6, k);
         for (int64_t i = 0; i < k; i++) {
             enc_div_si(ctx, &rd[i], &rl[i], n);
-            if (inter) enc_round(ctx, &rd[i], &rd[i], c->plan.inter, NMO_RNE, 0);
+            if (inter) enc_round(ctx, &rd[i], &rd[i], fi, NMO_RNE, 0);
         }
         enc_sum_sharp(ctx, &tot, rd, k);
-        /* sum of the rows (stored in inter), then / n */
+        /* sum of the rows (stored in inter), then / n; torch.compile (inter, ls = 0): the
+         * rows in compute, then / n */
+        if (inter && ls == 0) {
+            enc_sum_sharp(ctx, &t2, rl, k);
+            enc_div_si(ctx, &t2, &t2, n);
+            enc_hull(ctx, &tot, &tot, &t2);
+        }
         if (inter)
-            for (int64_t i = 0; i < k; i++) {
-                enc_round(ctx, &rl[i], &rl[i], c->plan.inter, NMO_RNE, 0);
-                enc_round(ctx, &rn[i], &rn[i], c->plan.inter, NMO_RNE, 0);
-                enc_round(ctx, &rs[i], &rs[i], c->plan.inter, NMO_RNE, 0);
-            }
+            for (int64_t i = 0; i < k; i++) enc_round(ctx, &rl[i], &rl[i], fi, NMO_RNE, 0);
         enc_sum_sharp(ctx, &t2, rl, k);
         enc_div_si(ctx, &t2, &t2, n);
         enc_hull(ctx, &tot, &tot, &t2);
-        if (ls != 0) { /* PyTorch: (1-ls)*reduce(nll) + reduce(sm)*(ls/V) */
-            enc_const(ctx, &lsc, ls);
-            enc_div_si(ctx, &eps, &lsc, V);
-            enc_const(ctx, &a, ls / (double)V);
-            enc_hull(ctx, &eps, &eps, &a);
-            enc_const(ctx, &one, 1.0);
-            enc_sub(ctx, &omls, &one, &lsc);
-            enc_const(ctx, &a, 1.0 - ls);
-            enc_hull(ctx, &omls, &omls, &a);
+        if (ls != 0) {
+            /* PyTorch fused: (1-ls)*reduce(nll) + reduce(sm)*(ls/V); torch.compile (inter):
+             * the same with the reduced smoothing sum stored in inter */
             enc_sum_sharp(ctx, &a, rn, k);
             enc_div_si(ctx, &a, &a, n);
             enc_sum_sharp(ctx, &b, rs, k);
-            enc_div_si(ctx, &b, &b, n);
-            enc_mul(ctx, &q, &b, &eps);
-            enc_fma(ctx, &t2, &omls, &a, &q);
+            if (inter) {
+                enc_round(ctx, &t2, &b, fi, NMO_RNE, 0);
+                enc_div_si(ctx, &t2, &t2, n);
+                enc_div_si(ctx, &b, &b, n);
+                enc_round(ctx, &b, &b, fi, NMO_RNE, 0);
+                enc_hull(ctx, &b, &b, &t2);
+            } else {
+                enc_div_si(ctx, &b, &b, n);
+            }
+            NMO_REF(ce_combine)(ctx, &t2, &a, &b, &omls, &eps, 0, fi);
             enc_hull(ctx, &tot, &tot, &t2);
-            enc_mul(ctx, &q, &omls, &a);
-            enc_fma(ctx, &t2, &b, &eps, &q);
-            enc_hull(ctx, &tot, &tot, &t2);
+            if (inter) { /* PyTorch eager: every reduction and product stored in inter */
+                for (int64_t i = 0; i < k; i++) enc_round(ctx, &rn[i], &rn[i], fi, NMO_RNE, 0);
+                enc_sum_sharp(ctx, &a, rn, k);
+                enc_div_si(ctx, &a, &a, n);
+                enc_round(ctx, &a, &a, fi, NMO_RNE, 0);
+                enc_sum_sharp(ctx, &b, re, k);
+                enc_round(ctx, &b, &b, fi, NMO_RNE, 0);
+                enc_div_si(ctx, &b, &b, n);
+                enc_round(ctx, &b, &b, fi, NMO_RNE, 0);
+                NMO_REF(ce_combine)(ctx, &t2, &a, &b, &omls, &eps, 1, fi);
+                enc_hull(ctx, &tot, &tot, &t2);
+            }
         }
     }
     enc_export(ctx, &out[0][0], &tot);
-    enc_clear(ctx, &tot), enc_clear(ctx, &t2), enc_clear(ctx, &a), enc_clear(ctx, &b), enc_clear(ctx, &q);
-    enc_clear(ctx, &eps), enc_clear(ctx, &omls), enc_clear(ctx, &lsc), enc_clear(ctx, &one);
-    enc_clear(ctx, &loss), enc_clear(ctx, &nll), enc_clear(ctx, &sm);
+done:
+    enc_clear(ctx, &loss), enc_clear(ctx, &nll), enc_clear(ctx, &sm), enc_clear(ctx, &sme);
+    enc_clear(ctx, &tot), enc_clear(ctx, &t2), enc_clear(ctx, &a), enc_clear(ctx, &b);
+    enc_clear(ctx, &eps), enc_clear(ctx, &omls), enc_clear(ctx, &lsc);
 }
 
 #ifdef NMO_ENGINE_FAST

@@ -4,7 +4,7 @@
  *   y = (x - mean_ng) * rstd_ng * w[c] + b[c],  rstd_ng = 1/sqrt(var_ng + eps).
  *
  * Rounding points (compute, RNE, unless said otherwise), as layer_norm over each group
- * (refs/norm_common.h):
+ * (refs/norm_common.h), fused (inter == compute):
  *   sum  = sum x over the group      any order and tree, in `acc`
  *   mean = sum / L                   or sum * RN(1/L)
  *   d    = x - mean
@@ -14,12 +14,51 @@
  *   y    = d * rstd * w[c] + b[c]    any association, FMA or not; or
  *          (d / sqrt(var+eps)) * w[c] + b[c]; or the fused per-(n, c) scale/shift
  *          a = w[c]*rstd, y = x*a + (b[c] - mean*a) (PyTorch, cuDNN; FMA or not)
+ * Eager (inter != compute): PyTorch's native_group_norm returns mean and rstd in the
+ * input dtype and its kernels read them back from there, and its moments kernel takes
+ * eps as a kernel argument of the input type (RowwiseMomentsCUDAKernel<T>(N, T eps, ..)):
+ *   eps  held as RN(eps) or RN_inter(RN(eps))              (hull)
+ *   mean_r = RN_inter(mean), rstd_r = RN_inter(rstd)       (the same statistics as above)
+ *   a    = RN(w[c] * rstd_r); y = x*a + (b[c] - mean_r*a)  (ComputeFusedParams + the
+ *          elementwise kernel, FMA or not), or d_r * rstd_r * w[c] + b[c] with
+ *          d_r = RN(x - mean_r) (GroupNorm1dForward, HxW == 1; any association, FMA)
+ *   (H200, PyTorch 2.11, F.group_norm bf16/fp16, 2x8x7x9 and 1x16x16x16, every family:
+ *   3 mismatches of 71456 elements with rounded statistics and eps, 5811 with rounded
+ *   statistics and an fp32 eps, 30273 with neither)
  *   store y into `out`               (checker: plan round)
  * Covered: two-pass statistics. Not covered: Welford statistics (PyTorch's native
  * RowwiseMoments), E[x^2] - mean^2 (Liger-Kernel's group_norm: not a correct
- * implementation, a mutant here), channels-last layouts. */
+ * implementation, a mutant here), channels-last layouts, eager programs that store
+ * more than the statistics (x - mean, the variance). */
 #include "numoracle/ref.h"
 #include "refs/norm_common.h"
+
+/* Eager statistics (see the top): mean and rstd rounded into inter, eps held as RN(eps)
+ * or RN_inter(RN(eps)). The same two-pass sums as norm_two_pass. */
+static void NMO_REF(gn_eager_stats)(E_CTX *ctx, const double *x, E *xe, E *d, int64_t n, double eps,
+                                    nmo_fmt inter, E *mean, E *rstd)
+{
+    E sum, ss, var, ep, ep2, v;
+    enc_init(ctx, &sum), enc_init(ctx, &ss), enc_init(ctx, &var), enc_init(ctx, &ep);
+    enc_init(ctx, &ep2), enc_init(ctx, &v);
+    for (int64_t j = 0; j < n; j++) enc_set_d(ctx, &xe[j], x[j]);
+    const E *fx[1] = {xe};
+    enc_dotk(ctx, &sum, fx, 1, n, 0);
+    enc_div_si(ctx, mean, &sum, n);
+    for (int64_t j = 0; j < n; j++) enc_sub(ctx, &d[j], &xe[j], mean);
+    const E *f[2] = {d, d};
+    enc_dotk(ctx, &ss, f, 2, n, 0);
+    enc_div_si(ctx, &var, &ss, n);
+    enc_const(ctx, &ep, eps);
+    enc_round(ctx, &ep2, &ep, inter, NMO_RNE, 0);
+    enc_hull(ctx, &ep, &ep, &ep2);
+    enc_add(ctx, &v, &var, &ep);
+    enc_rsqrt(ctx, rstd, &v);
+    enc_round(ctx, rstd, rstd, inter, NMO_RNE, 0);
+    enc_round(ctx, mean, mean, inter, NMO_RNE, 0);
+    enc_clear(ctx, &sum), enc_clear(ctx, &ss), enc_clear(ctx, &var), enc_clear(ctx, &ep);
+    enc_clear(ctx, &ep2), enc_clear(ctx, &v);
+}
 
 void NMO_REF(nmo_ref_group_norm_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
 {
@@ -39,13 +78,30 @@ void NMO_REF(nmo_ref_group_norm_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, 
     norm_tmp t;
     norm_tmp_init(ctx, &t);
 
-    norm_two_pass(ctx, x, xe, d, L, c->param[1], &mean, &rstd, &s);
-    for (int64_t j = 0; j < L; j++) {
-        int64_t ch = g * cg + j / HW;
-        enc_set_d(ctx, &we, w[ch]);
-        enc_set_d(ctx, &be, b[ch]);
-        norm_affine(ctx, &t, &y, &xe[j], &d[j], &mean, &rstd, &s, &we, &be);
-        enc_export(ctx, &out[0][j], &y);
+    if (c->plan.inter != c->plan.compute) {
+        NMO_REF(gn_eager_stats)(ctx, x, xe, d, L, c->param[1], c->plan.inter, &mean, &rstd);
+        for (int64_t j = 0; j < L; j++) {
+            int64_t ch = g * cg + j / HW;
+            enc_set_d(ctx, &we, w[ch]);
+            enc_set_d(ctx, &be, b[ch]);
+            enc_mul(ctx, &t.a, &we, &rstd); /* fused params from the stored statistics */
+            enc_scale_shift(ctx, &y, &xe[j], &t.a, &mean, &be);
+            enc_sub(ctx, &t.q, &xe[j], &mean); /* direct form, d from the stored mean */
+            const E *f3[3] = {&t.q, &rstd, &we};
+            enc_prodk(ctx, &t.p, f3, 3, 1);
+            enc_add(ctx, &t.y1, &t.p, &be);
+            enc_hull(ctx, &y, &y, &t.y1);
+            enc_export(ctx, &out[0][j], &y);
+        }
+    } else {
+        norm_two_pass(ctx, x, xe, d, L, c->param[1], &mean, &rstd, &s);
+        for (int64_t j = 0; j < L; j++) {
+            int64_t ch = g * cg + j / HW;
+            enc_set_d(ctx, &we, w[ch]);
+            enc_set_d(ctx, &be, b[ch]);
+            norm_affine(ctx, &t, &y, &xe[j], &d[j], &mean, &rstd, &s, &we, &be);
+            enc_export(ctx, &out[0][j], &y);
+        }
     }
 
     norm_tmp_clear(ctx, &t);
@@ -100,7 +156,8 @@ const nmo_op nmo_op_group_norm = {
     .shape_doc = "NxCxHxW (NCHW); groups must divide C",
     .rounding_doc = "per group: mean=sum x/L (any order, acc); d=x-mean; var=sum d^2/L (any "
                     "order, acc); rstd=rsqrt(var+eps)|1/sqrt; y=d*rstd*w+b any association, FMA "
-                    "or not | d/sqrt*w+b | x*a+(b-mean*a), a=w*rstd; two-pass only",
+                    "or not | d/sqrt*w+b | x*a+(b-mean*a), a=w*rstd; two-pass only; "
+                    "inter!=compute: mean, rstd (and eps) stored in inter (PyTorch eager)",
     .n_in = 3,
     .in = {{"x", NMO_ROLE_DATA, "input [N, C, H, W]"},
            {"w", NMO_ROLE_WEIGHT, "per-channel weight [C]"},
@@ -114,7 +171,7 @@ const nmo_op nmo_op_group_norm = {
     .test_shapes = "2x12x5x21;4x8x4x4",
     .test_shapes_large = "2x12x33x41;4x8x4x4",
     /* fused kernel only; dotk sums ignore sum= */
-    .plan_fields = NMO_PF_COMPUTE | NMO_PF_ACC | NMO_PF_FN,
+    .plan_fields = NMO_PF_COMPUTE | NMO_PF_ACC | NMO_PF_FN | NMO_PF_INTER,
     .plan_vacuous = 0,
     .setup = group_norm_setup,
     .row_len = group_norm_row_len,

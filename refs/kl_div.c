@@ -24,6 +24,8 @@
  *   log_target = 1:  l = RN_i(RN(RN_i(RN(exp t)) * RN_i(RN(t - x))))
  *   none: l (stored); mean: sum/numel in one kernel; sum: the sum; batchmean:
  *   RN_i(sum) / shape[0] (x/n or x*RN(1/n)). Liger's fused form is not an eager one.
+ * (H200, PyTorch 2.11, batchmean, 8x1001 and 2x8192, every family, bf16 and fp16: all 22
+ * scalar outputs reproduced; the fused forms give 0.0 where eager gives -0.00206, etc.)
  * Not covered: Liger's `target > eps (1e-10)` cut-off (it drops elements with tiny
  * targets: a different definition), per-row partial sums stored in a narrower format. */
 #include "smx_ref.h"

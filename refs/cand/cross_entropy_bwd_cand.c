@@ -11,7 +11,18 @@
  * textbook: p = expf(lp) with lp = (x - m) - l (the log_softmax backward route), then
  *   (p - t)*g/n with t_y = (1-ls) + eps, G = g/n, dx = (p - t)*G.
  * warp32: p = e*(1/s), dx = fmaf(p, G, -(t*G)) (nll backward then log_softmax backward).
- * Mutants: the liger kernel with one realistic bug each. */
+ * Mutants: the liger kernel with one realistic bug each.
+ *
+ * PyTorch eager on a 16-bit dtype (autograd of F.cross_entropy, 2.11 on an H200: ls = 0
+ * mean reproduced bit for bit, 0 mismatches of 8008 / 16384 elements per case): every
+ * gradient tensor is stored in the input dtype. nll_loss_backward divides the incoming
+ * gradient by total_weight, which the forward stored in the input dtype; with ls > 0 the
+ * smoothing branch gives -RN(RN(g*RN(ls/V)) / n) to every class and autograd adds the two
+ * branches at the label; log_softmax backward then writes G - expf(lsm)*sum(G) from the
+ * stored lsm. mut_eager: correct only under a plan with inter=<input dtype> (a negative
+ * control of the fused plan); mut_eager_grad_rz (gradient tensors stored by truncation)
+ * and mut_eager_lsm_rz (log_softmax stored by truncation) are bugs of that program and
+ * FAIL under inter too. */
 #include "smx_util.h"
 
 typedef struct {
@@ -24,6 +35,9 @@ typedef struct {
     int mean_all_rows;  /* mean divides by M (ignored rows counted) */
     int ignore_grad;    /* ignored rows get the softmax gradient instead of 0 */
     int label_off1;     /* the onehot at (y+1) mod V */
+    /* PyTorch eager (form 3): the gradient tensors and log_softmax stored in plan->in */
+    int grad_rz;        /* eager mutant: gradient tensors stored by truncation */
+    int lsm_rz;         /* eager mutant: log_softmax stored by truncation */
 } cb_cfg;
 
 static nmo_status cb_run(const nmo_cand_args *a, nmo_err *err, const cb_cfg *c) {
@@ -53,6 +67,23 @@ static nmo_status cb_run(const nmo_cand_args *a, nmo_err *err, const cb_cfg *c) 
     const float nf = red == 1 ? (float)n : 1.0f, g = (float)gd, G = g / nf;
     const float lsf = (float)ls, eps = lsf / (float)V, omls = 1.0f - lsf, cy = omls / nf;
     const float ty = omls + eps;
+    /* eager: the stored gradient of the log-softmax, gy at the label, gs elsewhere */
+    const nmo_fmt fi = a->plan->in;
+#define CB_ST(v) (c->grad_rz ? nmo_sf_trunc_to(fi, (v)) : nmo_cu_round_to(fi, (v)))
+    float gy = 0.0f, gs = 0.0f;
+    if (c->form == 3) {
+        const float gr = CB_ST(g), omls_d = (float)(1.0 - ls), c_d = (float)(ls / (double)V);
+        const float tw = nmo_cu_round_to(fi, (float)n); /* nll_loss's total_weight */
+        float gn = ls > 0 ? CB_ST(gr * omls_d) : gr;
+        float cnll = red == 1 ? CB_ST(gn / tw) : gn;
+        if (ls > 0) {
+            float t = CB_ST(gr * c_d);
+            gs = -(red == 1 ? CB_ST(t / (float)n) : t);
+            gy = CB_ST(-cnll + gs);
+        } else {
+            gy = -cnll;
+        }
+    }
     for (int64_t i = 0; i < M; i++) {
         const float *xr = xv + i * V;
         float *o = dx + i * V;
@@ -66,6 +97,22 @@ static nmo_status cb_run(const nmo_cand_args *a, nmo_err *err, const cb_cfg *c) 
         for (int64_t j = 0; j < V; j++) o[j] = nmo_sf_expf(c->exp, xr[j] - m);
         float s = c->acc16 ? nmo_cu_sum_acc16(o, NULL, V, NMO_BF16, 0) : nmo_cu_reduce(o, NULL, V, c->red, 0);
         float l = nmo_sf_logf(c->log, s), inv = 1.0f / s;
+        if (c->form == 3) { /* log_softmax backward: G - expf(lsm) * sum G */
+            float S = 0.0f;
+            if (ls > 0) {
+                float part[256] = {0};
+                for (int64_t j = 0; j < V; j++) part[j % 256] += j == y ? gy : gs;
+                S = nmo_cu_block_sum256(part);
+            } else {
+                S = gy;
+            }
+            for (int64_t j = 0; j < V; j++) {
+                float d = (xr[j] - m) - l;
+                float lsm = c->lsm_rz ? nmo_sf_trunc_to(fi, d) : nmo_cu_round_to(fi, d);
+                o[j] = (j == y ? gy : gs) - nmo_sf_expf(c->exp, lsm) * S;
+            }
+            continue;
+        }
         for (int64_t j = 0; j < V; j++) {
             int at = j == y && !c->no_onehot;
             if (c->form == 1) {
@@ -81,6 +128,7 @@ static nmo_status cb_run(const nmo_cand_args *a, nmo_err *err, const cb_cfg *c) 
             }
         }
     }
+#undef CB_ST
     nmo_cu_store(&a->out[0], dx, nmo_cu_plan_store(a->plan));
     free(xv), free(lv), free(dx);
     return NMO_OK;
@@ -104,6 +152,11 @@ CB_CAND(cb_mut_mean_all_rows, CB_DEFAULT, .mean_all_rows = 1)
 CB_CAND(cb_mut_ignore_grad, CB_DEFAULT, .ignore_grad = 1)
 CB_CAND(cb_mut_label_off1, CB_DEFAULT, .label_off1 = 1)
 CB_CAND(cb_mut_acc_bf16, CB_DEFAULT, .acc16 = 1)
+CB_CAND(cb_mut_eager, .red = NMO_CU_RED_BLOCK256, .exp = NMO_SF_CUDA, .log = NMO_SF_CUDA, .form = 3)
+CB_CAND(cb_mut_eager_grad_rz, .red = NMO_CU_RED_BLOCK256, .exp = NMO_SF_CUDA, .log = NMO_SF_CUDA, .form = 3,
+        .grad_rz = 1)
+CB_CAND(cb_mut_eager_lsm_rz, .red = NMO_CU_RED_BLOCK256, .exp = NMO_SF_CUDA, .log = NMO_SF_CUDA, .form = 3,
+        .lsm_rz = 1)
 
 const nmo_cand nmo_cand_cross_entropy_bwd[] = {
     {"cross_entropy_bwd", "liger", 1,
@@ -121,6 +174,14 @@ const nmo_cand nmo_cand_cross_entropy_bwd[] = {
     {"cross_entropy_bwd", "mut_ignore_grad", 0, "MUTANT: ignored rows get the softmax gradient instead of 0",
      cb_mut_ignore_grad, NULL},
     {"cross_entropy_bwd", "mut_label_off1", 0, "MUTANT: onehot placed at (y+1) mod V", cb_mut_label_off1, NULL},
+    {"cross_entropy_bwd", "mut_eager", 0,
+     "MUTANT under the fused plan: PyTorch eager autograd, gradient tensors and log_softmax stored in the "
+     "input dtype, G - expf(lsm)*sum G (correct under a plan with inter=<input dtype>)",
+     cb_mut_eager, "inter={dtype}"},
+    {"cross_entropy_bwd", "mut_eager_grad_rz", 0,
+     "MUTANT (also under inter=<dtype>): eager gradient tensors stored by truncation (RZ)", cb_mut_eager_grad_rz, NULL},
+    {"cross_entropy_bwd", "mut_eager_lsm_rz", 0,
+     "MUTANT (also under inter=<dtype>): eager log_softmax stored by truncation (RZ)", cb_mut_eager_lsm_rz, NULL},
     {"cross_entropy_bwd", "mut_acc_bf16", 0, "MUTANT: sum of exponentials in a bf16 accumulator",
      cb_mut_acc_bf16, NULL},
 };

@@ -14,7 +14,17 @@
  * PyTorch: nll = (m - x_y) + l, sm = -sum_j ((x_j - m) - l); the nll and sm rows are
  *   reduced separately (sequentially), divided by n, combined as (1-ls)*N + S*(ls/V)
  *   with the constants rounded from double.
- * Mutants: the Liger kernel with one realistic bug each. */
+ * Mutants: the Liger kernel with one realistic bug each.
+ *
+ * PyTorch eager on a 16-bit dtype (2.11 on an H200: all 40 mean outputs reproduced, ls 0
+ * and 0.1): log_softmax stored in the input dtype; nll_loss sums -lsm_y in fp32 and
+ * divides by the count; with ls > 0 cross_entropy_loss_label_smoothing stores every
+ * tensor it makes: nll, the per-row smoothing sums (0 for ignored rows), their sum, the
+ * quotient by the count, (1-ls)*nll and sum*(ls/V), then adds the two. mut_eager* are
+ * correct only under a plan with inter=<input dtype> (negative controls of the fused
+ * plan); mut_eager_smooth_unmasked (ignored rows left in the smoothing sum: the
+ * masked_fill forgotten) and mut_eager_lsm_rz (log_softmax stored by truncation) are
+ * bugs of that program and FAIL under inter too. */
 #include "smx_util.h"
 
 typedef struct {
@@ -31,6 +41,10 @@ typedef struct {
     int label_off1;     /* x[(y+1) mod V] read as the target logit */
     int mean_all_rows;  /* mean divides by M (ignored rows counted) */
     int ignore_clamp;   /* ignore_index not handled: the label is clamped into [0, V) */
+    /* PyTorch eager: log_softmax and every label-smoothing tensor stored in plan->in */
+    int eager;
+    int unmasked;       /* eager mutant: ignored rows' smoothing sums not zeroed */
+    int lsm_rz;         /* eager mutant: log_softmax stored by truncation */
 } ce_cfg;
 
 static float ce_pairwise(const float *v, int64_t n) {
@@ -69,7 +83,22 @@ static nmo_status ce_run(const nmo_cand_args *a, nmo_err *err, const ce_cfg *c) 
     const float lsf = (float)ls, epsf = lsf / (float)V, omls_f = 1.0f - lsf;
     const float omls_d = (float)(1.0 - ls), c_d = (float)(ls / (double)V);
     int64_t n = 0, k = 0;
-    for (int64_t i = 0; i < M; i++) {
+    const nmo_fmt fi = a->plan->in;
+    if (c->eager) { /* rl: -lsm_y (0 ignored), rs: RN(-sum lsm) (0 ignored unless unmasked) */
+        for (int64_t i = 0; i < M; i++) {
+            int64_t y = nmo_sf_label(lv[i], V, ignore);
+            const float *xr = xv + i * V;
+            float m = nmo_sf_rowmax(xr, V);
+            for (int64_t j = 0; j < V; j++) e[j] = nmo_sf_expf(c->exp, xr[j] - m);
+            float l = nmo_sf_logf(c->log, nmo_cu_reduce(e, NULL, V, c->red, 0));
+            for (int64_t j = 0; j < V; j++)
+                e[j] = c->lsm_rz ? nmo_sf_trunc_to(fi, (xr[j] - m) - l) : nmo_cu_round_to(fi, (xr[j] - m) - l);
+            rl[i] = y < 0 ? 0.0f : -e[y];
+            rs[i] = y < 0 && !c->unmasked ? 0.0f : nmo_cu_round_to(fi, -nmo_cu_reduce(e, NULL, V, c->red, 0));
+            n += y >= 0;
+        }
+    }
+    for (int64_t i = 0; i < M && !c->eager; i++) {
         int64_t y = nmo_sf_label(lv[i], V, ignore);
         if (c->ignore_clamp && y < 0) y = 0;
         rl[i] = 0.0f;
@@ -105,7 +134,26 @@ static nmo_status ce_run(const nmo_cand_args *a, nmo_err *err, const ce_cfg *c) 
         free(xv), free(lv), free(rl), free(rn), free(rs), free(e);
         return nmo_err_set(err, NMO_ERR_NOMEM, "%s candidate: out of memory", op);
     }
-    if (red == 0) {
+    if (c->eager) {
+        if (red == 0) {
+            for (int64_t i = 0; i < M; i++)
+                out[i] = ls > 0 ? nmo_cu_round_to(fi, omls_d * rl[i]) + nmo_cu_round_to(fi, rs[i] * c_d) : rl[i];
+        } else {
+            /* nll_loss: 32 strided partial sums, then in order; / the count */
+            float part[32] = {0};
+            for (int64_t i = 0; i < M; i++) part[i % 32] += rl[i];
+            float nl = nmo_cu_reduce(part, NULL, 32, NMO_CU_RED_SEQ, 0);
+            float nf = red == 2 ? 1.0f : (float)n;
+            nl = red == 2 ? nl : nl / nf;
+            out[0] = nl;
+            if (ls > 0) {
+                float S = nmo_cu_round_to(fi, nmo_cu_reduce(rs, NULL, M, c->red, 0));
+                float ret = red == 2 ? S : nmo_cu_round_to(fi, S / nf);
+                nl = nmo_cu_round_to(fi, nl);
+                out[0] = nmo_cu_round_to(fi, omls_d * nl) + nmo_cu_round_to(fi, ret * c_d);
+            }
+        }
+    } else if (red == 0) {
         memcpy(out, rl, (size_t)M * sizeof(float));
     } else {
         float nf = (float)(c->mean_all_rows ? M : n);
@@ -146,6 +194,11 @@ CE_CAND(ce_mut_acc_bf16, CE_DEFAULT, .acc16 = 1)
 CE_CAND(ce_mut_label_off1, CE_DEFAULT, .label_off1 = 1)
 CE_CAND(ce_mut_skip_last, CE_DEFAULT, .skip_last = 1)
 CE_CAND(ce_mut_ignore_clamp, CE_DEFAULT, .ignore_clamp = 1)
+CE_CAND(ce_mut_eager, .red = NMO_CU_RED_BLOCK256, .exp = NMO_SF_CUDA, .log = NMO_SF_CUDA, .eager = 1)
+CE_CAND(ce_mut_eager_smooth_unmasked, .red = NMO_CU_RED_BLOCK256, .exp = NMO_SF_CUDA, .log = NMO_SF_CUDA,
+        .eager = 1, .unmasked = 1)
+CE_CAND(ce_mut_eager_lsm_rz, .red = NMO_CU_RED_BLOCK256, .exp = NMO_SF_CUDA, .log = NMO_SF_CUDA, .eager = 1,
+        .lsm_rz = 1)
 
 const nmo_cand nmo_cand_cross_entropy[] = {
     {"cross_entropy", "liger", 1,
@@ -167,5 +220,14 @@ const nmo_cand nmo_cand_cross_entropy[] = {
     {"cross_entropy", "mut_skip_last", 0, "MUTANT: exp-sum loop skips the last logit", ce_mut_skip_last, NULL},
     {"cross_entropy", "mut_ignore_clamp", 0,
      "MUTANT: ignore_index not handled: the label is clamped to 0 and the row counted", ce_mut_ignore_clamp, NULL},
+    {"cross_entropy", "mut_eager", 0,
+     "MUTANT under the fused plan: PyTorch eager, log_softmax and every smoothing tensor stored in the input "
+     "dtype (correct under a plan with inter=<input dtype>)",
+     ce_mut_eager, "inter={dtype}"},
+    {"cross_entropy", "mut_eager_smooth_unmasked", 0,
+     "MUTANT (also under inter=<dtype>): eager smoothing sum keeps the ignored rows (masked_fill forgotten)",
+     ce_mut_eager_smooth_unmasked, NULL},
+    {"cross_entropy", "mut_eager_lsm_rz", 0,
+     "MUTANT (also under inter=<dtype>): eager log_softmax stored by truncation (RZ)", ce_mut_eager_lsm_rz, NULL},
 };
 const int nmo_cand_cross_entropy_n = (int)(sizeof nmo_cand_cross_entropy / sizeof nmo_cand_cross_entropy[0]);

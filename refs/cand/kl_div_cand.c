@@ -14,11 +14,14 @@
  *   then * (1/divisor).
  * With log_target every variant computes exp(t)*(t - x) (its exp and reduction differ).
  * Mutants: the liger kernel with one realistic bug each.
- * mut_torch_eager: PyTorch eager in the tensor dtype: torch.kl_div's elementwise kernels
- *   (xlogy(t, t), t*input, their difference; exp(t), t - input, their product) each
- *   store in the dtype, the sum kernel accumulates in fp32 and stores in the dtype, and
- *   batchmean's `/ input.size(0)` multiplies by the reciprocal: a mutant of the fused
- *   plan, correct under inter=<dtype>. */
+ *
+ * PyTorch eager (F.kl_div on a 16-bit dtype, 2.11 on an H200, all 22 batchmean outputs
+ * reproduced): one elementwise kernel per operation, each storing in the input dtype:
+ * a = xlogy(t, t), b = t*x, l = a - b (log_target: e = exp(t), d = t - x, l = e*d), one
+ * reduction, and batchmean divides the stored sum. mut_eager: correct only under a plan
+ * with inter=<input dtype> (a negative control of the fused plan); mut_eager_log_nan
+ * (t*log(t) without xlogy: NaN where t == 0) and mut_eager_rz (every stored
+ * intermediate truncated) are bugs of that eager program and FAIL under inter too. */
 #include "smx_util.h"
 
 typedef struct {
@@ -27,14 +30,22 @@ typedef struct {
     int form;            /* 0: t*(lt - x); 1: t*lt - t*x; 2: fmaf(t, lt, -(t*x)) */
     int flat;            /* one pairwise sum over all elements (torch) */
     int recip;           /* s * (1/d) instead of s / d */
-    int eager;           /* every elementwise result and the stored sum in the dtype */
     /* mutant knobs */
     int as_mean;         /* batchmean divides by numel instead of shape[0] */
     int no_log;          /* t*(t - x): log of the target forgotten */
     int acc16;           /* per-row sums in a bf16 accumulator */
     int swapped;         /* KL(input || target): exp(x)*(x - log t) */
     int skip_last;       /* per-row sum loop bound N-1 */
+    /* PyTorch eager: every elementwise result and batchmean's sum stored in plan->in */
+    int eager;
+    int log_nan;         /* eager mutant: t*log(t) instead of xlogy (NaN where t == 0) */
+    int rz;              /* eager mutant: the stored intermediates truncated (RZ) */
 } kl_cfg;
+
+/* An eager intermediate stored in the input dtype (truncated for the rz mutant). */
+static float kl_store(const kl_cfg *c, nmo_fmt f, float v) {
+    return c->rz ? nmo_sf_trunc_to(f, v) : nmo_cu_round_to(f, v);
+}
 
 static float kl_pairwise(const float *v, int64_t n) {
     if (n <= 0) return 0.0f;
@@ -64,22 +75,21 @@ static nmo_status kl_run(const nmo_cand_args *a, nmo_err *err, const kl_cfg *c) 
         free(xv), free(tv), free(l), free(rs);
         return nmo_err_set(err, NMO_ERR_NOMEM, "%s candidate: out of memory", op);
     }
+    const nmo_fmt fi = a->plan->in;
     for (int64_t i = 0; i < M * N; i++) {
         float x = xv[i], t = tv[i];
+        if (c->eager) {
+            if (!logt) {
+                float xl = t == 0.0f && !c->log_nan ? 0.0f : t * nmo_sf_logf(c->log, t);
+                l[i] = kl_store(c, fi, kl_store(c, fi, xl) - kl_store(c, fi, t * x));
+            } else {
+                l[i] = kl_store(c, fi, kl_store(c, fi, nmo_sf_expf(c->exp, t)) * kl_store(c, fi, t - x));
+            }
+            continue;
+        }
         if (c->swapped) {
             float lt = logt ? t : nmo_sf_logf(c->log, t);
             l[i] = nmo_sf_expf(c->exp, x) * (x - lt);
-            continue;
-        }
-        if (c->eager) { /* one kernel per operation, each result stored in the dtype */
-            const nmo_fmt dt = a->plan->in;
-            if (!logt)
-                l[i] = t == 0.0f ? 0.0f
-                                 : nmo_cu_round_to(dt, nmo_cu_round_to(dt, t * nmo_sf_logf(c->log, t)) -
-                                                           nmo_cu_round_to(dt, t * x));
-            else
-                l[i] = nmo_cu_round_to(dt, nmo_cu_round_to(dt, nmo_sf_expf(c->exp, t)) *
-                                               nmo_cu_round_to(dt, t - x));
             continue;
         }
         if (!logt) {
@@ -104,8 +114,8 @@ static nmo_status kl_run(const nmo_cand_args *a, nmo_err *err, const kl_cfg *c) 
                                  : nmo_cu_reduce(l + i * N, NULL, nred, c->red, 0);
             s = c->red == NMO_CU_RED_WARP32 ? nmo_cu_reduce(rs, NULL, M, NMO_CU_RED_SEQ, 0) : kl_pairwise(rs, M);
         }
-        if (c->eager && red == 3) s = nmo_cu_round_to(a->plan->in, s); /* the sum kernel's output */
         float d = red == 1 || (red == 3 && c->as_mean) ? (float)(M * N) : red == 3 ? (float)xt->dims[0] : 1.0f;
+        if (c->eager && red == 3) s = kl_store(c, fi, s); /* torch.kl_div(sum), then / size(0) */
         out1 = c->recip ? s * (1.0f / d) : s / d;
     }
     nmo_cu_store(&a->out[0], red == 0 ? l : &out1, nmo_cu_plan_store(a->plan));
@@ -131,6 +141,9 @@ KL_CAND(kl_mut_no_log, KL_DEFAULT, .no_log = 1)
 KL_CAND(kl_mut_acc_bf16, KL_DEFAULT, .acc16 = 1)
 KL_CAND(kl_mut_swapped, KL_DEFAULT, .swapped = 1)
 KL_CAND(kl_mut_skip_last, KL_DEFAULT, .skip_last = 1)
+KL_CAND(kl_mut_eager, .exp = NMO_SF_CUDA, .log = NMO_SF_CUDA, .flat = 1, .eager = 1)
+KL_CAND(kl_mut_eager_log_nan, .exp = NMO_SF_CUDA, .log = NMO_SF_CUDA, .flat = 1, .eager = 1, .log_nan = 1)
+KL_CAND(kl_mut_eager_rz, .exp = NMO_SF_CUDA, .log = NMO_SF_CUDA, .flat = 1, .eager = 1, .rz = 1)
 
 const nmo_cand nmo_cand_kl_div[] = {
     {"kl_div", "liger", 1,
@@ -150,5 +163,13 @@ const nmo_cand nmo_cand_kl_div[] = {
     {"kl_div", "mut_swapped", 0, "MUTANT: arguments swapped: KL(input || target) = exp(x)*(x - log t)",
      kl_mut_swapped, NULL},
     {"kl_div", "mut_skip_last", 0, "MUTANT: per-row sum loop skips the last element", kl_mut_skip_last, NULL},
+    {"kl_div", "mut_eager", 0,
+     "MUTANT under the fused plan: PyTorch eager, xlogy, t*x and their difference each stored in the input "
+     "dtype, pairwise sum, batchmean of the stored sum (correct under a plan with inter=<input dtype>)",
+     kl_mut_eager, "inter={dtype}"},
+    {"kl_div", "mut_eager_log_nan", 0,
+     "MUTANT (also under inter=<dtype>): eager t*log(t) without xlogy, NaN where t == 0", kl_mut_eager_log_nan, NULL},
+    {"kl_div", "mut_eager_rz", 0,
+     "MUTANT (also under inter=<dtype>): eager intermediates stored by truncation (RZ)", kl_mut_eager_rz, NULL},
 };
 const int nmo_cand_kl_div_n = (int)(sizeof nmo_cand_kl_div / sizeof nmo_cand_kl_div[0]);

@@ -8,7 +8,8 @@
  *   nmo_sf_rowmax(x, n): exact row max (fmaxf; the order does not change the value);
  *   nmo_sf_label(v, V, ignore): a class label stored as an fp32 value, as an index, or -1
  *     when it equals ignore_index (or is out of range: a correct kernel must not read it);
- *   nmo_sf_check_rows: the common argument checks of a rows x N tensor. */
+ *   nmo_sf_check_rows: the common argument checks of a rows x N tensor;
+ *   nmo_sf_trunc_to(fmt, f): f stored into bf16/fp16 by truncation (RZ; mutants). */
 #ifndef NMO_SMX_UTIL_H
 #define NMO_SMX_UTIL_H
 
@@ -67,6 +68,13 @@ static inline nmo_status nmo_sf_rows(const nmo_tensor *t, const char *op, const 
     if (*N < 1) return nmo_err_set(err, NMO_ERR_USAGE, "%s candidate: %s rows are empty", op, what);
     *M = nmo_cu_numel(t) / *N;
     return NMO_OK;
+}
+
+/* f stored into fmt by truncation (RZ), read back; fp32: unchanged (mutant helper). */
+static inline float nmo_sf_trunc_to(nmo_fmt fmt, float f) {
+    if (fmt == NMO_BF16) return nmo_cu_bf16_to_f(nmo_cu_f_to_bf16_rz(f));
+    if (fmt == NMO_FP16) return nmo_cu_fp16_to_f(nmo_cu_f_to_fp16_rz(f));
+    return f;
 }
 
 #endif

@@ -8,7 +8,14 @@
  *
  * Every kernel here: s = sum y*dy in fp32 in the kernel's reduction tree (fmaf or a
  * rounded product then add), then dx = y*(dy - s) or y*dy - y*s with or without an
- * FMA, then the final store. Mutants are the default kernel with one realistic bug. */
+ * FMA, then the final store. Mutants are the default kernel with one realistic bug.
+ *
+ * PyTorch eager (torch._softmax_backward_data on a 16-bit dtype, 2.11 on an H200,
+ * reproduced bit for bit): m = y*dy is a separate tensor stored in the input dtype, the
+ * kernel sums the stored m in fp32 and writes m - y*s. Correct only under a plan with
+ * inter=<input dtype> (mut_eager*: negative controls of the fused plan, as in the
+ * pointwise operators); mut_eager_sum_raw and mut_eager_m_rz are bugs of that eager
+ * kernel and must FAIL under inter=<input dtype> too. */
 #include "smx_util.h"
 
 typedef struct {
@@ -22,6 +29,10 @@ typedef struct {
     int skip_last;  /* dot loop bound N-1 */
     int y_row0;     /* y read with row stride 0 (always row 0): wrong broadcast */
     int store_rz;   /* truncating store regardless of the plan */
+    /* PyTorch eager: m = y*dy stored in the input dtype, s = sum m, dx = m - y*s */
+    int eager;      /* 1: dx = m - y*s; 2: dx = fmaf(-y, s, m) */
+    int sum_raw;    /* eager mutant: s over the unrounded products, m - y*s with stored m */
+    int m_rz;       /* eager mutant: m stored by truncation (RZ) */
 } sb_cfg;
 
 static nmo_status sb_run(const nmo_cand_args *a, nmo_err *err, const sb_cfg *c) {
@@ -37,8 +48,9 @@ static nmo_status sb_run(const nmo_cand_args *a, nmo_err *err, const sb_cfg *c) 
     float *yv = nmo_cu_load(yt), *gv = nmo_cu_load(&a->in[1]);
     float *dx = (float *)malloc((size_t)(M * N) * sizeof(float));
     float *ones = (float *)malloc((size_t)N * sizeof(float));
-    if (!yv || !gv || !dx || !ones) {
-        free(yv), free(gv), free(dx), free(ones);
+    float *m = (float *)malloc((size_t)N * sizeof(float));
+    if (!yv || !gv || !dx || !ones || !m) {
+        free(yv), free(gv), free(dx), free(ones), free(m);
         return nmo_err_set(err, NMO_ERR_NOMEM, "%s candidate: out of memory", op);
     }
     for (int64_t j = 0; j < N; j++) ones[j] = 1.0f;
@@ -46,6 +58,16 @@ static nmo_status sb_run(const nmo_cand_args *a, nmo_err *err, const sb_cfg *c) 
         const float *y = yv + (c->y_row0 ? 0 : i * N), *g = gv + i * N;
         int64_t nred = c->skip_last ? N - 1 : N;
         float s;
+        if (c->eager) {
+            float *o = dx + i * N;
+            for (int64_t j = 0; j < N; j++) {
+                float p = y[j] * g[j];
+                m[j] = c->m_rz ? nmo_sf_trunc_to(a->plan->in, p) : nmo_cu_round_to(a->plan->in, p);
+            }
+            s = c->sum_raw ? nmo_cu_reduce(y, g, nred, c->red, c->fma) : nmo_cu_reduce(m, NULL, nred, c->red, 0);
+            for (int64_t j = 0; j < N; j++) o[j] = c->eager == 2 ? fmaf(-y[j], s, m[j]) : m[j] - y[j] * s;
+            continue;
+        }
         if (c->sum_dy) s = nmo_cu_reduce(g, ones, nred, c->red, c->fma);
         else if (c->acc16) s = nmo_cu_sum_acc16(y, g, nred, NMO_BF16, c->fma);
         else s = nmo_cu_reduce(y, g, nred, c->red, c->fma);
@@ -59,7 +81,7 @@ static nmo_status sb_run(const nmo_cand_args *a, nmo_err *err, const sb_cfg *c) 
         }
     }
     nmo_cu_store(&a->out[0], dx, c->store_rz ? NMO_CU_ST_RZ : nmo_cu_plan_store(a->plan));
-    free(yv), free(gv), free(dx), free(ones);
+    free(yv), free(gv), free(dx), free(ones), free(m);
     return NMO_OK;
 }
 
@@ -83,6 +105,10 @@ SB_CAND(sb_mut_sum_dy, SB_DEFAULT, .sum_dy = 1)
 SB_CAND(sb_mut_skip_last, SB_DEFAULT, .skip_last = 1)
 SB_CAND(sb_mut_y_row0, SB_DEFAULT, .y_row0 = 1)
 SB_CAND(sb_mut_store_rz, SB_DEFAULT, .store_rz = 1)
+SB_CAND(sb_mut_eager, .red = NMO_CU_RED_WARP32, .eager = 1)
+SB_CAND(sb_mut_eager_fma, .red = NMO_CU_RED_BLOCK256, .eager = 2)
+SB_CAND(sb_mut_eager_sum_raw, .red = NMO_CU_RED_WARP32, .fma = 1, .eager = 1, .sum_raw = 1)
+SB_CAND(sb_mut_eager_m_rz, .red = NMO_CU_RED_WARP32, .eager = 1, .m_rz = 1)
 
 const nmo_cand nmo_cand_softmax_bwd[] = {
     {"softmax_bwd", "block256", 1,
@@ -100,5 +126,19 @@ const nmo_cand nmo_cand_softmax_bwd[] = {
     {"softmax_bwd", "mut_y_row0", 0, "MUTANT: y read with row stride 0 (row 0 broadcast to every row)",
      sb_mut_y_row0, NULL},
     {"softmax_bwd", "mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", sb_mut_store_rz, NULL},
+    {"softmax_bwd", "mut_eager", 0,
+     "MUTANT under the fused plan: PyTorch eager, m = y*dy stored in the input dtype, warp sum of m, "
+     "dx = m - y*s (correct under a plan with inter=<input dtype>)",
+     sb_mut_eager, "inter={dtype}"},
+    {"softmax_bwd", "mut_eager_fma", 0,
+     "MUTANT under the fused plan: PyTorch eager form, block sum of the stored m, dx = fmaf(-y, s, m) "
+     "(correct under a plan with inter=<input dtype>)",
+     sb_mut_eager_fma, "inter={dtype}"},
+    {"softmax_bwd", "mut_eager_sum_raw", 0,
+     "MUTANT (also under inter=<dtype>): eager kernel summing the unrounded y*dy while subtracting "
+     "from the stored m",
+     sb_mut_eager_sum_raw, NULL},
+    {"softmax_bwd", "mut_eager_m_rz", 0,
+     "MUTANT (also under inter=<dtype>): eager kernel storing m = y*dy by truncation (RZ)", sb_mut_eager_m_rz, NULL},
 };
 const int nmo_cand_softmax_bwd_n = (int)(sizeof nmo_cand_softmax_bwd / sizeof nmo_cand_softmax_bwd[0]);
