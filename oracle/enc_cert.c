@@ -265,11 +265,165 @@ void nmo_cenc_mul(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b
     mpfr_clears(lo, hi, (mpfr_ptr)0);
 }
 
+typedef int (*ce_fn)(mpfr_ptr, mpfr_srcptr, mpfr_rnd_t);
+
+/* RN(f(x)) by a Ziv loop: evaluate f rounded down and up at growing precision until both
+ * round to the same lattice value. */
+static double ce_fn_rn(nmo_cctx *c, ce_fn f, mpfr_srcptr x)
+{
+    double a = 0;
+    for (mpfr_prec_t p = WP; p <= 8 * WP; p *= 2) {
+        mpfr_t d, u;
+        mpfr_inits2(p, d, u, (mpfr_ptr)0);
+        f(d, x, MPFR_RNDD);
+        f(u, x, MPFR_RNDU);
+        a = ce_round(c, c->cf, d, NMO_RNE);
+        double b = ce_round(c, c->cf, u, NMO_RNE);
+        mpfr_clears(d, u, (mpfr_ptr)0);
+        if (a == b) break;
+    }
+    return a;
+}
+
+/* Mirrors nmo_fe_fn_side: y -+ n ulp(y) snapped inward, y known to lie in [d, u] (n >= 1).
+ * The ulp is that of the larger magnitude M = max(|d|, |u|), read toward zero so that
+ * it stays in its binade; when d != u, y is strictly inside (it is not a WP-bit number),
+ * so |y| <= nextbelow(M): erf(20) = 1 - 5e-176 has the ulp of 0.75 although u = 1.
+ * Where the estimates straddle a binade this is the larger ulp (sound), and the fast
+ * engine is uncertain. */
+static double ce_side(nmo_cctx *c, mpfr_ptr d, mpfr_ptr u, int n, int upper)
+{
+    if (!mpfr_number_p(d) || !mpfr_number_p(u)) return mpfr_get_d(upper ? u : d, MPFR_RNDN);
+    mpfr_t t;
+    mpfr_init2(t, mpfr_get_prec(d) + 64);
+    if (mpfr_cmpabs(d, u) > 0) mpfr_abs(t, d, MPFR_RNDN);
+    else mpfr_abs(t, u, MPFR_RNDN);
+    if (mpfr_cmp(d, u) != 0) mpfr_nextbelow(t);
+    double ulp = nmo_fmt_ulp(c->cf, mpfr_get_d(t, MPFR_RNDZ));
+    mpfr_set_d(t, ulp, MPFR_RNDN);
+    mpfr_mul_si(t, t, n, MPFR_RNDU);
+    double res;
+    if (upper) {
+        mpfr_add(t, u, t, MPFR_RNDU);
+        res = ce_round(c, c->cf, t, NMO_RD);
+    } else {
+        mpfr_sub(t, d, t, MPFR_RNDD);
+        res = ce_round(c, c->cf, t, NMO_RU);
+    }
+    mpfr_clear(t);
+    return res;
+}
+
+/* f(x) -+ n ulp(f(x)), snapped inward (n = 0: RN by the Ziv loop). */
+static double ce_fn_side(nmo_cctx *c, ce_fn f, mpfr_srcptr x, int n, int upper)
+{
+    if (n == 0) return ce_fn_rn(c, f, x);
+    mpfr_t d, u;
+    mpfr_inits2(WP, d, u, (mpfr_ptr)0);
+    f(d, x, MPFR_RNDD);
+    f(u, x, MPFR_RNDU);
+    double res = ce_side(c, d, u, n, upper);
+    mpfr_clears(d, u, (mpfr_ptr)0);
+    return res;
+}
+
+static double ce_pow2_above_d(double v) { return nmo_fe_pow2_above(v); }
+
+/* Mirrors nmo_fe_apx_fix: the power of two inside the range of exact values
+ * [ylo, yhi], ylo in [dl, ul], yhi in [dh, uh]. Both powers of two next to an
+ * uncertain ylo are tried (only lowers lo: sound). */
+static void ce_apx_fix(nmo_cctx *c, double *lo, double *hi, mpfr_srcptr dl, mpfr_srcptr ul, mpfr_srcptr dh,
+                       mpfr_srcptr uh, int n)
+{
+    if (n == 0) return;
+    double mf = nmo_fmt_get(c->cf)->max_finite;
+    double vd = mpfr_get_d(dl, MPFR_RNDD), vu = mpfr_get_d(ul, MPFR_RNDU);
+    /* y strictly inside (d, u) when d != u: yhi >= P needs uh > P, or uh == P exact */
+    int exh = mpfr_equal_p(dh, uh), exl = mpfr_equal_p(dl, ul);
+    if (vd > 0 && isfinite(vu)) {
+        for (int k = 0; k < 2; k++) {
+            double P = ce_pow2_above_d(k ? vu : vd);
+            int cmp = mpfr_cmp_d(uh, P);
+            if (P <= mf && (cmp > 0 || (cmp == 0 && exh))) {
+                double u = nmo_fmt_ulp(c->cf, P);
+                *lo = fmin(*lo, nmo_fmt_round(c->cf, P - n * u, NMO_RU, c->ftz));
+            }
+        }
+    }
+    vd = mpfr_get_d(dh, MPFR_RNDD), vu = mpfr_get_d(uh, MPFR_RNDU);
+    if (vu < 0 && isfinite(vd)) {
+        for (int k = 0; k < 2; k++) {
+            double P = ce_pow2_above_d(k ? -vd : -vu);
+            int cmp = mpfr_cmp_d(dl, -P);
+            if (P <= mf && (cmp < 0 || (cmp == 0 && exl))) {
+                double u = nmo_fmt_ulp(c->cf, P);
+                *hi = fmax(*hi, nmo_fmt_round(c->cf, n * u - P, NMO_RD, c->ftz));
+            }
+        }
+    }
+}
+
+/* ce_apx_fix for f's values at xl (giving ylo) and xh (giving yhi). */
+static void ce_fn_fix(nmo_cctx *c, double *lo, double *hi, ce_fn f, mpfr_srcptr xl, mpfr_srcptr xh, int n)
+{
+    if (n == 0) return;
+    mpfr_t dl, ul, dh, uh;
+    mpfr_inits2(WP, dl, ul, dh, uh, (mpfr_ptr)0);
+    f(dl, xl, MPFR_RNDD), f(ul, xl, MPFR_RNDU);
+    f(dh, xh, MPFR_RNDD), f(uh, xh, MPFR_RNDU);
+    ce_apx_fix(c, lo, hi, dl, ul, dh, uh, n);
+    mpfr_clears(dl, ul, dh, uh, (mpfr_ptr)0);
+}
+
+/* Mirrors nmo_fe_apx_ovf. */
+static void ce_apx_ovf(const nmo_cctx *c, double *lo, double *hi)
+{
+    double mf = nmo_fmt_get(c->cf)->max_finite;
+    if (*hi >= mf) *hi = INFINITY;
+    if (*lo <= -mf) *lo = -INFINITY;
+    if (*lo > mf) *lo = mf;
+    if (*hi < -mf) *hi = -mf;
+}
+
+/* Mirrors nmo_fe_sqrt_sides. */
+static void ce_sqrt_sides(nmo_cctx *c, mpfr_srcptr xl, mpfr_srcptr xh, int n, double *lo, double *hi)
+{
+    if (n == 0) {
+        mpfr_sqrt(c->t[0], xl, MPFR_RNDN);
+        *lo = ce_round(c, c->cf, c->t[0], NMO_RNE);
+        mpfr_sqrt(c->t[0], xh, MPFR_RNDN);
+        *hi = ce_round(c, c->cf, c->t[0], NMO_RNE);
+        return;
+    }
+    *lo = ce_fn_side(c, mpfr_sqrt, xl, n, 0);
+    *hi = ce_fn_side(c, mpfr_sqrt, xh, n, 1);
+    ce_fn_fix(c, lo, hi, mpfr_sqrt, xl, xh, n);
+    ce_apx_ovf(c, lo, hi);
+    if (*lo < 0) *lo = 0;
+}
+
+static int ce_rcp(mpfr_ptr r, mpfr_srcptr x, mpfr_rnd_t rnd) { return mpfr_ui_div(r, 1, x, rnd); }
+
+/* Mirrors nmo_fe_rcp_side: 1/s for a lattice value s > 0. */
+static double ce_rcp_side(nmo_cctx *c, double s, int n, int upper)
+{
+    mpfr_set_d(c->t[4], s, MPFR_RNDN);
+    if (n == 0) {
+        mpfr_ui_div(c->t[5], 1, c->t[4], MPFR_RNDN);
+        return ce_round(c, c->cf, c->t[5], NMO_RNE);
+    }
+    return ce_fn_side(c, ce_rcp, c->t[4], n, upper);
+}
+
+static void ce_div_apx(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b, int n, uint32_t fl);
+
 void nmo_cenc_div(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b)
 {
     uint32_t fl = a->flags | b->flags;
     if (ce_is_nan(a) || ce_is_nan(b)) { ce_set_nan(r, fl); return; }
     if (mpfr_sgn(b->lo) <= 0 && mpfr_sgn(b->hi) >= 0) { ce_set_all(r, fl); return; }
+    int n = nmo_fe_div_ulps(&c->plan, mpfr_cmp_ui(a->lo, 1) == 0 && mpfr_cmp_ui(a->hi, 1) == 0);
+    if (n) { ce_div_apx(c, r, a, b, n, fl); return; }
     mpfr_srcptr as[2] = {a->lo, a->hi}, bs[2] = {b->lo, b->hi};
     double l = INFINITY, h = -INFINITY;
     int nan = 0;
@@ -287,9 +441,87 @@ void nmo_cenc_div(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b
     ce_mag(r, nmo_mag_div(ma, ce_abs(r), mb, bl, bh));
 }
 
+/* Mirrors nmo_fe_div_apx. */
+static void ce_div_apx(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b, int n, uint32_t fl)
+{
+    if (nmo_fe_div_unbounded(&c->plan, fmax(fabs(ce_lo(b)), fabs(ce_hi(b))))) { ce_set_all(r, fl); return; }
+    mpfr_srcptr as[2] = {a->lo, a->hi}, bs[2] = {b->lo, b->hi};
+    mpfr_t d, u, dl, ul, dh, uh;
+    mpfr_inits2(WP, d, u, dl, ul, dh, uh, (mpfr_ptr)0);
+    mpfr_set_inf(dl, 1), mpfr_set_inf(ul, 1), mpfr_set_inf(dh, -1), mpfr_set_inf(uh, -1);
+    double l = INFINITY, h = -INFINITY;
+    int nan = 0;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            mpfr_div(d, as[i], bs[j], MPFR_RNDD);
+            mpfr_div(u, as[i], bs[j], MPFR_RNDU);
+            if (mpfr_nan_p(d)) { nan = 1; continue; }
+            double lq = ce_side(c, d, u, n, 0), hq = ce_side(c, d, u, n, 1);
+            nmo_fe_apx_sign(mpfr_sgn(d), mpfr_sgn(u), &lq, &hq);
+            l = fmin(l, lq);
+            h = fmax(h, hq);
+            if (mpfr_cmp(d, dl) < 0) mpfr_set(dl, d, MPFR_RNDN);
+            if (mpfr_cmp(u, ul) < 0) mpfr_set(ul, u, MPFR_RNDN);
+            if (mpfr_cmp(d, dh) > 0) mpfr_set(dh, d, MPFR_RNDN);
+            if (mpfr_cmp(u, uh) > 0) mpfr_set(uh, u, MPFR_RNDN);
+        }
+    if (!nan) {
+        ce_apx_fix(c, &l, &h, dl, ul, dh, uh, n);
+        ce_apx_ovf(c, &l, &h);
+    }
+    mpfr_clears(d, u, dl, ul, dh, uh, (mpfr_ptr)0);
+    if (nan) { ce_set_all(r, fl); return; }
+    double ma = a->mag, mb = b->mag, bl = ce_lo(b), bh = ce_hi(b); /* before r (aliasing) */
+    ce_setd2(r, l, h, fl);
+    ce_mag(r, nmo_mag_div(ma, ce_abs(r), mb, bl, bh));
+}
+
+/* Mirrors nmo_fe_div_si_apx. */
+static void ce_div_si_apx(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, double dn, int nd, int nr, double m)
+{
+    mpfr_t dl, ul, dh, uh;
+    mpfr_inits2(WP, dl, ul, dh, uh, (mpfr_ptr)0);
+    mpfr_div_d(dl, a->lo, dn, MPFR_RNDD), mpfr_div_d(ul, a->lo, dn, MPFR_RNDU);
+    mpfr_div_d(dh, a->hi, dn, MPFR_RNDD), mpfr_div_d(uh, a->hi, dn, MPFR_RNDU);
+    double l1, h1;
+    if (nd == 0) {
+        mpfr_div_d(c->t[0], a->lo, dn, MPFR_RNDN);
+        l1 = ce_round(c, c->cf, c->t[0], NMO_RNE);
+        mpfr_div_d(c->t[0], a->hi, dn, MPFR_RNDN);
+        h1 = ce_round(c, c->cf, c->t[0], NMO_RNE);
+    } else {
+        l1 = ce_side(c, dl, ul, nd, 0), h1 = ce_side(c, dh, uh, nd, 1);
+        ce_apx_fix(c, &l1, &h1, dl, ul, dh, uh, nd);
+        nmo_fe_apx_sign(mpfr_sgn(dl), mpfr_sgn(uh), &l1, &h1);
+    }
+    mpfr_clears(dl, ul, dh, uh, (mpfr_ptr)0);
+    double rl = ce_rcp_side(c, dn, nr, 0), rh = ce_rcp_side(c, dn, nr, 1);
+    mpfr_srcptr as[2] = {a->lo, a->hi};
+    const double rs[2] = {rl, rh};
+    double l2 = INFINITY, h2 = -INFINITY;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            mpfr_mul_d(c->t[0], as[i], rs[j], MPFR_RNDN); /* exact at WP */
+            double v = ce_round(c, c->cf, c->t[0], NMO_RNE);
+            l2 = fmin(l2, v), h2 = fmax(h2, v);
+        }
+    double l = fmin(l1, l2), h = fmax(h1, h2);
+    ce_apx_ovf(c, &l, &h);
+    ce_setd2(r, l, h, a->flags);
+    ce_mag(r, m);
+}
+
 void nmo_cenc_div_si(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, int64_t n)
 {
     if (ce_is_nan(a)) { ce_set_nan(r, a->flags); return; }
+    {
+        int nd = nmo_fe_div_ulps(&c->plan, 0), nr = nmo_fe_div_ulps(&c->plan, 1);
+        if (nd || nr) {
+            mpfr_set_si(c->t[0], (long)n, MPFR_RNDN);
+            ce_div_si_apx(c, r, a, ce_round(c, c->cf, c->t[0], NMO_RNE), nd, nr, a->mag / (double)n);
+            return;
+        }
+    }
     mpfr_set_si(c->t[0], (long)n, MPFR_RNDN);
     double dn = ce_round(c, c->cf, c->t[0], NMO_RNE);
     mpfr_set_d(c->t[0], dn, MPFR_RNDN);
@@ -336,67 +568,13 @@ void nmo_cenc_fma(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b
     mpfr_clears(plo, phi, s, (mpfr_ptr)0);
 }
 
-typedef int (*ce_fn)(mpfr_ptr, mpfr_srcptr, mpfr_rnd_t);
-
-/* RN(f(x)) by a Ziv loop: evaluate f rounded down and up at growing precision until both
- * round to the same lattice value. */
-static double ce_fn_rn(nmo_cctx *c, ce_fn f, mpfr_srcptr x)
-{
-    double a = 0;
-    for (mpfr_prec_t p = WP; p <= 8 * WP; p *= 2) {
-        mpfr_t d, u;
-        mpfr_inits2(p, d, u, (mpfr_ptr)0);
-        f(d, x, MPFR_RNDD);
-        f(u, x, MPFR_RNDU);
-        a = ce_round(c, c->cf, d, NMO_RNE);
-        double b = ce_round(c, c->cf, u, NMO_RNE);
-        mpfr_clears(d, u, (mpfr_ptr)0);
-        if (a == b) break;
-    }
-    return a;
-}
-
-/* Mirrors nmo_fe_fn_lo / nmo_fe_fn_hi: f(x) -+ n ulp(f(x)), snapped inward. The ulp is
- * taken from the upper estimate's binade (the larger ulp: sound either way; equal to the
- * fast engine's whenever that one is certain). */
-static double ce_fn_side(nmo_cctx *c, ce_fn f, mpfr_srcptr x, int n, int upper)
-{
-    if (n == 0) return ce_fn_rn(c, f, x);
-    mpfr_t d, u;
-    mpfr_inits2(WP, d, u, (mpfr_ptr)0);
-    f(d, x, MPFR_RNDD);
-    f(u, x, MPFR_RNDU);
-    double res;
-    if (!mpfr_number_p(d) || !mpfr_number_p(u)) {
-        res = mpfr_get_d(upper ? u : d, MPFR_RNDN);
-    } else {
-        double ulp = nmo_fmt_ulp(c->cf, mpfr_get_d(u, MPFR_RNDU));
-        if (upper) {
-            mpfr_set_d(d, ulp, MPFR_RNDN);
-            mpfr_mul_si(d, d, n, MPFR_RNDU);
-            mpfr_add(u, u, d, MPFR_RNDU);
-            res = ce_round(c, c->cf, u, NMO_RD);
-        } else {
-            mpfr_set_d(u, ulp, MPFR_RNDN);
-            mpfr_mul_si(u, u, n, MPFR_RNDU);
-            mpfr_sub(d, d, u, MPFR_RNDD);
-            res = ce_round(c, c->cf, d, NMO_RU);
-        }
-    }
-    mpfr_clears(d, u, (mpfr_ptr)0);
-    return res;
-}
-
 void nmo_cenc_sqrt(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
 {
     uint32_t fl = a->flags;
     if (ce_is_nan(a) || mpfr_sgn(a->hi) < 0) { ce_set_nan(r, fl); return; }
     if (mpfr_sgn(a->lo) < 0) { ce_set_all(r, fl); return; }
-    double al = ce_lo(a), ah = ce_hi(a), ma = a->mag;
-    mpfr_sqrt(c->t[0], a->lo, MPFR_RNDN);
-    double l = ce_round(c, c->cf, c->t[0], NMO_RNE);
-    mpfr_sqrt(c->t[0], a->hi, MPFR_RNDN);
-    double h = ce_round(c, c->cf, c->t[0], NMO_RNE);
+    double al = ce_lo(a), ah = ce_hi(a), ma = a->mag, l, h;
+    ce_sqrt_sides(c, a->lo, a->hi, c->plan.fn_ulps[NMO_FN_SQRT], &l, &h);
     ce_setd2(r, l, h, fl);
     ce_mag(r, nmo_mag_edge(al, ah, ma) ? INFINITY : ma == 0 ? h : nmo_mag_fn(h, 0.5 / l, ma));
 }
@@ -406,19 +584,23 @@ void nmo_cenc_rsqrt(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
     uint32_t fl = a->flags;
     if (ce_is_nan(a) || mpfr_sgn(a->hi) < 0) { ce_set_nan(r, fl); return; }
     if (mpfr_sgn(a->lo) <= 0) { ce_set_all(r, fl); return; }
-    int n = c->plan.fn_ulps[NMO_FN_RSQRT];
+    int n = c->plan.fn_ulps[NMO_FN_RSQRT], ns = c->plan.fn_ulps[NMO_FN_SQRT];
+    int nr = nmo_fe_div_ulps(&c->plan, 1);
     double lo1 = ce_fn_side(c, mpfr_rec_sqrt, a->hi, n, 0);
     double hi1 = ce_fn_side(c, mpfr_rec_sqrt, a->lo, n, 1);
-    mpfr_sqrt(c->t[0], a->lo, MPFR_RNDN);
-    double slo = ce_round(c, c->cf, c->t[0], NMO_RNE);
-    mpfr_sqrt(c->t[0], a->hi, MPFR_RNDN);
-    double shi = ce_round(c, c->cf, c->t[0], NMO_RNE);
-    mpfr_set_d(c->t[0], shi, MPFR_RNDN);
-    mpfr_ui_div(c->t[1], 1, c->t[0], MPFR_RNDN);
-    double lo2 = ce_round(c, c->cf, c->t[1], NMO_RNE);
-    mpfr_set_d(c->t[0], slo, MPFR_RNDN);
-    mpfr_ui_div(c->t[1], 1, c->t[0], MPFR_RNDN);
-    double hi2 = ce_round(c, c->cf, c->t[1], NMO_RNE);
+    ce_fn_fix(c, &lo1, &hi1, mpfr_rec_sqrt, a->hi, a->lo, n);
+    double slo, shi;
+    ce_sqrt_sides(c, a->lo, a->hi, ns, &slo, &shi);
+    if (slo == 0) { ce_set_all(r, fl); return; }
+    double lo2 = ce_rcp_side(c, shi, nr, 0);
+    double hi2 = ce_rcp_side(c, slo, nr, 1);
+    if (nr) {
+        mpfr_t sl, sh;
+        mpfr_inits2(WP, sl, sh, (mpfr_ptr)0);
+        mpfr_set_d(sl, shi, MPFR_RNDN), mpfr_set_d(sh, slo, MPFR_RNDN);
+        ce_fn_fix(c, &lo2, &hi2, ce_rcp, sl, sh, nr);
+        mpfr_clears(sl, sh, (mpfr_ptr)0);
+    }
     double al = ce_lo(a), ah = ce_hi(a), ma = a->mag, rh = fmax(hi1, hi2);
     ce_setd2(r, fmin(lo1, lo2), rh, fl);
     ce_mag(r, nmo_mag_edge(al, ah, ma) ? INFINITY : nmo_mag_fn(rh, rh / (2 * al), ma));
@@ -446,6 +628,7 @@ void nmo_cenc_exp(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
     } else {
         hi = ce_fn_side(c, mpfr_exp, a->hi, n, 1);
     }
+    ce_fn_fix(c, &lo, &hi, mpfr_exp, a->lo, a->hi, n);
     /* overflow: inf is possible once the upper bound reaches max finite (as in
      * nmo_fenc_exp) */
     if (hi >= nmo_fmt_get(c->cf)->max_finite) hi = INFINITY;
@@ -463,6 +646,7 @@ void nmo_cenc_log(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
     double al = ce_lo(a), ah = ce_hi(a), ma = a->mag;
     double lo = ce_fn_side(c, mpfr_log, a->lo, n, 0);
     double hi = ce_fn_side(c, mpfr_log, a->hi, n, 1);
+    ce_fn_fix(c, &lo, &hi, mpfr_log, a->lo, a->hi, n);
     ce_setd2(r, lo, hi, fl);
     ce_mag(r, nmo_mag_edge(al, ah, ma) ? INFINITY : nmo_mag_fn(nmo_mag_abs(lo, hi), 1 / al, ma));
 }
@@ -487,6 +671,7 @@ static void ce_incr(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, nmo_fn fn)
     ce_fn f = fn == NMO_FN_TANH ? mpfr_tanh : fn == NMO_FN_ERF ? mpfr_erf : ce_sigmoid;
     int n = c->plan.fn_ulps[fn];
     double lo = ce_fn_side(c, f, a->lo, n, 0), hi = ce_fn_side(c, f, a->hi, n, 1);
+    ce_fn_fix(c, &lo, &hi, f, a->lo, a->hi, n);
     double bot = fn == NMO_FN_SIGMOID ? 0 : -1;
     double L = nmo_mag_incr_lip(fn, ce_lo(a), ce_hi(a)), ma = a->mag;
     lo = lo < bot ? bot : lo > 1 ? 1 : lo;

@@ -64,7 +64,10 @@ static const int preset_ocml[NMO_FN_COUNT] = {3, 3, 2, 0, 0, 0, 5, 16, 4, 4, 4};
  * guarantee on the whole range; the numbers below are conservative caps, and a plan
  * that needs certainty near the bad spots should state fn=ulp:N itself.
  *   exp: __expf max ulp error 2 + floor(|1.173 x|). Over the range where expf is a
- *        finite normal number (|x| <= 88.73) that is at most 2 + 104 = 106: use 106.
+ *        finite normal number (|x| <= 88.73) that is at most 2 + 104 = 106. __expf is
+ *        ex2.approx of RN(x * RN(log2 e)): that argument's rounding alone moves the
+ *        result by up to (2^-24 + 2^-26.2) |x| relative, 1.23 |x| ulps (1.173 is
+ *        NVIDIA's measured slope, not a bound): 2 + 1.23 * 88.73 < 112: use 112.
  *   log: __logf: outside [0.5, 2] 3 ulps; inside, absolute error 2^-21.41, which is at
  *        most 64 ulps only while |log x| >= ~0.047 (x outside [0.955, 1.048]). 64 is a
  *        cap that does not hold arbitrarily close to x = 1.
@@ -78,23 +81,23 @@ static const int preset_ocml[NMO_FN_COUNT] = {3, 3, 2, 0, 0, 0, 5, 16, 4, 4, 4};
  *        of fp32 that is up to 2^-10.987 * 2^24 ~= 8264: use 8300. (Quoting 64 here
  *        would make the preset unsound for kernels that use the approximate tanh.)
  *   erf: 2 (erff is not replaced by an intrinsic under -use_fast_math).
- *   sigmoid = exp 106 + div 2 + 1 = 109.
+ *   sigmoid = exp 112 + div 2 + 1 = 115.
  *   sin, cos: __sinf/__cosf absolute error 2^-21.41 on [-pi, pi] and larger outside:
  *        64 is a cap that fails near the zeros of sin/cos and for large |x|.
- * The engines model sqrt, division and reciprocal correctly rounded only, so every
- * operator rejects this preset (nmo_op_check_plan) instead of ignoring its sqrt/div/rcp
- * figures; it stays parseable so that a plan states what fast math does. */
-static const int preset_fast[NMO_FN_COUNT] = {106, 64, 2, 3, 2, 1, 8300, 2, 109, 64, 64};
+ * The engines apply the sqrt, division and reciprocal figures (enc_fast.h, "n-ulp
+ * results"); beyond __fdividef's divisor range a division by this preset is "anything"
+ * (nmo_fe_div_unbounded). */
+static const int preset_fast[NMO_FN_COUNT] = {112, 64, 2, 3, 2, 1, 8300, 2, 115, 64, 64};
 
 /* triton: Triton 3.x on NVIDIA (the NVIDIA backend's elementwise lowering): tl.exp is
- * ex2.approx.f32 of x*log2(e) — the mechanism of __expf, so the fast figure 106 (2 +
- * 1.173|x| ulps up to the overflow threshold; measured on the H200: a Triton silu at
+ * ex2.approx.f32 of x*log2(e) — the mechanism of __expf, so the fast figure 112 (2 +
+ * 1.23|x| ulps up to the overflow threshold; measured on the H200: a Triton silu at
  * x = -70 is 54 ulps from expf's result); tl.log lg2.approx times ln 2 (fast's 64);
  * fp32 '/' div.full.f32, 2 ulps (PTX ISA, div.full); tl.sqrt sqrt.approx.f32 (fast's 3,
  * conservative); tl.rsqrt rsqrt.approx.f32 (2); tanh and erf through libdevice when a
- * kernel calls them (2, as cuda); sigmoid = exp + div + 1 = 109; sin/cos sin.approx /
+ * kernel calls them (2, as cuda); sigmoid = exp + div + 1 = 115; sin/cos sin.approx /
  * cos.approx (fast's 64). */
-static const int preset_triton[NMO_FN_COUNT] = {106, 64, 2, 3, 2, 2, 2, 2, 109, 64, 64};
+static const int preset_triton[NMO_FN_COUNT] = {112, 64, 2, 3, 2, 2, 2, 2, 115, 64, 64};
 
 #define NMO_FN_ULP_MAX (1 << 30)
 
@@ -143,9 +146,9 @@ static int fn_resolve(const char *spec, char name[16], int ulps[NMO_FN_COUNT])
         return 0;
     }
     /* ulp:N states the transcendental functions (exp, log, rsqrt, tanh, erf, sigmoid,
-     * sin, cos: the README's list); sqrt, division and reciprocal stay correctly rounded,
-     * which is all the engines model (a nonzero figure there is rejected by every
-     * operator: nmo_op_check_plan). */
+     * sin, cos: the README's list); sqrt, division and reciprocal stay correctly rounded
+     * (IEEE, CUDA's and HIP's defaults): a kernel with approximate ones names fn=fast or
+     * fn=triton. */
     for (int i = 0; i < NMO_FN_COUNT; i++)
         ulps[i] = i == NMO_FN_SQRT || i == NMO_FN_DIV || i == NMO_FN_RCP ? 0 : (int)n;
     return 1;

@@ -154,17 +154,6 @@ static void models_text(char *buf, size_t n, const nmo_op *op)
 nmo_status nmo_op_check_plan(const nmo_op *op, const nmo_plan *p, nmo_err *err)
 {
     char f[64], m[96];
-    /* The engines evaluate sqrt, division and reciprocals correctly rounded (enc_sqrt,
-     * enc_div, enc_div_si): a plan that gives them an error (fn=fast) would be accepted
-     * and ignored. ulp:N and the cuda/ocml presets leave them at 0 (plan.c). */
-    if (p->fn_ulps[NMO_FN_SQRT] || p->fn_ulps[NMO_FN_DIV] || p->fn_ulps[NMO_FN_RCP]) {
-        field_text(f, sizeof f, p, "fn");
-        return nmo_err_set(err, NMO_ERR_UNSUPPORTED,
-                           "%s does not model plan field '%s' (sqrt, division and reciprocal are "
-                           "modelled correctly rounded; this fn gives them %d/%d/%d ulps)",
-                           op->name, f, p->fn_ulps[NMO_FN_SQRT], p->fn_ulps[NMO_FN_DIV],
-                           p->fn_ulps[NMO_FN_RCP]);
-    }
     unsigned bad = nmo_plan_fields_set(p) & ~(op->plan_fields | op->plan_vacuous);
     if (!bad) return NMO_OK;
     /* no reduction at all: acc has no stage either */

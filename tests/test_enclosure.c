@@ -280,7 +280,48 @@ static void fn_extremes(mpfr_srcptr y, int n, double *lo, double *hi)
 typedef enum { P_ADD, P_MUL, P_DIV, P_FMA, P_SQRT, P_RSQRT, P_EXP, P_LOG, P_MUL3, P_DIVSI, P_TANH, P_ERF, P_SIGMOID, P_COUNT } prim;
 static const char *prim_name[P_COUNT] = {"add", "mul", "div", "fma", "sqrt", "rsqrt", "exp", "log", "mul3", "div_si", "tanh", "erf", "sigmoid"};
 
-static long g_bad, g_mismatch, g_checked;
+static long g_bad, g_mismatch, g_checked, g_alias;
+static const int prim_arity[P_COUNT] = {2, 2, 2, 3, 1, 1, 1, 1, 3, 1, 1, 1, 1};
+
+static void fapply(prim p, nmo_fenc *r, const nmo_fenc *a, const nmo_fenc *b, const nmo_fenc *c, int64_t n)
+{
+    switch (p) {
+    case P_ADD: nmo_fenc_add(&g_fc, r, a, b); break;
+    case P_MUL: nmo_fenc_mul(&g_fc, r, a, b); break;
+    case P_DIV: nmo_fenc_div(&g_fc, r, a, b); break;
+    case P_FMA: nmo_fenc_fma(&g_fc, r, a, b, c); break;
+    case P_SQRT: nmo_fenc_sqrt(&g_fc, r, a); break;
+    case P_RSQRT: nmo_fenc_rsqrt(&g_fc, r, a); break;
+    case P_EXP: nmo_fenc_exp(&g_fc, r, a); break;
+    case P_LOG: nmo_fenc_log(&g_fc, r, a); break;
+    case P_MUL3: nmo_fenc_mul3(&g_fc, r, a, b, c); break;
+    case P_DIVSI: nmo_fenc_div_si(&g_fc, r, a, n); break;
+    case P_TANH: nmo_fenc_tanh(&g_fc, r, a); break;
+    case P_ERF: nmo_fenc_erf(&g_fc, r, a); break;
+    case P_SIGMOID: nmo_fenc_sigmoid(&g_fc, r, a); break;
+    default: break;
+    }
+}
+
+static void capply(prim p, nmo_cenc *r, const nmo_cenc *a, const nmo_cenc *b, const nmo_cenc *c, int64_t n)
+{
+    switch (p) {
+    case P_ADD: nmo_cenc_add(&g_cc, r, a, b); break;
+    case P_MUL: nmo_cenc_mul(&g_cc, r, a, b); break;
+    case P_DIV: nmo_cenc_div(&g_cc, r, a, b); break;
+    case P_FMA: nmo_cenc_fma(&g_cc, r, a, b, c); break;
+    case P_SQRT: nmo_cenc_sqrt(&g_cc, r, a); break;
+    case P_RSQRT: nmo_cenc_rsqrt(&g_cc, r, a); break;
+    case P_EXP: nmo_cenc_exp(&g_cc, r, a); break;
+    case P_LOG: nmo_cenc_log(&g_cc, r, a); break;
+    case P_MUL3: nmo_cenc_mul3(&g_cc, r, a, b, c); break;
+    case P_DIVSI: nmo_cenc_div_si(&g_cc, r, a, n); break;
+    case P_TANH: nmo_cenc_tanh(&g_cc, r, a); break;
+    case P_ERF: nmo_cenc_erf(&g_cc, r, a); break;
+    case P_SIGMOID: nmo_cenc_sigmoid(&g_cc, r, a); break;
+    default: break;
+    }
+}
 
 static void expect_in(prim p, double v, const nmo_fenc *e, double a, double b, double c)
 {
@@ -302,6 +343,28 @@ static void check_prim(prim p, int trials)
         rand_iv(s, 2, &bl, &bh, 0);
         rand_iv(s, 3, &cl, &ch, 0);
         if (p == P_DIV && bl <= 0 && bh >= 0) bl = bh = 1.5;
+        /* every 4th trial: an interval whose results cross a power of two, where an ulp:n
+         * result's lower bound is not at the lower end (enc_fast.h "n-ulp results") */
+        if (t % 4 == 3) {
+            int j = (int)(nmo_gen_u64(s, 12, 0) % 7) - 3;
+            double c0 = NAN;
+            switch (p) {
+            case P_DIV: c0 = ldexp(1.0, j); bl = bh = (t / 4) % 2 ? 1.0 : -1.0; break;
+            case P_DIVSI: c0 = ldexp(1.0, j) * (double)(1 + (int64_t)(nmo_gen_u64(s, 11, 0) % 5000)); break;
+            case P_SQRT: c0 = ldexp(1.0, 2 * j); break;
+            case P_EXP: c0 = rn32(j * 0.6931471805599453); break;
+            case P_LOG: c0 = rn32(exp(ldexp(1.0, j < 0 ? -j : j) * ((t / 4) % 2 ? 1 : -1))); break;
+            case P_TANH: c0 = rn32(0.5493061443340549); break;
+            case P_SIGMOID: c0 = rn32(-1.0986122886681098); break;
+            case P_RSQRT: c0 = ldexp(1.0, 2 * j); break;
+            default: break;
+            }
+            if (c0 == c0) {
+                if (p == P_DIV && bl < 0) c0 = -c0;
+                al = ah = c0;
+                for (int k = 0; k < 4; k++) al = nmo_fmt_next_down(NMO_FP32, al), ah = nmo_fmt_next_up(NMO_FP32, ah);
+            }
+        }
         nmo_fenc fa, fb, fcv, fr;
         nmo_cenc ca, cb, ccv, cr;
         nmo_cenc_init(&g_cc, &ca), nmo_cenc_init(&g_cc, &cb), nmo_cenc_init(&g_cc, &ccv), nmo_cenc_init(&g_cc, &cr);
@@ -309,24 +372,32 @@ static void check_prim(prim p, int trials)
         set_iv(&fb, &cb, bl, bh);
         set_iv(&fcv, &ccv, cl, ch);
         int64_t n = 1 + (int64_t)(nmo_gen_u64(s, 11, 0) % 5000);
-        switch (p) {
-        case P_ADD: nmo_fenc_add(&g_fc, &fr, &fa, &fb); nmo_cenc_add(&g_cc, &cr, &ca, &cb); break;
-        case P_MUL: nmo_fenc_mul(&g_fc, &fr, &fa, &fb); nmo_cenc_mul(&g_cc, &cr, &ca, &cb); break;
-        case P_DIV: nmo_fenc_div(&g_fc, &fr, &fa, &fb); nmo_cenc_div(&g_cc, &cr, &ca, &cb); break;
-        case P_FMA: nmo_fenc_fma(&g_fc, &fr, &fa, &fb, &fcv); nmo_cenc_fma(&g_cc, &cr, &ca, &cb, &ccv); break;
-        case P_SQRT: nmo_fenc_sqrt(&g_fc, &fr, &fa); nmo_cenc_sqrt(&g_cc, &cr, &ca); break;
-        case P_RSQRT: nmo_fenc_rsqrt(&g_fc, &fr, &fa); nmo_cenc_rsqrt(&g_cc, &cr, &ca); break;
-        case P_EXP: nmo_fenc_exp(&g_fc, &fr, &fa); nmo_cenc_exp(&g_cc, &cr, &ca); break;
-        case P_LOG: nmo_fenc_log(&g_fc, &fr, &fa); nmo_cenc_log(&g_cc, &cr, &ca); break;
-        case P_MUL3: nmo_fenc_mul3(&g_fc, &fr, &fa, &fb, &fcv); nmo_cenc_mul3(&g_cc, &cr, &ca, &cb, &ccv); break;
-        case P_DIVSI: nmo_fenc_div_si(&g_fc, &fr, &fa, n); nmo_cenc_div_si(&g_cc, &cr, &ca, n); break;
-        case P_TANH: nmo_fenc_tanh(&g_fc, &fr, &fa); nmo_cenc_tanh(&g_cc, &cr, &ca); break;
-        case P_ERF: nmo_fenc_erf(&g_fc, &fr, &fa); nmo_cenc_erf(&g_cc, &cr, &ca); break;
-        case P_SIGMOID: nmo_fenc_sigmoid(&g_fc, &fr, &fa); nmo_cenc_sigmoid(&g_cc, &cr, &ca); break;
-        default: break;
-        }
+        fapply(p, &fr, &fa, &fb, &fcv, n);
+        capply(p, &cr, &ca, &cb, &ccv, n);
         nmo_fenc er;
         nmo_cenc_export(&g_cc, &er, &cr);
+        /* aliasing: the result written over each operand in turn gives the same result */
+        for (int k = 0; k < prim_arity[p]; k++) {
+            nmo_fenc f3[3] = {fa, fb, fcv}, fo;
+            fapply(p, &f3[k], &f3[0], &f3[1], &f3[2], n);
+            fo = f3[k];
+            nmo_cenc c3[3], *cs[3] = {&ca, &cb, &ccv};
+            for (int q = 0; q < 3; q++) nmo_cenc_init(&g_cc, &c3[q]), nmo_cenc_set(&g_cc, &c3[q], cs[q]);
+            capply(p, &c3[k], &c3[0], &c3[1], &c3[2], n);
+            nmo_fenc co;
+            nmo_cenc_export(&g_cc, &co, &c3[k]);
+            for (int q = 0; q < 3; q++) nmo_cenc_clear(&g_cc, &c3[q]);
+            int fsame = nmo_mag_same(fo.lo, fr.lo) && nmo_mag_same(fo.hi, fr.hi) && fo.flags == fr.flags &&
+                        nmo_mag_same(fo.mag, fr.mag);
+            int csame = nmo_mag_same(co.lo, er.lo) && nmo_mag_same(co.hi, er.hi) && co.flags == er.flags &&
+                        nmo_mag_same(co.mag, er.mag);
+            if (!fsame || !csame) {
+                g_alias++;
+                if (g_alias < 8)
+                    cr_log_error("%s: result over operand %d differs (%s engine)", prim_name[p], k,
+                                 fsame ? "certified" : "fast");
+            }
+        }
         /* the enclosure and the error scale agree (fast + escalation == certified) */
         if (!(fr.flags & NMO_EF_UNC) &&
             !(fr.lo == er.lo && fr.hi == er.hi && nmo_mag_same(fr.mag, er.mag))) {
@@ -347,7 +418,17 @@ static void check_prim(prim p, int trials)
             switch (p) {
             case P_ADD: expect_in(p, rn32(a + b), &er, a, b, c); break;
             case P_MUL: expect_in(p, rn32(a * b), &er, a, b, c); break;
-            case P_DIV: expect_in(p, rn32(a / b), &er, a, b, c); break;
+            case P_DIV: {
+                mpfr_t mb;
+                mpfr_init2(mb, 64);
+                mpfr_set_d(mb, b, MPFR_RNDN);
+                mpfr_div(y, ma, mb, MPFR_RNDZ);
+                mpfr_clear(mb);
+                fn_extremes(y, nmo_fe_div_ulps(&g_plan, a == 1), &lo, &hi);
+                expect_in(p, lo, &er, a, b, c);
+                expect_in(p, hi, &er, a, b, c);
+                break;
+            }
             case P_FMA: {
                 double e2, s2 = two_sum(a * b, c, &e2);
                 g_acc = NMO_FP32;
@@ -355,9 +436,28 @@ static void check_prim(prim p, int trials)
                 expect_in(p, rn32(rn32(a * b) + c), &er, a, b, c);     /* not contracted */
                 break;
             }
-            case P_SQRT: expect_in(p, rn32(sqrt(a)), &er, a, b, c); break;
-            case P_RSQRT:
-                expect_in(p, rn32(1.0 / rn32(sqrt(a))), &er, a, b, c);
+            case P_SQRT:
+                mpfr_sqrt(y, ma, MPFR_RNDZ);
+                fn_extremes(y, g_plan.fn_ulps[NMO_FN_SQRT], &lo, &hi);
+                expect_in(p, lo < 0 ? 0 : lo, &er, a, b, c);
+                expect_in(p, hi, &er, a, b, c);
+                break;
+            case P_RSQRT: {
+                /* 1/sqrt(x) in two steps of plan accuracy: both sqrt extremes, then both
+                 * reciprocal extremes of each */
+                double sx[2];
+                mpfr_sqrt(y, ma, MPFR_RNDZ);
+                fn_extremes(y, g_plan.fn_ulps[NMO_FN_SQRT], &sx[0], &sx[1]);
+                for (int q = 0; q < 2; q++) {
+                    if (!(sx[q] > 0)) continue;
+                    double rl, rh;
+                    mpfr_set_d(y, sx[q], MPFR_RNDN);
+                    mpfr_ui_div(y, 1, y, MPFR_RNDZ);
+                    fn_extremes(y, nmo_fe_div_ulps(&g_plan, 1), &rl, &rh);
+                    expect_in(p, rl, &er, a, b, c);
+                    expect_in(p, rh, &er, a, b, c);
+                }
+            }
                 mpfr_rec_sqrt(y, ma, MPFR_RNDZ);
                 fn_extremes(y, g_plan.fn_ulps[NMO_FN_RSQRT], &lo, &hi);
                 expect_in(p, lo, &er, a, b, c);
@@ -392,14 +492,27 @@ static void check_prim(prim p, int trials)
                 double bot = p == P_SIGMOID ? 0 : -1;
                 expect_in(p, lo < bot ? bot : lo, &er, a, b, c);
                 expect_in(p, hi > 1 ? 1 : hi, &er, a, b, c);
-                if (p == P_SIGMOID) /* the usual kernel formula, CUDA expf within 1 ulp */
-                    expect_in(p, rn32(1.0 / rn32(1.0 + rn32(exp(-a)))), &er, a, b, c);
+                if (p == P_SIGMOID) { /* the usual kernel formula, CUDA expf within 1 ulp */
+                    double dd = rn32(1.0 + rn32(exp(-a))), rl, rh;
+                    mpfr_set_d(y, dd, MPFR_RNDN);
+                    mpfr_ui_div(y, 1, y, MPFR_RNDZ);
+                    fn_extremes(y, nmo_fe_div_ulps(&g_plan, 1), &rl, &rh);
+                    expect_in(p, rl, &er, a, b, c);
+                    expect_in(p, rh, &er, a, b, c);
+                }
                 break;
             }
             case P_DIVSI: {
-                double dn = rn32((double)n);
-                expect_in(p, rn32(a / dn), &er, a, b, c);
-                expect_in(p, rn32(a * rn32(1.0 / dn)), &er, a, b, c);
+                double dn = rn32((double)n), rl, rh;
+                mpfr_div_d(y, ma, dn, MPFR_RNDZ);
+                fn_extremes(y, nmo_fe_div_ulps(&g_plan, 0), &lo, &hi);
+                expect_in(p, lo, &er, a, b, c);
+                expect_in(p, hi, &er, a, b, c);
+                mpfr_set_d(y, dn, MPFR_RNDN);
+                mpfr_ui_div(y, 1, y, MPFR_RNDZ);
+                fn_extremes(y, nmo_fe_div_ulps(&g_plan, 1), &rl, &rh);
+                expect_in(p, rn32(a * rl), &er, a, b, c);
+                expect_in(p, rn32(a * rh), &er, a, b, c);
                 break;
             }
             default: break;
@@ -421,15 +534,20 @@ static void run_prims(nmo_fmt dt, const char *fn)
         nmo_fctx_init(&g_fc, &g_plan, NULL);
         nmo_cctx_init(&g_cc, &g_plan, NULL);
     }
-    g_bad = g_mismatch = g_checked = 0;
+    g_bad = g_mismatch = g_checked = g_alias = 0;
     for (int p = 0; p < P_COUNT; p++) check_prim((prim)p, 3000);
-    printf("primitives %s fn=%s: %ld implementation results checked, %ld outside, %ld fast!=cert\n",
-           nmo_fmt_name(dt), fn ? fn : "default", g_checked, g_bad, g_mismatch);
+    printf("primitives %s fn=%s: %ld implementation results checked, %ld outside, %ld fast!=cert, "
+           "%ld aliased results differ\n",
+           nmo_fmt_name(dt), fn ? fn : "default", g_checked, g_bad, g_mismatch, g_alias);
     cr_expect_eq(g_bad, 0);
     cr_expect_eq(g_mismatch, 0);
+    cr_expect_eq(g_alias, 0);
     ctx_done();
 }
 
 Test(primitives, sampled_fp32_default_fn) { run_prims(NMO_FP32, NULL); }
 Test(primitives, sampled_fp32_correctly_rounded_fn) { run_prims(NMO_FP32, "cr"); }
 Test(primitives, sampled_fp32_ulp4_fn) { run_prims(NMO_FP32, "ulp:4"); }
+/* approximate sqrt, division and reciprocal (sqrt.approx, div.full, __fdividef) */
+Test(primitives, sampled_fp32_triton_fn) { run_prims(NMO_FP32, "triton"); }
+Test(primitives, sampled_fp32_fast_fn) { run_prims(NMO_FP32, "fast"); }

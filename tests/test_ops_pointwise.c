@@ -154,7 +154,7 @@ Test(pointwise, eager_candidates_pass_under_unfused_plan, .timeout = 900)
         const nmo_op *op = nmo_op_find(cd->op);
         cr_assert_not_null(op);
         int nlay = strncmp(op->name, "rope", 4) == 0 ? 2 : 1;
-        int fused_fails_16 = 0;
+        int fused_fails = 0;
         for (int d = 0; d < 3; d++)
             for (int lay = 0; lay < nlay; lay++) {
                 int pk = nlay == 2 ? nmo_op_param_index(op, "layout") : -1;
@@ -165,9 +165,9 @@ Test(pointwise, eager_candidates_pass_under_unfused_plan, .timeout = 900)
                        tu.inconc, nlay == 2 ? (lay ? " gptj" : " neox") : "");
                 cr_expect_eq(tu.fail, 0, "%s/%s %s: FAILs under its plan %s", op->name, cd->name,
                              nmo_fmt_name(dts[d]), cd->plan);
-                if (dts[d] != NMO_FP32) fused_fails_16 += tf.fail > 0;
+                fused_fails += tf.fail > 0; /* eager: 16-bit only; triton: fp32 */
             }
-        cr_expect_gt(fused_fails_16, 0, "%s/%s never FAILs under the fused plan", op->name, cd->name);
+        cr_expect_gt(fused_fails, 0, "%s/%s never FAILs under the default plan", op->name, cd->name);
     }
     /* the operators the hand list named before the registry field existed */
     static const char *const must[] = {"swiglu", "swiglu_bwd", "geglu", "geglu_bwd", "rope", "rope_bwd",

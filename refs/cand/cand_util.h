@@ -393,6 +393,24 @@ static inline float nmo_cu_expf(float x) {
     return nmo_cu_nudge(r, nmo_cu_dir(x, 0x45585046U));
 }
 
+/* Triton on NVIDIA (plan fn=triton, oracle/plan.c): tl.exp lowers to ex2.approx.f32 of
+ * RN(x * RN(log2 e)); the emulation keeps that argument rounding (the error that grows
+ * with |x|) and takes exp2 correctly rounded. fp32 '/' is div.full.f32 (<= 2 ulps):
+ * emulated as a * RN(1/b) moved by 0 or 1 ulp (deterministic; <= 2 ulps). */
+static inline float nmo_cu_tl_exp(float x) {
+    float t = x * 1.44269504088896341f;
+    return (float)exp2((double)t);
+}
+
+static inline float nmo_cu_div_full(float a, float b) {
+    float q = a * (1.0f / b);
+    if (!isfinite(q) || q == 0.0f || fabsf(q) < FLT_MIN) return q;
+    /* a*RN(1/b) is within 1.5 ulps of a/b: a further step only toward a/b's RN keeps it
+     * within 2 (the step is taken when it moves toward the correctly rounded value) */
+    float cr = a / b, r = nmo_cu_nudge(q, nmo_cu_dir(a * 0.5f + b, 0x44495646U));
+    return fabsf(r - cr) <= fabsf(q - cr) ? r : q;
+}
+
 /* ---------------------------------------------------------------- reductions */
 
 /* Warp-level xor butterfly over 32 lanes (__shfl_xor_sync, offsets 16 8 4 2 1): after

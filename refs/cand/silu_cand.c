@@ -6,10 +6,12 @@
  * rounded), 1 + e, then x/(1+e) (PyTorch) or 1/(1+e) and x*s (Liger/Triton
  * x*sigmoid(x)), or a library sigmoid (<= 1.5 ulp) times x; the store into plan->out.
  * The first correct variant (torch) is the default; mutants are the default kernel with
- * one bug each. */
+ * one bug each. mut_triton is Liger's silu as Triton compiles it (tl.exp = ex2.approx of
+ * RN(-x log2 e), '/' = div.full): its exp error grows with |x| (54 ulps at x = -70 on the
+ * H200), so it is a mutant of the default plan and correct under fn=triton. */
 #include "pw_cand_util.h"
 
-enum { S_TORCH, S_LIGER, S_LIBSIG, S_TORCH_CR, S_M_SIGN, S_M_NO_X, S_M_TANH, S_M_SIG16 };
+enum { S_TORCH, S_LIGER, S_LIBSIG, S_TORCH_CR, S_M_SIGN, S_M_NO_X, S_M_TANH, S_M_SIG16, S_TRITON };
 
 static void silu_elem(int kind, const double *param, const float *in, float *out, nmo_fmt dt) {
     (void)param, (void)dt;
@@ -22,6 +24,7 @@ static void silu_elem(int kind, const double *param, const float *in, float *out
     case S_M_NO_X: y = 1.0f / (1.0f + nmo_cu_expf(-x)); break;
     case S_M_TANH: y = x * (0.5f * (1.0f + pw_tanhf(x))); break;
     case S_M_SIG16: y = x * nmo_cu_round_bf16(1.0f / (1.0f + nmo_cu_expf(-x))); break;
+    case S_TRITON: y = x * nmo_cu_div_full(1.0f, 1.0f + nmo_cu_tl_exp(-x)); break;
     case S_TORCH:
     default: y = x / (1.0f + nmo_cu_expf(-x)); break;
     }
@@ -38,6 +41,7 @@ SILU(silu_mut_no_x, S_M_NO_X, 0)
 SILU(silu_mut_tanh, S_M_TANH, 0)
 SILU(silu_mut_sig_bf16, S_M_SIG16, 0)
 SILU(silu_mut_store_rz, S_TORCH, 1)
+SILU(silu_mut_triton, S_TRITON, 0)
 
 const nmo_cand nmo_cand_silu[] = {
     {"silu", "torch", 1, "PyTorch: x / (1 + expf(-x)), CUDA expf", silu_torch, NULL},
@@ -51,5 +55,8 @@ const nmo_cand nmo_cand_silu[] = {
     {"silu", "mut_sig_bf16", 0, "MUTANT: sigmoid held in bf16 before the multiply",
      silu_mut_sig_bf16, NULL},
     {"silu", "mut_store_rz", 0, "MUTANT: final store truncates (RZ) instead of RNE", silu_mut_store_rz, NULL},
+    {"silu", "mut_triton", 0,
+     "Liger/Triton as compiled: x * div.full(1, 1 + ex2.approx(RN(-x log2 e))) (correct under fn=triton)",
+     silu_mut_triton, "fn=triton"},
 };
 const int nmo_cand_silu_n = (int)(sizeof nmo_cand_silu / sizeof nmo_cand_silu[0]);
