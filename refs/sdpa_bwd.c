@@ -7,6 +7,12 @@
  * statistics (NMO_ROLE_DERIVED): derive() computes them from q, k, v as a correct forward
  * stores them (o in the input dtype, lse in fp32, both from a long-double forward), and
  * the reference takes them as given points.
+ * o is optional (NMO_IN_OPTIONAL): absent, the kernel does not read a stored output and
+ * D_i = sum_j P_ij dP_ij from its own P (PyTorch's math SDPA: autograd through softmax's
+ * backward, fp32; measured on the H200: 0.5 ulp from an fp64 emulation with this D, 27 to
+ * 4,800 ulps with D from the stored bf16 O: hip/validate/probe/sdpa_bwd_probe.py). A
+ * kernel that reads a stored O needs it given. Cost: a dk/dv unit recomputes D_i for
+ * every query row it sees (S times the work of the given-o form).
  *
  * Rounding points (compute/acc fp32):
  *   sc      as in sdpa: RN(scale), or RN(1/sqrt D) | rsqrtf(D) (plan ulps) | RN(1/RN(sqrt D))
@@ -17,7 +23,10 @@
  *   dS_ij   RN(P_ij RN(dP_ij - D_i))
  *   inter   a kernel that feeds P (to dV) and dS (to dQ, dK) to the tensor-core products in
  *           a narrower format (FA2: bf16) is the plan's `inter`: P and dS rounded to it or
- *           not (hull: either operand may stay fp32)
+ *           not (hull: either operand may stay fp32); the P inside dS = P (dP - D) too
+ *           (PyTorch's memory-efficient backward reuses the bf16 P it feeds to dV:
+ *           dS = RN(RN_bf16(P) (dP - D)), 0.5 ulp from an fp64 emulation on the H200,
+ *           240-350 ulps with fp32 P; hip/validate/probe/sdpa_bwd_probe_eff.py)
  *   dv      sum of P dO (dot model with enclosures, enc_dot_ed, k = n)
  *   dq, dk  (X) RN(sc sum dS k) (scale after the product, FA2) or (Y) sum RN(dS sc) k
  *           (scaled dS; with inter the scaled value is rounded to inter) (hull)
@@ -33,10 +42,18 @@
 
 #include "numoracle/ref.h"
 
+static void NMO_REF(sdpa_bwd_load)(double *dst, const nmo_tensor *t, int64_t b, int64_t h, int64_t i,
+                                   int64_t D)
+{
+    nmo_tensor_load_f64(dst, t, b * t->strides[0] + h * t->strides[1] + i * t->strides[2], D,
+                        t->strides[3]);
+}
+
 /* P and dS of one (query row, key) pair. t1, t2 are scratch. */
 static void NMO_REF(sdpa_bwd_pair)(E_CTX *ctx, E *P, E *dS, const double *q, const E *qs,
                                    const double *k, const double *v, const double *dO,
-                                   const E *Dd, double lse, const E *sc, int64_t D, E *t1, E *t2)
+                                   const E *Dd, double lse, const E *sc, int64_t D, E *t1, E *t2,
+                                   const nmo_fmt *inter)
 {
     enc_dot_d(ctx, t1, q, k, D);
     enc_mul(ctx, t1, t1, sc);           /* (A) */
@@ -47,14 +64,40 @@ static void NMO_REF(sdpa_bwd_pair)(E_CTX *ctx, E *P, E *dS, const double *q, con
     enc_exp(ctx, P, t1);
     enc_dot_d(ctx, t1, dO, v, D);
     enc_sub(ctx, t1, t1, Dd);
-    enc_mul(ctx, dS, P, t1);
+    if (inter) { /* the P of dS fed in inter, or not: hull */
+        enc_round(ctx, t2, P, *inter, NMO_RNE, 0);
+        enc_hull(ctx, t2, t2, P);
+        enc_mul(ctx, dS, t2, t1);
+    } else {
+        enc_mul(ctx, dS, P, t1);
+    }
 }
 
-static void NMO_REF(sdpa_bwd_load)(double *dst, const nmo_tensor *t, int64_t b, int64_t h, int64_t i,
-                                   int64_t D)
+/* D_i of query row (b, h, i) when o is absent: sum_j P_ij dP_ij from the kernel's own P
+ * (see the top), P_ij as in sdpa_bwd_pair, the dot any order, FMA or not (nmo_fenc_dotk).
+ * Scratch: dvec 7 and evec 5, 6 (the callers use lower slots). */
+static void NMO_REF(sdpa_bwd_dself)(E_CTX *ctx, const nmo_case *c, int64_t b, int64_t h, int64_t i,
+                                    const double *q, const E *qs, const double *dO, double lse,
+                                    const E *sc, E *Dd, E *t1, E *t2)
 {
-    nmo_tensor_load_f64(dst, t, b * t->strides[0] + h * t->strides[1] + i * t->strides[2], D,
-                        t->strides[3]);
+    int64_t Hq = c->shape[1], Hkv = c->shape[2], S = c->shape[3], D = c->shape[4];
+    int64_t hk = h / (Hq / Hkv), n = c->param[0] != 0 ? i + 1 : S;
+    double *kv = enc_dvec(ctx, 7, D);
+    E *Pw = enc_evec(ctx, 5, n), *dPw = enc_evec(ctx, 6, n);
+    for (int64_t j = 0; j < n; j++) {
+        NMO_REF(sdpa_bwd_load)(kv, &c->in[1], b, hk, j, D);
+        enc_dot_d(ctx, t1, q, kv, D);
+        enc_mul(ctx, t1, t1, sc);           /* (A) */
+        enc_dot_ed(ctx, t2, qs, kv, D, (double)D); /* (B) */
+        enc_hull(ctx, t1, t1, t2);
+        enc_set_d(ctx, t2, lse);
+        enc_sub(ctx, t1, t1, t2);
+        enc_exp(ctx, &Pw[j], t1);
+        NMO_REF(sdpa_bwd_load)(kv, &c->in[2], b, hk, j, D);
+        enc_dot_d(ctx, &dPw[j], dO, kv, D);
+    }
+    const E *f[2] = {Pw, dPw};
+    enc_dotk(ctx, Dd, f, 2, n, 0);
 }
 
 void NMO_REF(nmo_ref_sdpa_bwd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
@@ -62,6 +105,8 @@ void NMO_REF(nmo_ref_sdpa_bwd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nm
     int64_t B = c->shape[0], Hq = c->shape[1], Hkv = c->shape[2], S = c->shape[3], D = c->shape[4];
     int64_t G = Hq / Hkv, nq_units = B * Hq * S;
     int causal = c->param[0] != 0, inter = c->plan.inter != c->plan.compute;
+    int o_absent = (c->absent >> 3) & 1u;
+    const nmo_fmt *pin = inter ? &c->plan.inter : NULL;
     const nmo_tensor *tq = &c->in[0], *tk = &c->in[1], *tv = &c->in[2], *to = &c->in[3];
     const nmo_tensor *tdo = &c->in[4], *tl = &c->in[5];
     E sc, t1, t2, Dd, P, dS, x1, x2;
@@ -84,17 +129,21 @@ void NMO_REF(nmo_ref_sdpa_bwd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nm
         E *qs = enc_evec(ctx, 0, D), *dSv = enc_evec(ctx, 1, n), *ysc = enc_evec(ctx, 2, n);
         NMO_REF(sdpa_bwd_load)(q, tq, b, h, i, D);
         NMO_REF(sdpa_bwd_load)(dO, tdo, b, h, i, D);
-        NMO_REF(sdpa_bwd_load)(o, to, b, h, i, D);
         nmo_tensor_load_f64(&lse, tl, b * tl->strides[0] + h * tl->strides[1] + i * tl->strides[2], 1, 1);
         for (int64_t x = 0; x < D; x++) {
             enc_set_d(ctx, &t1, q[x]);
             enc_mul(ctx, &qs[x], &t1, &sc);
         }
-        enc_dot_d(ctx, &Dd, dO, o, D);
+        if (o_absent) {
+            NMO_REF(sdpa_bwd_dself)(ctx, c, b, h, i, q, qs, dO, lse, &sc, &Dd, &t1, &t2);
+        } else {
+            NMO_REF(sdpa_bwd_load)(o, to, b, h, i, D);
+            enc_dot_d(ctx, &Dd, dO, o, D);
+        }
         for (int64_t j = 0; j < n; j++) {
             NMO_REF(sdpa_bwd_load)(kk + j * D, tk, b, hk, j, D);
             NMO_REF(sdpa_bwd_load)(v, tv, b, hk, j, D);
-            NMO_REF(sdpa_bwd_pair)(ctx, &P, &dS, q, qs, kk + j * D, v, dO, &Dd, lse, &sc, D, &t1, &t2);
+            NMO_REF(sdpa_bwd_pair)(ctx, &P, &dS, q, qs, kk + j * D, v, dO, &Dd, lse, &sc, D, &t1, &t2, pin);
             enc_mul(ctx, &ysc[j], &dS, &sc);
             if (inter) { /* fed in inter, or not: hull */
                 enc_round(ctx, &t1, &dS, c->plan.inter, NMO_RNE, 0);
@@ -129,15 +178,19 @@ void NMO_REF(nmo_ref_sdpa_bwd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nm
                 double *q = qq + r * D, *dO = dd + r * D;
                 NMO_REF(sdpa_bwd_load)(q, tq, b, h, i, D);
                 NMO_REF(sdpa_bwd_load)(dO, tdo, b, h, i, D);
-                NMO_REF(sdpa_bwd_load)(o, to, b, h, i, D);
                 nmo_tensor_load_f64(&lse, tl, b * tl->strides[0] + h * tl->strides[1] + i * tl->strides[2],
                                     1, 1);
                 for (int64_t x = 0; x < D; x++) {
                     enc_set_d(ctx, &t1, q[x]);
                     enc_mul(ctx, &qs[x], &t1, &sc);
                 }
-                enc_dot_d(ctx, &Dd, dO, o, D);
-                NMO_REF(sdpa_bwd_pair)(ctx, &P, &dS, q, qs, k, v, dO, &Dd, lse, &sc, D, &t1, &t2);
+                if (o_absent) {
+                    NMO_REF(sdpa_bwd_dself)(ctx, c, b, h, i, q, qs, dO, lse, &sc, &Dd, &t1, &t2);
+                } else {
+                    NMO_REF(sdpa_bwd_load)(o, to, b, h, i, D);
+                    enc_dot_d(ctx, &Dd, dO, o, D);
+                }
+                NMO_REF(sdpa_bwd_pair)(ctx, &P, &dS, q, qs, k, v, dO, &Dd, lse, &sc, D, &t1, &t2, pin);
                 enc_mul(ctx, &ysc[r], &dS, &sc);
                 if (inter) { /* fed in inter, or not: hull */
                     enc_round(ctx, &t1, &P, c->plan.inter, NMO_RNE, 0);
@@ -286,7 +339,8 @@ const nmo_op nmo_op_sdpa_bwd = {
     .in = {{"q", NMO_ROLE_DATA, "queries [B,Hq,S,D]"},
            {"k", NMO_ROLE_DATA, "keys [B,Hkv,S,D]"},
            {"v", NMO_ROLE_DATA, "values [B,Hkv,S,D]"},
-           {"o", NMO_ROLE_DERIVED, "saved forward output [B,Hq,S,D] (input dtype)"},
+           {"o", NMO_ROLE_DERIVED, "saved forward output [B,Hq,S,D] (input dtype); optional: absent, "
+            "a backward that does not read it (math SDPA): D_i from its own P", NMO_IN_OPTIONAL},
            {"dO", NMO_ROLE_DATA, "output gradient [B,Hq,S,D]"},
            {"lse", NMO_ROLE_DERIVED, "saved log-sum-exp of the scaled scores [B,Hq,S] (fp32)"}},
     .n_out = 3,

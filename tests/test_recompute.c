@@ -337,3 +337,49 @@ Test(negative, mutants_fail_with_statistics_absent, .timeout = 900)
         }
     }
 }
+
+/* ---- sdpa_bwd with o absent ------------------------------------------------------------- */
+
+extern const nmo_cand nmo_cand_sdpa_bwd_math;
+
+/* PyTorch's math SDPA backward (D_i from its own fp32 P, o never read) with o absent: never
+ * FAILs, and PASSes in most runs. Negative control: the math candidate judged with the stored
+ * bf16 o given FAILs somewhere: the given-o model really differs, so the absent mode is
+ * what the math backend needs (on the H200 its bf16 gradients FAILed with o given). */
+Test(sdpa_bwd, math_backward_with_o_absent, .timeout = 900)
+{
+    const nmo_op *op = nmo_op_find("sdpa_bwd");
+    cr_assert(op && (nmo_op_optional_mask(op) & (1u << 3)));
+    const nmo_cand *cands[1] = {&nmo_cand_sdpa_bwd_math};
+    nmo_test_shape sh[4];
+    int nsh = nmo_test_shapes(op, sh, 0);
+    long runs = 0, fails = 0, pass = 0, given_fail = 0;
+    for (int ci = 0; ci < 1; ci++)
+        for (int d = 0; d < 3; d++)
+            for (int f = 0; f < NMO_FAM_COUNT; f++)
+                for (int h = 0; h < nsh; h++) {
+                    nmo_report rep;
+                    nmo_err err = {{0}};
+                    cr_assert_eq(nmo_test_run_absent(&rep, op, cands[ci], nmo_test_dtypes[d], f, 1, &sh[h], NULL,
+                                                     1u << 3, &err),
+                                 NMO_OK, "%s", err.msg);
+                    runs++;
+                    fails += rep.verdict == NMO_FAIL;
+                    pass += rep.verdict == NMO_PASS;
+                    if (rep.verdict == NMO_FAIL)
+                        cr_log_error("%s %s family %d shape %d: FAIL with o absent", cands[ci]->name,
+                                     nmo_fmt_name(nmo_test_dtypes[d]), f, h);
+                    nmo_report_free(&rep);
+                    if (ci == 0 && nmo_test_dtypes[d] == NMO_BF16) {
+                        cr_assert_eq(nmo_test_run_absent(&rep, op, cands[0], NMO_BF16, f, 1, &sh[h], NULL, 0, &err),
+                                     NMO_OK, "%s", err.msg);
+                        given_fail += rep.verdict == NMO_FAIL;
+                        nmo_report_free(&rep);
+                    }
+                }
+    printf("sdpa_bwd o absent: %ld runs, %ld PASS, %ld FAIL; math candidate with bf16 o given: %ld FAIL\n", runs,
+           pass, fails, given_fail);
+    cr_expect_eq(fails, 0);
+    cr_expect(pass * 10 >= runs * 8, "only %ld of %ld PASS", pass, runs);
+    cr_expect(given_fail > 0, "the math candidate never FAILs with o given: the absent mode is untested");
+}

@@ -351,7 +351,8 @@ def produce(nmo, outdir, budget, dev="cuda", only=None):
                         s = s.masked_fill(torch.ones(S, S, dtype=torch.bool, device=dev).triu(1), float("-inf"))
                     lse = torch.logsumexp(s, -1)
                 lse = lse.float().contiguous()
-                return [q.grad, kk.grad, v.grad], {"o": o.detach(), "lse": lse}
+                saved = {"lse": lse} if be == "math" else {"o": o.detach(), "lse": lse}
+                return [q.grad, kk.grad, v.grad], saved
             run_group("sdpa_bwd", shape, sd, [(be, lambda i, dt, be=be: attn_bwd(i, dt, be), "correct", None)
                                               for be in ("flash", "efficient", "math")],
                       params={"causal": causal}, families=["gaussian", "shifted"])
@@ -608,7 +609,9 @@ def produce(nmo, outdir, budget, dev="cuda", only=None):
 # reference then encloses every recomputation the plan allows. Autograd keeps its own
 # rstd (F.rms_norm, the HF composition) or recomputes it (torch.compile's partitioner);
 # nothing of that reaches the case, so those statistics are recomputed, not derived.
-OPTIONAL_STATS = {"rms_norm_bwd": ("rstd",), "layer_norm_bwd": ("mean", "rstd")}
+# sdpa_bwd's o: the math backend never reads the stored output (its D_i comes from its own
+# fp32 P through softmax's backward), so its cases carry no o and are judged with o absent
+OPTIONAL_STATS = {"rms_norm_bwd": ("rstd",), "layer_norm_bwd": ("mean", "rstd"), "sdpa_bwd": ("o",)}
 
 
 def judge_one(nmo, outdir, rec, plan_override=None, recompute_saved=False):

@@ -23,6 +23,8 @@ typedef struct {
     int dq_blocks;      /* dq: per key block of 16 a partial from 0, partials added last-first */
     /* mutant knobs */
     int no_D, dk_no_scale, gqa_last_head, p_no_scale, causal_off1, ds_bf16;
+    int d_self;         /* D_i = sum_j P_ij dP_ij in fp32 (fmaf, in key order) from its own P,
+                           o never read: PyTorch's math SDPA backward (correct with o absent) */
     int gqa_heads_out;  /* dk, dv per query head (scaled), each rounded to the output
                            format, then the heads added in fp32 (PyTorch's GQA expand and
                            sum: correct under inter=<dtype>) */
@@ -75,19 +77,25 @@ static nmo_status sb_run(const nmo_cand_args *a, nmo_err *err, const sb_cfg *c) 
                 const float *qr = qv + ((b * Hq + h) * S + i) * D, *dor = dov + ((b * Hq + h) * S + i) * D;
                 const float *orow = ov + ((b * Hq + h) * S + i) * D;
                 float lse = lv[(b * Hq + h) * S + i];
-                float Di = nmo_cu_reduce(dor, orow, D, c->red, c->fma);
+                float Di = c->d_self ? 0.0f : nmo_cu_reduce(dor, orow, D, c->red, c->fma);
                 float scs = c->p_no_scale ? 1.0f : sc;
                 const float *qq = qr;
                 if (c->prescale_q) {
                     for (int64_t x = 0; x < D; x++) qs[x] = qr[x] * scs;
                     qq = qs;
                 }
+                /* pass 0 (d_self only): D_i from this row's own P and dP; pass 1: dS */
+                for (int pass = c->d_self ? 0 : 1; pass < 2; pass++)
                 for (int64_t j = 0; j < NKEYS(i); j++) {
                     const float *kr = kv + ((b * Hkv + hk) * S + j) * D, *vr = vv + ((b * Hkv + hk) * S + j) * D;
                     float d = nmo_cu_reduce(qq, kr, D, c->red, c->fma);
                     float s = c->prescale_q ? d : d * scs;
                     float p = c->exp_cr ? nmo_cu_expf_cr(s - lse) : nmo_cu_expf(s - lse);
                     float dp = nmo_cu_reduce(dor, vr, D, c->red, c->fma);
+                    if (pass == 0) {
+                        Di = fmaf(p, dp, Di);
+                        continue;
+                    }
                     float ds = c->no_D ? p * dp : p * (dp - Di);
                     if (c->ds_bf16) ds = nmo_cu_round_bf16(ds);
                     int64_t at = ((b * Hq + h) * S + i) * S + j;
@@ -163,6 +171,8 @@ SB_CAND(sb_fa2, SB_DEFAULT)
 SB_CAND(sb_prescaled, .prescale_q = 1, .red = NMO_CU_RED_VEC4, .fma = 1, .ds_scaled = 1, .exp_cr = 1)
 SB_CAND(sb_dq_blocks_warp, .red = NMO_CU_RED_WARP32, .fma = 0, .dq_blocks = 1)
 
+SB_CAND(sb_math, SB_DEFAULT, .d_self = 1)
+
 SB_CAND(sb_mut_no_delta, SB_DEFAULT, .no_D = 1)
 SB_CAND(sb_mut_dk_no_scale, SB_DEFAULT, .dk_no_scale = 1)
 SB_CAND(sb_mut_gqa_last_head, SB_DEFAULT, .gqa_last_head = 1)
@@ -196,4 +206,11 @@ const nmo_cand nmo_cand_sdpa_bwd[] = {
      "heads added (PyTorch's GQA: k, v expanded, gradients summed in the dtype); correct under "
      "--plan inter=<dtype>", sb_mut_gqa_heads_out, "inter={dtype}"},
 };
+/* Not in the table: correct only with o absent (it reads no stored output), so the
+ * generic tests, which also run every correct candidate with o given, cannot take it;
+ * tests/test_recompute.c runs it both ways. */
+const nmo_cand nmo_cand_sdpa_bwd_math = {
+    "sdpa_bwd", "math", 1, "PyTorch math SDPA backward: D_i = sum_j P dP from its own fp32 P, o not read",
+    sb_math, NULL};
+
 const int nmo_cand_sdpa_bwd_n = (int)(sizeof nmo_cand_sdpa_bwd / sizeof nmo_cand_sdpa_bwd[0]);
