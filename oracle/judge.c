@@ -184,7 +184,8 @@ nmo_status nmo_judge_cell(nmo_cell *cell, const nmo_contract *ct, int op, nmo_fm
     const nmo_contract_profile *pr = nmo_contract_profile_at(ct, profile);
     if (!cand || !cand->run) {
         cell->verdict = NMO_CELL_SKIPPED;
-        snprintf(cell->detail, sizeof cell->detail, "no candidate for this operator");
+        snprintf(cell->detail, sizeof cell->detail, "no candidate: %s",
+                 cand && cand->label ? cand->label : "none given for this operator");
         return NMO_OK;
     }
     /* provenance before any verdict: backend and the settings the profile states */

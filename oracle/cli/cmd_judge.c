@@ -146,7 +146,7 @@ static int resolve_cand(jcand *jc, jplugin *pl, int *npl, const nmo_op *op, nmo_
         jc->jc.run = run_kernel_cb;
         jc->jc.ctx = jc;
     } else {
-        snprintf(jc->label, sizeof jc->label, "%s (none: %s)", spec, why);
+        snprintf(jc->label, sizeof jc->label, "%s", why); /* no kernel: the SKIPPED cells say why */
     }
     jc->jc.label = jc->label;
     return 0;
@@ -358,8 +358,8 @@ int cmd_judge(int argc, char **argv)
             memset(&cg, 0, sizeof cg);
             if (cop->grad && (rc = resolve_cand(&cg, pl, &npl, cop->grad, r->dt, spec_for(co, cop->grad->name))))
                 break;
-            snprintf(r->cand[0], sizeof r->cand[0], "%s", cf.label);
-            snprintf(r->cand[1], sizeof r->cand[1], "%s", cop->grad ? cg.label : "");
+            snprintf(r->cand[0], sizeof r->cand[0], "%s", cf.jc.run ? cf.label : "");
+            snprintf(r->cand[1], sizeof r->cand[1], "%s", cop->grad && cg.jc.run ? cg.label : "");
             for (int j = 0; j < NMO_J_COUNT && !rc; j++) {
                 int grad = j == NMO_J_GRAD_ACC || j == NMO_J_GRAD_INV;
                 if (nmo_judge_cell(&r->cell[j], ct, r->op, r->dt, prof, (nmo_judgment)j, grad ? &cg.jc : &cf.jc,
