@@ -171,5 +171,6 @@ int cmd_run(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_campaign(int argc, char **argv);
 int cmd_mutants(int argc, char **argv);
+int cmd_judge(int argc, char **argv);
 
 #endif

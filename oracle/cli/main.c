@@ -546,6 +546,7 @@ static void print_main_help(void)
            "  calibrate   write empirical p99.9 tolerances into bundle metadata\n"
            "  campaign    run a mutation-testing campaign: numoracle vs fixed-tolerance baselines\n"
            "  mutants     list the mutants the mutation engine generates for a kernel source\n"
+           "  judge       the four-judgment matrix of a contract (accuracy and invariance)\n"
            "\n"
            "options:\n"
            "  -h, --help     print this help (numoracle <command> --help: that command's)\n"
@@ -581,6 +582,7 @@ int main(int argc, char **argv)
         return cmd_campaign(argc - 1, argv + 1);
     }
     if (strcmp(v, "mutants") == 0) return cmd_mutants(argc - 1, argv + 1);
+    if (strcmp(v, "judge") == 0) return cmd_judge(argc - 1, argv + 1);
     if (v[0] == '-') return cli_error("unknown option '%s' (see numoracle --help)", v);
     return cli_error("unknown command '%s' (see numoracle --help)", v);
 }

@@ -518,6 +518,26 @@ static inline float nmo_cu_reduce(const float *a, const float *b, int64_t n, nmo
     }
 }
 
+/* Batch-variant kernels (the negative controls of the invariance judgments, bv_*
+ * candidates): a launch heuristic that splits each row's reduction into more pieces when
+ * there are few rows, to fill a GPU of 8 SMs: 8/M pieces for M < 8 rows, else 1. Every
+ * piece count is a correct summation order (accurate), but a row's bits change with the
+ * batch it is launched in. */
+static inline int nmo_cu_bv_parts(int64_t M) { return M >= 8 ? 1 : (int)(8 / (M > 0 ? M : 1)); }
+
+/* sum_{j<n} a_j*b_j as `parts` contiguous chunks of ceil(n/parts), each reduced with red,
+ * the chunk partials added in order. */
+static inline float nmo_cu_reduce_parts(const float *a, const float *b, int64_t n, int parts, nmo_cu_red red,
+                                        int fma) {
+    int64_t c = (n + parts - 1) / parts;
+    float acc = 0.0f;
+    for (int64_t lo = 0; lo < n; lo += c) {
+        int64_t len = lo + c < n ? c : n - lo;
+        acc = acc + nmo_cu_reduce(a + lo, b ? b + lo : NULL, len, red, fma);
+    }
+    return acc;
+}
+
 /* MUTANT helper: sequential sum whose running accumulator is a 16-bit value (acc_fmt
  * bf16 or fp16): each step computes acc + a*b in fp32 (fused if fma) and rounds the
  * result RNE back to acc_fmt, as `__nv_bfloat16 acc; acc += x*y;` does. */

@@ -66,7 +66,7 @@ static nmo_status lb_run(const nmo_cand_args *a, nmo_err *err, const lb_cfg *c) 
     NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->out[0], op, "dx", a->plan->out, x->ndims, x->dims, err));
     NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->out[1], op, "dw", a->plan->out, 1, &N, err));
     NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->out[2], op, "db", a->plan->out, 1, &N, err));
-    if (M < 2) return nmo_err_set(err, NMO_ERR_USAGE, "layer_norm_bwd candidate: needs 2 rows or more");
+    if (M < 1) return nmo_err_set(err, NMO_ERR_USAGE, "layer_norm_bwd candidate: no rows");
     float *dyv = nmo_cu_load(&a->in[0]), *xv = nmo_cu_load(x), *wv = nmo_cu_load(&a->in[2]);
     float *mu = nmo_cu_load(&a->in[3]), *rs = nmo_cu_load(&a->in[4]);
     float *dx = (float *)malloc((size_t)(M * N) * sizeof(float));

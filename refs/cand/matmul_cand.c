@@ -24,7 +24,17 @@ typedef struct {
                          (cuBLAS's reduced-precision reduction: correct under inter=<dtype>) */
     int b_layout;     /* reads B as if stored [N,K] (B^T layout confusion) */
     int store_rz;     /* truncating store regardless of the plan */
+    int bv_splitk;    /* batch-variant: split-K factor from the number of 4x32 output tiles
+                         (few tiles: more K pieces, as a GEMM heuristic fills the SMs) */
 } mm_cfg;
+
+/* The bv_splitk factor: tiles of 4 rows x 32 columns; fewer than 8 tiles -> 8/tiles K
+ * pieces (at most 4), else 1. M changes it, so a row's bits depend on the batch. */
+static int mm_bv_splitk(int64_t M, int64_t N) {
+    int64_t tiles = ((M + 3) / 4) * ((N + 31) / 32);
+    int64_t s = tiles >= 8 ? 1 : 8 / tiles;
+    return (int)(s > 4 ? 4 : s);
+}
 
 /* C[i,j] for every output (fp32, before the store). */
 NMO_CU_FMA_CLONES
@@ -51,6 +61,8 @@ static void mm_compute(const mm_cfg *c, const float *av, const float *bt, float 
                     int64_t lo = s * kc, hi = lo + kc < K ? lo + kc : K;
                     acc = acc + nmo_cu_round_to(pout, nmo_cu_sum_seq(ar, bc, lo, hi, 1, c->fma));
                 }
+            } else if (c->bv_splitk) {
+                acc = nmo_cu_reduce_parts(ar, bc, K, mm_bv_splitk(M, N), NMO_CU_RED_SEQ, c->fma);
             } else acc = nmo_cu_reduce(ar, bc, K, c->red, c->fma);
             cv[i * N + j] = acc;
         }
@@ -104,6 +116,8 @@ MM_CAND(mm_warp32, .red = NMO_CU_RED_WARP32, .fma = 1)
 MM_CAND(mm_vec4, .red = NMO_CU_RED_VEC4, .fma = 0)
 MM_CAND(mm_pairwise, .red = NMO_CU_RED_PAIRWISE, .fma = 0)
 
+MM_CAND(mm_bv_splitk_by_m, MM_DEFAULT, .bv_splitk = 1)
+
 MM_CAND(mm_mut_acc_bf16, MM_DEFAULT, .acc16 = NMO_BF16)
 MM_CAND(mm_mut_acc_fp16, MM_DEFAULT, .acc16 = NMO_FP16)
 MM_CAND(mm_mut_tail_skip, MM_DEFAULT, .tail_skip = 1)
@@ -122,6 +136,10 @@ const nmo_cand nmo_cand_matmul[] = {
     {"matmul", "warp32", 1, "one warp per output: 32 k-strided fmaf partials + xor butterfly", mm_warp32, NULL},
     {"matmul", "vec4", 1, "float4 over k: 4 accumulators, a*b then add (no FMA), (a0+a1)+(a2+a3)", mm_vec4, NULL},
     {"matmul", "pairwise", 1, "rounded products summed by a pairwise tree (no FMA)", mm_pairwise, NULL},
+    {"matmul", "bv_splitk_by_m", 1,
+     "BATCH-VARIANT (accurate): split-K factor chosen from the number of 4x32 output tiles (M < 8 rows: "
+     "more K pieces, fmaf partials added in order): a row's bits depend on M",
+     mm_bv_splitk_by_m, NULL},
     {"matmul", "mut_acc_bf16", 0, "MUTANT: accumulator in bf16 (rounded after every fmaf)", mm_mut_acc_bf16, NULL},
     {"matmul", "mut_acc_fp16", 0, "MUTANT: accumulator in fp16 (rounded after every fmaf; overflows)",
      mm_mut_acc_fp16, NULL},

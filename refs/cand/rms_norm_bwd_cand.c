@@ -39,6 +39,7 @@ typedef struct {
     int s_no_w;       /* S = sum dy*x (w left out of the correction sum) */
     int llama;        /* Liger's llama casting mode: m = dy*w and dy*(x*rstd) in the input
                          dtype (correct under a plan with inter=<input dtype>) */
+    int bv_parts;     /* batch-variant: S in nmo_cu_bv_parts(M) pieces (red each) */
     nmo_fmt st;       /* (set at run time) the input dtype */
 } rb_cfg;
 
@@ -87,7 +88,7 @@ static nmo_status rb_run(const nmo_cand_args *a, nmo_err *err, const rb_cfg *cfg
     NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->in[3], op, "rstd", NMO_FP32, 1, &M, err));
     NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->out[0], op, "dx", a->plan->out, x->ndims, x->dims, err));
     NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->out[1], op, "dw", a->plan->out, 1, &N, err));
-    if (M < 2) return nmo_err_set(err, NMO_ERR_USAGE, "rms_norm_bwd candidate: needs 2 rows or more");
+    if (M < 1) return nmo_err_set(err, NMO_ERR_USAGE, "rms_norm_bwd candidate: no rows");
     float *dyv = nmo_cu_load(&a->in[0]), *xv = nmo_cu_load(x), *wv = nmo_cu_load(&a->in[2]);
     float *rs = nmo_cu_load(&a->in[3]);
     float *dx = (float *)malloc((size_t)(M * N) * sizeof(float));
@@ -108,8 +109,9 @@ static nmo_status rb_run(const nmo_cand_args *a, nmo_err *err, const rb_cfg *cfg
         if (c->form == RB_XHAT)
             for (int64_t j = 0; j < N; j++) t[j] = xr[j] * r;
         const float *sx = c->form == RB_XHAT ? t : xr;
-        float S = c->acc16 ? nmo_cu_sum_acc16(m, sx, N, (nmo_fmt)c->acc16, c->fma)
-                           : nmo_cu_reduce(m, sx, N, c->red, c->fma);
+        float S = c->acc16      ? nmo_cu_sum_acc16(m, sx, N, (nmo_fmt)c->acc16, c->fma)
+                  : c->bv_parts ? nmo_cu_reduce_parts(m, sx, N, nmo_cu_bv_parts(M), c->red, c->fma)
+                                : nmo_cu_reduce(m, sx, N, c->red, c->fma);
         if (c->s_no_w)
             for (int64_t j = 0; j < N; j++) m[j] = dyr[j] * wv[j];
         const float r3 = c->rstd2 ? 1.0f : r; /* the rstd factor a buggy kernel forgets */
@@ -162,6 +164,8 @@ RB_CAND(rb_factored, .form = RB_FACTORED, .red = NMO_CU_RED_BLOCK256, .fma = 1, 
 RB_CAND(rb_xhat, .form = RB_XHAT, .red = NMO_CU_RED_WARP32, .fma = 0, .dw = RB_DW_PAIRWISE)
 RB_CAND(rb_distrib, .form = RB_DISTRIB, .red = NMO_CU_RED_VEC4, .fma = 1, .dw = RB_DW_KTILE)
 
+RB_CAND(rb_bv_split_rows, .form = RB_LIGER, .red = NMO_CU_RED_WARP32, .fma = 0, .dw = RB_DW_SEQ, .bv_parts = 1)
+
 RB_CAND(rb_mut_acc_bf16, RB_DEFAULT, .acc16 = NMO_BF16)
 RB_CAND(rb_mut_rstd2, RB_DEFAULT, .rstd2 = 1)
 RB_CAND(rb_mut_sign, RB_DEFAULT, .sign = 1)
@@ -182,6 +186,10 @@ const nmo_cand nmo_cand_rms_norm_bwd[] = {
      "warp32: xh=x*rstd, S'=sum m*xh, c=S'*(1/N), dx=rstd*(m - xh*c); dw pairwise over rows", rb_xhat, NULL},
     {"rms_norm_bwd", "distrib", 1,
      "float4 loads, fmaf: dx = rstd*m - ((x*rstd)*(rstd*rstd))*(S/N); dw tiles of 32 rows", rb_distrib, NULL},
+    {"rms_norm_bwd", "bv_split_rows", 1,
+     "BATCH-VARIANT (accurate): Liger's dx with S split into 8/M warp32 pieces when M < 8 rows; dw "
+     "sequential over rows: a row's dx bits depend on the batch size",
+     rb_bv_split_rows, NULL},
     {"rms_norm_bwd", "mut_acc_bf16", 0, "MUTANT: S accumulated in bf16", rb_mut_acc_bf16, NULL},
     {"rms_norm_bwd", "mut_rstd2", 0, "MUTANT: correction term with rstd^2 instead of rstd^3", rb_mut_rstd2, NULL},
     {"rms_norm_bwd", "mut_sign", 0, "MUTANT: correction term added instead of subtracted", rb_mut_sign, NULL},

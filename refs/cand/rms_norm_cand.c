@@ -45,6 +45,7 @@ typedef struct {
     int w_off1;       /* reads w[j+1] (wrapping: the out-of-bounds read emulated) */
     int store_rz;     /* truncating store regardless of the plan */
     int round_xr;     /* x*r rounded to the input dtype before *w (eager two-step) */
+    int bv_parts;     /* batch-variant: the row sum in nmo_cu_bv_parts(M) pieces (red each) */
 } rms_cfg;
 
 /* The weight factor (offset + w) in fp32 (Gemma's 1 + w; exactly w when offset = 0). */
@@ -79,8 +80,9 @@ static nmo_status rms_run(const nmo_cand_args *a, nmo_err *err, const rms_cfg *c
     const int64_t nred = c->skip_last ? N - 1 : N;
     for (int64_t i = 0; i < M; i++) {
         const float *xr = xv + i * N;
-        float ss = c->acc16 ? nmo_cu_sum_acc16(xr, xr, nred, (nmo_fmt)c->acc16, c->fma)
-                                        : nmo_cu_reduce(xr, xr, nred, c->red, c->fma);
+        float ss = c->acc16      ? nmo_cu_sum_acc16(xr, xr, nred, (nmo_fmt)c->acc16, c->fma)
+                   : c->bv_parts ? nmo_cu_reduce_parts(xr, xr, nred, nmo_cu_bv_parts(M), c->red, c->fma)
+                                 : nmo_cu_reduce(xr, xr, nred, c->red, c->fma);
         float ms = c->mean_n1 ? ss / nm1 : c->mean_recip ? ss * inv_n : ss / nf;
         float r;
         if (c->eps_outside) r = 1.0f / (sqrtf(ms) + eps);
@@ -173,6 +175,9 @@ RMS_CAND(rms_vec4, .red = NMO_CU_RED_VEC4, .fma = 0, .mean_recip = 0, .rsqrt_emu
 RMS_CAND(rms_pairwise, .red = NMO_CU_RED_PAIRWISE, .fma = 0, .mean_recip = 1, .rsqrt_emul = 1,
          .assoc = 2)
 
+RMS_CAND(rms_bv_split_rows, .red = NMO_CU_RED_WARP32, .fma = 0, .mean_recip = 0, .rsqrt_emul = 1, .assoc = 0,
+         .bv_parts = 1)
+
 RMS_CAND(rms_mut_acc_bf16, RMS_DEFAULT, .acc16 = NMO_BF16)
 RMS_CAND(rms_mut_acc_fp16, RMS_DEFAULT, .acc16 = NMO_FP16)
 RMS_CAND(rms_mut_no_eps, RMS_DEFAULT, .no_eps = 1)
@@ -199,6 +204,10 @@ const nmo_cand nmo_cand_rms_norm[] = {
     {"rms_norm", "gemma", 1,
      "HF GemmaRMSNorm / Liger gemma casting: fp32 pow+mean*(1/N), rsqrtf, (x*r)*(offset+w), one cast",
      rms_gemma, NULL},
+    {"rms_norm", "bv_split_rows", 1,
+     "BATCH-VARIANT (accurate): each row's sum of squares split into 8/M warp32 pieces when M < 8 rows "
+     "(fills 8 SMs), ss/N, rsqrtf, (x*r)*w: a row's bits depend on the batch size",
+     rms_bv_split_rows, NULL},
     {"rms_norm", "mut_hf_llama", 0,
      "HF LlamaRMSNorm eager: pow, mean*(1/N), rsqrtf, x*r cast to the dtype, then w*h "
      "(correct under inter=<dtype>)",

@@ -33,6 +33,7 @@ typedef struct {
     int exp_bf16;       /* e_i kept in a bf16 buffer between the passes */
     int skip_last;      /* sum loop bound N-1 */
     int store_rz;       /* truncating store regardless of the plan */
+    int bv_parts;       /* batch-variant: the sum in nmo_cu_bv_parts(M) pieces (red each) */
 } sm_cfg;
 
 static float sm_exp_eval(sm_exp k, float d) {
@@ -103,8 +104,9 @@ static nmo_status sm_run(const nmo_cand_args *a, nmo_err *err, const sm_cfg *c) 
         if (c->exp_bf16)
             for (int64_t j = 0; j < N; j++) e[j] = nmo_cu_round_bf16(e[j]);
         int64_t nred = c->skip_last ? N - 1 : N;
-        float s = c->acc16 ? nmo_cu_sum_acc16(e, NULL, nred, (nmo_fmt)c->acc16, 0)
-                           : nmo_cu_reduce(e, NULL, nred, c->red, 0);
+        float s = c->acc16      ? nmo_cu_sum_acc16(e, NULL, nred, (nmo_fmt)c->acc16, 0)
+                  : c->bv_parts ? nmo_cu_reduce_parts(e, NULL, nred, nmo_cu_bv_parts(M), c->red, 0)
+                                : nmo_cu_reduce(e, NULL, nred, c->red, 0);
         if (c->recip) {
             float inv = 1.0f / s;
             for (int64_t j = 0; j < N; j++) e[j] = e[j] * inv;
@@ -131,6 +133,8 @@ SM_CAND(sm_warp32, .red = NMO_CU_RED_WARP32, .exp = SM_EXP_LIBM, .recip = 1)
 SM_CAND(sm_vec4, .red = NMO_CU_RED_VEC4, .exp = SM_EXP_CUDA, .recip = 1)
 SM_CAND(sm_pairwise, .red = NMO_CU_RED_PAIRWISE, .exp = SM_EXP_CR, .recip = 1)
 
+SM_CAND(sm_bv_split_rows, .red = NMO_CU_RED_WARP32, .exp = SM_EXP_CUDA, .recip = 0, .bv_parts = 1)
+
 SM_CAND(sm_mut_no_max, SM_DEFAULT, .no_max = 1)
 SM_CAND(sm_mut_warp_max, SM_DEFAULT, .warp_max = 1)
 SM_CAND(sm_mut_acc_bf16, SM_DEFAULT, .acc16 = NMO_BF16)
@@ -148,6 +152,10 @@ const nmo_cand nmo_cand_softmax[] = {
     {"softmax", "vec4", 1, "float4 loads: 4 partial sums (a0+a1)+(a2+a3), expf (CUDA emulation), e*(1/s)",
      sm_vec4, NULL},
     {"softmax", "pairwise", 1, "pairwise tree sum, correctly rounded expf, e*(1/s)", sm_pairwise, NULL},
+    {"softmax", "bv_split_rows", 1,
+     "BATCH-VARIANT (accurate): the sum of exponentials split into 8/M warp32 pieces when M < 8 rows, "
+     "expf (CUDA emulation), e/s: a row's bits depend on the batch size",
+     sm_bv_split_rows, NULL},
     {"softmax", "mut_no_max", 0, "MUTANT: max not subtracted, e = expf(x) (overflows on large inputs)",
      sm_mut_no_max, NULL},
     {"softmax", "mut_warp_max", 0,

@@ -13,7 +13,8 @@
 #   stdout-each: ERE      every stdout line must match, and stdout is not empty
 #   setup: SHELL          run before the command (bash -c, in the case's directory)
 #   post: SHELL           run after; must exit 0 (e.g. files written, JSON parses)
-# Every case runs in its own empty temporary directory; $NMO is the binary (absolute).
+# Every case runs in its own empty temporary directory; $NMO is the binary (absolute),
+# $NMO_SRC the source tree.
 # A case expecting exit 2 (usage or input error) must also leave stdout empty.
 # The last line is `N passed, N failed`; the exit status is 1 when anything failed.
 set -u
@@ -24,6 +25,9 @@ if [ $# -lt 1 ] || [ ! -x "$1" ]; then
 fi
 NMO="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 export NMO
+# the source tree (contracts/ and other inputs that cases copy)
+NMO_SRC="$(cd "$(dirname "$0")/../.." && pwd)"
+export NMO_SRC
 only="${2:-*}"
 here="$(cd "$(dirname "$0")" && pwd)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/numoracle-cli.XXXXXX")"

@@ -16,6 +16,8 @@
 #include "numoracle/op.h"
 #include "numoracle/check.h"
 #include "numoracle/cand.h"
+#include "numoracle/invariance.h"
+#include "numoracle/contract.h"
 
 #ifdef __cplusplus
 extern "C" {
