@@ -563,10 +563,8 @@ static nmo_status absent_valid(const nmo_case *c, nmo_err *err)
 {
     const nmo_op *op = c->op;
     uint32_t opt = nmo_op_optional_mask(op), bad = c->absent & ~opt;
-    /* an op without stat functions recomputes what it needs inside each unit (sdpa_bwd's
-     * D_i); with them, both engines are required */
-    if (!bad) return (!op->stat_fast == !op->stat_cert) ? NMO_OK
-                     : nmo_err_set(err, NMO_ERR_USAGE, "op %s: stat_fast without stat_cert or the reverse", op->name);
+    if (!bad) return (op->stat_fast && op->stat_cert) ? NMO_OK
+                     : nmo_err_set(err, NMO_ERR_USAGE, "op %s: optional inputs without stat_fast/stat_cert", op->name);
     int k = 0;
     while (!(bad & (1u << k))) k++;
     char list[256] = "";
@@ -686,7 +684,7 @@ nmo_status nmo_check(nmo_report *rep, const nmo_case *c, const nmo_tensor *cand,
     nmo_fenc *tab[NMO_MAX_TENSORS] = {0};
     if (c->absent) {
         s = absent_valid(c, err);
-        if (s == NMO_OK && op->stat_fast) s = stats_build(tab, c, o.mode, rep, err);
+        if (s == NMO_OK) s = stats_build(tab, c, o.mode, rep, err);
         if (s != NMO_OK) {
             for (int k = 0; k < NMO_MAX_TENSORS; k++) free(tab[k]);
             nmo_report_free(rep);

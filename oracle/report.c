@@ -51,7 +51,10 @@ void nmo_report_print_case(FILE *f, const nmo_case *c)
     for (int k = 0; k < c->n_in; k++) {
         const char *src = in_source(c, k);
         const char *gloss = "";
-        if (c->absent & (1u << k))
+        if ((c->absent & (1u << k)) && op->absent_reads_none) src = "absent";
+        if ((c->absent & (1u << k)) && op->absent_reads_none)
+            gloss = " (not given: a kernel that never reads it; see `numoracle ops`)";
+        else if (c->absent & (1u << k))
             gloss = " by the reference (not given: every plan-following recomputation enclosed)";
         else if (strcmp(src, "derived") == 0)
             gloss = " from the other inputs (as a correct forward stores it)";

@@ -11,8 +11,9 @@
  * D_i = sum_j P_ij dP_ij from its own P (PyTorch's math SDPA: autograd through softmax's
  * backward, fp32; measured on the H200: 0.5 ulp from an fp64 emulation with this D, 27 to
  * 4,800 ulps with D from the stored bf16 O: hip/validate/probe/sdpa_bwd_probe.py). A
- * kernel that reads a stored O needs it given. Cost: a dk/dv unit recomputes D_i for
- * every query row it sees (S times the work of the given-o form).
+ * kernel that reads a stored O needs it given. D_i is computed once per row, by the stat
+ * functions into nmo_check's table (at element (b, h, i, 0) of o; the other elements of
+ * the table are not used), and escalated there like rms_norm_bwd's rstd.
  *
  * Rounding points (compute/acc fp32):
  *   sc      as in sdpa: RN(scale), or RN(1/sqrt D) | rsqrtf(D) (plan ulps) | RN(1/RN(sqrt D))
@@ -47,6 +48,19 @@ static void NMO_REF(sdpa_bwd_load)(double *dst, const nmo_tensor *t, int64_t b, 
 {
     nmo_tensor_load_f64(dst, t, b * t->strides[0] + h * t->strides[1] + i * t->strides[2], D,
                         t->strides[3]);
+}
+
+/* The score scale sc (see the top); t is scratch. */
+static void NMO_REF(sdpa_bwd_scale)(E_CTX *ctx, const nmo_case *c, E *sc, E *t)
+{
+    if (c->param[1] != 0) {
+        enc_const(ctx, sc, c->param[1]);
+    } else {
+        enc_set_d(ctx, t, (double)c->shape[4]);
+        enc_rsqrt(ctx, sc, t);
+        enc_const(ctx, t, 1.0 / sqrt((double)c->shape[4]));
+        enc_hull(ctx, sc, sc, t);
+    }
 }
 
 /* P and dS of one (query row, key) pair. t1, t2 are scratch. */
@@ -100,6 +114,45 @@ static void NMO_REF(sdpa_bwd_dself)(E_CTX *ctx, const nmo_case *c, int64_t b, in
     enc_dotk(ctx, Dd, f, 2, n, 0);
 }
 
+/* The table entry for element u of o (nmo_op.stat_fast): D_i of row u / D at the row's
+ * first element (the units read only those), 0 elsewhere. */
+void NMO_REF(nmo_ref_sdpa_bwd_stat)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc *out);
+void NMO_REF(nmo_ref_sdpa_bwd_stat)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc *out)
+{
+    int64_t Hq = c->shape[1], S = c->shape[3], D = c->shape[4];
+    E r, t1, t2, sc;
+    enc_init(ctx, &r), enc_init(ctx, &t1), enc_init(ctx, &t2), enc_init(ctx, &sc);
+    enc_set_d(ctx, &r, 0.0);
+    if (u % D == 0) {
+        int64_t row = u / D, b = row / (Hq * S), h = (row / S) % Hq, i = row % S;
+        const nmo_tensor *tl = &c->in[5];
+        double *q = enc_dvec(ctx, 0, D), *dO = enc_dvec(ctx, 1, D), lse;
+        E *qs = enc_evec(ctx, 0, D);
+        NMO_REF(sdpa_bwd_scale)(ctx, c, &sc, &t1);
+        NMO_REF(sdpa_bwd_load)(q, &c->in[0], b, h, i, D);
+        NMO_REF(sdpa_bwd_load)(dO, &c->in[4], b, h, i, D);
+        nmo_tensor_load_f64(&lse, tl, b * tl->strides[0] + h * tl->strides[1] + i * tl->strides[2], 1, 1);
+        for (int64_t x = 0; x < D; x++) {
+            enc_set_d(ctx, &t1, q[x]);
+            enc_mul(ctx, &qs[x], &t1, &sc);
+        }
+        NMO_REF(sdpa_bwd_dself)(ctx, c, b, h, i, q, qs, dO, lse, &sc, &r, &t1, &t2);
+    }
+    enc_export(ctx, &out[3], &r);
+    enc_clear(ctx, &r), enc_clear(ctx, &t1), enc_clear(ctx, &t2), enc_clear(ctx, &sc);
+}
+
+/* D_i with o absent: the table's entry, or (no table: a caller outside nmo_check) the
+ * same computation here */
+static void NMO_REF(sdpa_bwd_dabs)(E_CTX *ctx, const nmo_case *c, int64_t b, int64_t h, int64_t i,
+                                   const double *q, const E *qs, const double *dO, double lse,
+                                   const E *sc, E *Dd, E *t1, E *t2)
+{
+    int64_t Hq = c->shape[1], S = c->shape[3], D = c->shape[4];
+    if (c->stat[3]) enc_set_fenc(ctx, Dd, &c->stat[3][((b * Hq + h) * S + i) * D]);
+    else NMO_REF(sdpa_bwd_dself)(ctx, c, b, h, i, q, qs, dO, lse, sc, Dd, t1, t2);
+}
+
 void NMO_REF(nmo_ref_sdpa_bwd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
 {
     int64_t B = c->shape[0], Hq = c->shape[1], Hkv = c->shape[2], S = c->shape[3], D = c->shape[4];
@@ -112,14 +165,7 @@ void NMO_REF(nmo_ref_sdpa_bwd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nm
     E sc, t1, t2, Dd, P, dS, x1, x2;
     enc_init(ctx, &sc), enc_init(ctx, &t1), enc_init(ctx, &t2), enc_init(ctx, &Dd);
     enc_init(ctx, &P), enc_init(ctx, &dS), enc_init(ctx, &x1), enc_init(ctx, &x2);
-    if (c->param[1] != 0) {
-        enc_const(ctx, &sc, c->param[1]);
-    } else {
-        enc_set_d(ctx, &t1, (double)D);
-        enc_rsqrt(ctx, &sc, &t1);
-        enc_const(ctx, &t1, 1.0 / sqrt((double)D));
-        enc_hull(ctx, &sc, &sc, &t1);
-    }
+    NMO_REF(sdpa_bwd_scale)(ctx, c, &sc, &t1);
     double lse;
     if (u < nq_units) { /* dq row (b, h, i) */
         int64_t b = u / (Hq * S), h = (u / S) % Hq, i = u % S, hk = h / G;
@@ -135,7 +181,7 @@ void NMO_REF(nmo_ref_sdpa_bwd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nm
             enc_mul(ctx, &qs[x], &t1, &sc);
         }
         if (o_absent) {
-            NMO_REF(sdpa_bwd_dself)(ctx, c, b, h, i, q, qs, dO, lse, &sc, &Dd, &t1, &t2);
+            NMO_REF(sdpa_bwd_dabs)(ctx, c, b, h, i, q, qs, dO, lse, &sc, &Dd, &t1, &t2);
         } else {
             NMO_REF(sdpa_bwd_load)(o, to, b, h, i, D);
             enc_dot_d(ctx, &Dd, dO, o, D);
@@ -185,7 +231,7 @@ void NMO_REF(nmo_ref_sdpa_bwd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nm
                     enc_mul(ctx, &qs[x], &t1, &sc);
                 }
                 if (o_absent) {
-                    NMO_REF(sdpa_bwd_dself)(ctx, c, b, h, i, q, qs, dO, lse, &sc, &Dd, &t1, &t2);
+                    NMO_REF(sdpa_bwd_dabs)(ctx, c, b, h, i, q, qs, dO, lse, &sc, &Dd, &t1, &t2);
                 } else {
                     NMO_REF(sdpa_bwd_load)(o, to, b, h, i, D);
                     enc_dot_d(ctx, &Dd, dO, o, D);
@@ -250,6 +296,7 @@ void NMO_REF(nmo_ref_sdpa_bwd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nm
 #include "refs/ref_common.h"
 
 void NMO_REF_CERT(nmo_ref_sdpa_bwd_eval)(nmo_cctx *ctx, const nmo_case *c, int64_t u, nmo_fenc **out);
+void NMO_REF_CERT(nmo_ref_sdpa_bwd_stat)(nmo_cctx *ctx, const nmo_case *c, int64_t u, nmo_fenc *out);
 nmo_status nmo_ref_sdpa_setup_common(nmo_case *c, nmo_err *err);
 
 static nmo_status sdpa_bwd_setup(nmo_case *c, nmo_err *err)
@@ -365,5 +412,8 @@ const nmo_op nmo_op_sdpa_bwd = {
     .derive = sdpa_bwd_derive,
     .eval_fast = NMO_REF_FAST(nmo_ref_sdpa_bwd_eval),
     .eval_cert = NMO_REF_CERT(nmo_ref_sdpa_bwd_eval),
+    .stat_fast = NMO_REF_FAST(nmo_ref_sdpa_bwd_stat),
+    .stat_cert = NMO_REF_CERT(nmo_ref_sdpa_bwd_stat),
+    .absent_reads_none = 1,
 };
 #endif

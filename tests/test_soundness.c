@@ -48,10 +48,10 @@ Test(soundness, correct_variants_never_fail, .timeout = 1200)
                         for (int h = 0; h < nsh; h++) {
                             /* ops with optional inputs: also with all of them absent
                              * (the reference recomputes what the candidate was given) */
-                            /* an op that recomputes inside its units (no stat functions:
-                             * sdpa_bwd's D_i without o) has candidates that read the
-                             * stored input; test_recompute runs its o-less candidate */
-                            uint32_t abm = op->stat_fast ? opt : 0;
+                            /* absent meaning "never read" (nmo_op.absent_reads_none):
+                             * the table's candidates read them; test_recompute runs
+                             * the o-less sdpa_bwd candidate */
+                            uint32_t abm = op->absent_reads_none ? 0 : opt;
                             for (int ab = 0; ab < (abm ? 2 : 1); ab++) {
                             nmo_report rep;
                             nmo_err err = {{0}};

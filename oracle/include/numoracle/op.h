@@ -163,6 +163,12 @@ typedef struct nmo_op {
      * flags NMO_EF_UNC as usual. */
     void (*stat_fast)(struct nmo_fctx *ctx, const nmo_case *c, int64_t i, nmo_fenc *out);
     void (*stat_cert)(struct nmo_cctx *ctx, const nmo_case *c, int64_t i, nmo_fenc *out);
+    /* 1: absent optional inputs mean a kernel that never reads them (sdpa_bwd without o:
+     * PyTorch's math backward), not one that recomputes them, and the table's candidates
+     * read them; the generic tests then run those candidates with the inputs given only
+     * (the o-less candidate has a test of its own). The table nmo_check builds may then
+     * hold what the units need instead of the input's values (stat_fast documents it). */
+    int absent_reads_none;
 } nmo_op;
 
 int nmo_op_count(void);
