@@ -16,6 +16,7 @@
 #include "numoracle/op.h"
 #include "numoracle/check.h"
 #include "numoracle/cand.h"
+#include "numoracle/bind.h"
 
 #ifdef __cplusplus
 extern "C" {
