@@ -380,9 +380,11 @@ static int problem_build(nmo_bind_result *r, bprob *p, const nmo_bind_req *q, in
     const char *dt = q->dtype && q->dtype[0] ? q->dtype : NULL;
     for (int k = 0; !dt && k < op->n_out; k++)
         if (p->out[k] && dt_of(p->out[k]->dtype) < NMO_FMT_COUNT) dt = p->out[k]->dtype;
-    for (int k = 0; !dt && k < op->n_in; k++)
-        if (p->in[k] && op->in[k].role == NMO_ROLE_DATA && dt_of(p->in[k]->dtype) < NMO_FMT_COUNT)
-            dt = p->in[k]->dtype;
+    for (int pass = 0; pass < 2; pass++) /* data inputs first; then any but labels (kl_div) */
+        for (int k = 0; !dt && k < op->n_in; k++)
+            if (p->in[k] && (pass ? op->in[k].role != NMO_ROLE_LABEL : op->in[k].role == NMO_ROLE_DATA) &&
+                dt_of(p->in[k]->dtype) < NMO_FMT_COUNT)
+                dt = p->in[k]->dtype;
     if (!dt) return bfail(r, NMO_ERR_USAGE, "op %s: give the dtype (dtypes: %s)", op->name, op->dtypes);
     if (nmo_fmt_from_name(&p->dtype, dt) != NMO_OK) {
         char known[256];
@@ -794,6 +796,14 @@ static cJSON *ops_json(void)
             cJSON_AddStringToObject(dts, name, nmo_plan_to_string(&plan, text, sizeof text));
         }
         cJSON_AddStringToObject(o, "rounding", op->rounding_doc ? op->rounding_doc : "");
+        cJSON *ts = cJSON_AddArrayToObject(o, "test_shapes"); /* the generic tests' small shapes */
+        for (const char *p = op->test_shapes ? op->test_shapes : ""; *p;) {
+            size_t l = strcspn(p, ";");
+            char sh[128];
+            snprintf(sh, sizeof sh, "%.*s", (int)l, p);
+            if (l) cJSON_AddItemToArray(ts, cJSON_CreateString(sh));
+            p += l + (p[l] == ';');
+        }
         cJSON_AddItemToArray(a, o);
     }
     return a;

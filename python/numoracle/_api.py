@@ -76,8 +76,8 @@ def ops() -> Dict[str, dict]:
     shape means), ``inputs`` and ``outputs`` (``name``, ``role``, ``doc``, ``optional``:
     a saved statistic the reference recomputes when not given, ``source_only``: never
     read), ``params`` (``name``, ``default``, ``doc``), ``dtypes`` (dtype -> its default
-    plan) and ``rounding`` (the rounding points the reference encloses). The same as
-    ``numoracle ops``."""
+    plan), ``rounding`` (the rounding points the reference encloses) and ``test_shapes``
+    (small shapes the generic tests use). The same as ``numoracle ops``."""
     return {o["name"]: o for o in _listing("ops")}
 
 
@@ -396,7 +396,8 @@ def bounds(op: str, inputs: Tensors, *, dtype: Optional[str] = None, plan: Optio
     16 informative by the error scale, 32 no error scale). A value c of the output
     dtype is one a plan-following kernel can produce iff lo <= c <= hi (or c is NaN and
     flags has 1). An operator with several outputs gives dicts by output name.
-    Arguments as :func:`check`; ``dtype`` defaults to the first data input's."""
+    Arguments as :func:`check`; ``dtype`` defaults to the first data input's (else the
+    first input's that is not a label)."""
     lib = _lib.load()
     case = _Case(op, inputs, None, dtype, plan, params, max_ulps, engine, shape)
     q, keep = case.request(False, _lib.FLAG_BOUNDS)

@@ -139,10 +139,35 @@ def _array_interface(obj, hint, what, Error) -> Buf:
     if isinstance(data, tuple):
         ptr = int(data[0])
     else:  # an object exposing the buffer protocol
-        mv = memoryview(data if data is not None else obj)
-        ptr = ctypes.addressof(ctypes.c_char.from_buffer(mv)) if mv.nbytes else 0
-        obj = (obj, mv)
+        ptr, keep = _address(memoryview(data if data is not None else obj))
+        obj = (obj, keep)
     return Buf(_elem(_TYPESTR[ts[1:]], hint, what, Error), shape, ptr, obj, "other")
+
+
+# struct format characters (memoryview.format) -> element names
+_STRUCT = {"d": "float64", "f": "float32", "e": "float16", "i": "int32", "l": "int64", "q": "int64",
+           "H": "uint16", "h": "int16", "B": "uint8"}
+
+
+def _memoryview(mv: memoryview, hint, what, Error) -> Buf:
+    f = mv.format.lstrip("@=<")
+    if f not in _STRUCT or (f == "l" and mv.itemsize != 8):
+        raise Error(7, f"{what}: memoryview format {mv.format!r} is not a numoracle storage type")
+    if not mv.c_contiguous:
+        raise Error(2, f"{what}: a strided (non-contiguous) memoryview; pass a contiguous one")
+    ptr, keep = _address(mv)
+    return Buf(_elem(_STRUCT[f], hint, what, Error), tuple(int(d) for d in mv.shape), ptr, keep, "other")
+
+
+def _address(mv: memoryview):
+    """Address of a contiguous buffer, and what keeps it alive (ctypes takes the address
+    of writable buffers only: a read-only one is copied once)."""
+    if not mv.nbytes:
+        return 0, mv
+    flat = mv.cast("B") if mv.ndim != 1 or mv.format != "B" else mv
+    if flat.readonly:
+        flat = bytearray(flat)
+    return ctypes.addressof(ctypes.c_char.from_buffer(flat)), (mv, flat)
 
 
 class _DLDevice(Structure):
@@ -209,6 +234,8 @@ def as_buffer(obj: Any, hint: Optional[str], what: str, Error) -> Buf:
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(obj, torch.Tensor):
         return _torch(obj, hint, what, Error)
+    if isinstance(obj, memoryview):
+        return _memoryview(obj, hint, what, Error)
     if hasattr(obj, "__array_interface__"):
         return _array_interface(obj, hint, what, Error)
     if hasattr(obj, "__dlpack__"):
@@ -259,7 +286,8 @@ class Maker:
             ndt = {"fp64": np.float64, "fp32": np.float32, "tf32": np.float32, "fp16": np.float16,
                    "bf16": np.uint16, "int32": np.int32, "int64": np.int64, "uint8": np.uint8}
             return np.frombuffer(bytearray(raw), dtype=ndt.get(dtype, np.uint8)).reshape(shape)
-        fmt = {"fp64": "d", "fp32": "f", "tf32": "f", "fp16": "e", "bf16": "H", "int32": "i", "int64": "q"}
+        # memoryview cannot cast to "e": fp16, like bf16, comes as raw uint16 bits ("H")
+        fmt = {"fp64": "d", "fp32": "f", "tf32": "f", "fp16": "H", "bf16": "H", "int32": "i", "int64": "q"}
         mv = memoryview(bytearray(raw)).cast("B")
         f = fmt.get(dtype, "B")
         if not shape or 0 in shape:

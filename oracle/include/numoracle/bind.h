@@ -59,7 +59,7 @@ typedef struct {
     const char *op;        /* operator name */
     const char *dtype;     /* storage dtype selecting the default plan (`numoracle ops`);
                               NULL: the dtype of the first output given, else of the
-                              first input that follows the plan's `in` */
+                              first data input, else of the first input but labels */
     const char *plan;      /* plan text over the dtype's default ('fn=ulp:2 round=rz',
                               'preset=NAME ...'); NULL: the default */
     int nshape;            /* the problem shape as the CLI's --shape (rms_norm MxN, matmul */
@@ -99,7 +99,7 @@ NMO_API nmo_bind_result *nmo_bind_gen(const nmo_bind_req *req);
 
 /* Registry listings as JSON (nmo_bind_json): what = "ops" (every operator: tensors with
  * roles, parameters with defaults, dtypes with their default plans, shape and rounding
- * docs), "candidates" (op's CPU candidates), "plans" (the presets; with op: the plan each
+ * docs, the generic tests' small shapes), "candidates" (op's CPU candidates), "plans" (the presets; with op: the plan each
  * preset gives op at dtype, NULL dtype: bf16). */
 NMO_API nmo_bind_result *nmo_bind_list(const char *what, const char *op, const char *dtype);
 
