@@ -273,8 +273,8 @@ class Maker:
                                ("fp8_e4m3fnuz", "float8_e4m3fnuz"), ("fp8_e5m2fnuz", "float8_e5m2fnuz")):
                 if hasattr(torch, attr):
                     tdt[name] = getattr(torch, attr)
-            if dtype not in tdt:
-                raise TypeError(f"this PyTorch has no {dtype}")
+            if dtype not in tdt:  # fp8 before PyTorch 2.1: the bits, as uint8 (as for NumPy)
+                tdt[dtype] = torch.uint8
             buf = bytearray(raw)
             t = torch.frombuffer(buf, dtype=torch.uint8) if buf else torch.empty(0, dtype=torch.uint8)
             t = t.view(tdt[dtype]).reshape(shape).clone()

@@ -73,7 +73,6 @@ def _declare(lib: ctypes.CDLL) -> None:
         "nmo_bind_array": ([R, c_int, c_int, POINTER(c_int64)], c_void_p),
         "nmo_bind_free": ([R], None),
         "nmo_version": ([], c_char_p),
-        "nmo_strerror": ([c_int], c_char_p),
     }
     for name, (args, res) in sig.items():
         fn = getattr(lib, name)
