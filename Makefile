@@ -4,7 +4,7 @@
 #   make build   configure build/ once, then compile
 #   make demo    deps + build, then check rms_norm with a correct CPU candidate (PASS)
 #                and with a mutant (FAIL; the demo still succeeds)
-#   make test    deps + build, then the Criterion suites and the CLI cases
+#   make test    deps + build, then the Criterion suites, the Python suite and the CLI cases
 #   make soundness  20-seed soundness sweep at the large shapes (minutes)
 #   make bench   bench/nmo_bench: ratios measured side by side (and bench-py)
 #   make bench-py  the Python package's overhead over the C API (python_over_c=X)
