@@ -4,9 +4,10 @@
 #   make build   configure build/ once, then compile
 #   make demo    deps + build, then check rms_norm with a correct CPU candidate (PASS)
 #                and with a mutant (FAIL; the demo still succeeds)
-#   make test    deps + build, then the Criterion suites and the CLI cases
+#   make test    deps + build, then the Criterion suites, the Python suite and the CLI cases
 #   make soundness  20-seed soundness sweep at the large shapes (minutes)
-#   make bench   bench/nmo_bench: ratios measured side by side
+#   make bench   bench/nmo_bench: ratios measured side by side (and bench-py)
+#   make bench-py  the Python package's overhead over the C API (python_over_c=X)
 #   make gpu-compile  compile every hip/ source for sm_90 (nvcc), gfx90a (hipcc) and
 #                gfx942 (clang-19) without a GPU (hip/ci_compile.sh)
 #   make gpu-sim configure build-sim/ with -Dgpu=sim and run every HIP kernel through the
@@ -16,10 +17,10 @@ SHELL := /bin/bash
 BUILD ?= build
 NUMORACLE := ./$(BUILD)/oracle/numoracle
 DEB_PKGS := build-essential meson ninja-build pkg-config libmpfr-dev libgmp-dev \
-            libcjson-dev libcriterion-dev libopenblas-dev
+            libcjson-dev libcriterion-dev libopenblas-dev python3-numpy python3-pytest
 DEMO_ARGS := check --op rms_norm --dtype bf16 --shape 64x4097 --family gaussian --seed 1
 
-.PHONY: all deps build demo test clean soundness bench campaign-tests gpu-compile gpu-sim
+.PHONY: all deps build demo test clean soundness bench bench-py campaign-tests gpu-compile gpu-sim
 
 all: build
 
@@ -68,6 +69,12 @@ soundness: build
 bench: build
 	./$(BUILD)/bench/nmo_bench
 	./$(BUILD)/bench/nmo_tightness
+	@$(MAKE) --no-print-directory bench-py
+
+# Debian's python3 (python3-numpy), the package from the source tree, the build's library.
+bench-py: build
+	PYTHONPATH=python NUMORACLE_LIB=$(BUILD)/oracle/libnumoracle.so \
+	    /usr/bin/python3 bench/py_overhead.py --driver $(BUILD)/bench/nmo_bind_bench
 
 clean:
 	rm -rf $(BUILD)

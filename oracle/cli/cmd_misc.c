@@ -216,14 +216,8 @@ static char *suffixed(const char *path, const char *oname)
     return s;
 }
 
-/* Encode R's bound v into the output format: R's finite ends are values of `out`; an
- * unbounded end is +-inf, saturated to +-max in formats without infinity (flags say
- * NONFINITE); a NaN end (every implementation gives NaN) is the canonical NaN. */
-static uint64_t bound_bits(nmo_fmt f, double v)
-{
-    const nmo_fmt_info *fi = nmo_fmt_get(f);
-    return nmo_fmt_encode(f, v, NMO_RNE, 0, fi->has_inf ? NMO_OVF_IEEE : NMO_OVF_SAT);
-}
+/* R's bounds in the output format: nmo_bind_bound_bits (bind.h), one rule for both. */
+#define bound_bits nmo_bind_bound_bits
 
 int cmd_bounds(int argc, char **argv)
 {

@@ -18,6 +18,7 @@
 #include "numoracle/cand.h"
 #include "numoracle/invariance.h"
 #include "numoracle/contract.h"
+#include "numoracle/bind.h"
 
 #ifdef __cplusplus
 extern "C" {
