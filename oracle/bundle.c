@@ -29,7 +29,7 @@
 #include "nmo_config.h"
 #include "nmo_internal.h"
 #include "numoracle/bundle.h"
-#include "numoracle/enc_cert.h"
+#include "engine/enc_cert.h"
 #include "numoracle/gen.h"
 
 /* ---- data types --------------------------------------------------------------------- */

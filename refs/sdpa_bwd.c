@@ -31,7 +31,7 @@
  * split orders are orders of the same sums (covered). */
 #include <math.h>
 
-#include "numoracle/ref.h"
+#include "engine/ref.h"
 
 /* P and dS of one (query row, key) pair. t1, t2 are scratch. */
 static void NMO_REF(sdpa_bwd_pair)(E_CTX *ctx, E *P, E *dS, const double *q, const E *qs,

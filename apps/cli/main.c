@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <mpfr.h> /* --version names the MPFR and GMP versions */
 
 #include "campaign/engine.h"
 #include "cli.h"
