@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "nmo_internal.h" /* nmo__bound_bits */
 #include "nmo_gpu.h"
 #include "nmo_runner.h"
 
@@ -216,15 +217,6 @@ static char *suffixed(const char *path, const char *oname)
     return s;
 }
 
-/* Encode R's bound v into the output format: R's finite ends are values of `out`; an
- * unbounded end is +-inf, saturated to +-max in formats without infinity (flags say
- * NONFINITE); a NaN end (every implementation gives NaN) is the canonical NaN. */
-static uint64_t bound_bits(nmo_fmt f, double v)
-{
-    const nmo_fmt_info *fi = nmo_fmt_get(f);
-    return nmo_fmt_encode(f, v, NMO_RNE, 0, fi->has_inf ? NMO_OVF_IEEE : NMO_OVF_SAT);
-}
-
 int cmd_bounds(int argc, char **argv)
 {
     cli_opt opts[] = {
@@ -285,8 +277,8 @@ int cmd_bounds(int argc, char **argv)
         }
         int64_t n = nmo_tensor_numel(&c->out[k]);
         for (int64_t i = 0; i < n; i++) {
-            nmo_tensor_set_bits(&lo, i, bound_bits(c->plan.out, rep.rlo[k][i]));
-            nmo_tensor_set_bits(&hi, i, bound_bits(c->plan.out, rep.rhi[k][i]));
+            nmo_tensor_set_bits(&lo, i, nmo__bound_bits(c->plan.out, rep.rlo[k][i]));
+            nmo_tensor_set_bits(&hi, i, nmo__bound_bits(c->plan.out, rep.rhi[k][i]));
             uint8_t f = rep.bflags[k][i];
             n_nanok += (f & NMO_BF_NAN_OK) != 0;
             n_nonfin += (f & NMO_BF_NONFINITE) != 0;
