@@ -527,6 +527,32 @@ char *cli_command_line(int argc, char **argv)
 
 /* ---- dispatch ----------------------------------------------------------------------- */
 
+static int cmd_campaign_main(int argc, char **argv)
+{
+    nmo_camp_no_aslr(argc + 1, argv - 1); /* reproducible garbage reads of mutants (re-execs) */
+    return cmd_campaign(argc, argv);
+}
+
+/* The verbs: one table for the help and the dispatch. */
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv); /* argv[0] is the verb */
+    const char *summary;
+} verbs[] = {
+    {"check", cmd_check, "judge a candidate's output: PASS (exit 0), FAIL (1), INCONCLUSIVE (3)"},
+    {"bounds", cmd_bounds, "write the reachable set of every output element (lo, hi, flags)"},
+    {"ops", cmd_ops, "list the operators: tensors, parameters, dtypes and default plans"},
+    {"candidates", cmd_candidates, "list an operator's CPU candidates (correct variants and mutants)"},
+    {"plans", cmd_plans, "list the named plan presets (PyTorch, Triton, cuBLAS, cuDNN, attention)"},
+    {"gen", cmd_gen, "write a problem's generated inputs as .bin files"},
+    {"golden", cmd_golden, "write a certified golden bundle (or every case of a template sweep)"},
+    {"verify", cmd_verify, "check a golden data tree before commit (integrity, layout, budgets)"},
+    {"run", cmd_run, "run an engine on every bundle of a tier and judge both verdicts"},
+    {"calibrate", cmd_calibrate, "write empirical p99.9 tolerances into bundle metadata"},
+    {"campaign", cmd_campaign_main, "run a mutation-testing campaign: numoracle vs fixed-tolerance baselines"},
+    {"mutants", cmd_mutants, "list the mutants the mutation engine generates for a kernel source"},
+};
+
 static void print_main_help(void)
 {
     printf("usage: numoracle <command> [options]\n"
@@ -534,20 +560,10 @@ static void print_main_help(void)
            "Decides, per output element, whether a kernel's output is one that a correct\n"
            "implementation of a declared precision plan could produce.\n"
            "\n"
-           "commands:\n"
-           "  check       judge a candidate's output: PASS (exit 0), FAIL (1), INCONCLUSIVE (3)\n"
-           "  bounds      write the reachable set of every output element (lo, hi, flags)\n"
-           "  ops         list the operators: tensors, parameters, dtypes and default plans\n"
-           "  candidates  list an operator's CPU candidates (correct variants and mutants)\n"
-           "  plans       list the named plan presets (PyTorch, Triton, cuBLAS, cuDNN, attention)\n"
-           "  gen         write a problem's generated inputs as .bin files\n"
-           "  golden      write a certified golden bundle (or every case of a template sweep)\n"
-           "  verify      check a golden data tree before commit (integrity, layout, budgets)\n"
-           "  run         run an engine on every bundle of a tier and judge both verdicts\n"
-           "  calibrate   write empirical p99.9 tolerances into bundle metadata\n"
-           "  campaign    run a mutation-testing campaign: numoracle vs fixed-tolerance baselines\n"
-           "  mutants     list the mutants the mutation engine generates for a kernel source\n"
-           "\n"
+           "commands:\n");
+    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+        printf("  %-11s %s\n", verbs[i].name, verbs[i].summary);
+    printf("\n"
            "options:\n"
            "  -h, --help     print this help (numoracle <command> --help: that command's)\n"
            "  --version      print the version\n"
@@ -567,21 +583,8 @@ int main(int argc, char **argv)
         printf("numoracle %s (MPFR %s, GMP %s)\n", nmo_version(), mpfr_get_version(), gmp_version);
         return 0;
     }
-    if (strcmp(v, "check") == 0) return cmd_check(argc - 1, argv + 1);
-    if (strcmp(v, "bounds") == 0) return cmd_bounds(argc - 1, argv + 1);
-    if (strcmp(v, "gen") == 0) return cmd_gen(argc - 1, argv + 1);
-    if (strcmp(v, "ops") == 0) return cmd_ops(argc - 1, argv + 1);
-    if (strcmp(v, "plans") == 0) return cmd_plans(argc - 1, argv + 1);
-    if (strcmp(v, "candidates") == 0) return cmd_candidates(argc - 1, argv + 1);
-    if (strcmp(v, "golden") == 0) return cmd_golden(argc - 1, argv + 1);
-    if (strcmp(v, "verify") == 0) return cmd_verify(argc - 1, argv + 1);
-    if (strcmp(v, "run") == 0) return cmd_run(argc - 1, argv + 1);
-    if (strcmp(v, "calibrate") == 0) return cmd_calibrate(argc - 1, argv + 1);
-    if (strcmp(v, "campaign") == 0) {
-        nmo_camp_no_aslr(argc, argv); /* reproducible garbage reads of mutants */
-        return cmd_campaign(argc - 1, argv + 1);
-    }
-    if (strcmp(v, "mutants") == 0) return cmd_mutants(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+        if (strcmp(v, verbs[i].name) == 0) return verbs[i].run(argc - 1, argv + 1);
     if (v[0] == '-') return cli_error("unknown option '%s' (see numoracle --help)", v);
     return cli_error("unknown command '%s' (see numoracle --help)", v);
 }
