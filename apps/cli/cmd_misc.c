@@ -247,7 +247,7 @@ int cmd_bounds(int argc, char **argv)
     if ((rc = cli_resolve_op(&op, cli_val(&cmd, "op")))) return rc;
     nmo_check_opts co = {0};
     co.keep_bounds = 1;
-    if ((rc = cli_engine(&co, cli_val(&cmd, "engine")))) return rc;
+    if ((rc = cli_enclosure(&co, &cmd))) return rc;
 
     cli_problem pb;
     if ((rc = cli_problem_build(&pb, &cmd))) return rc;

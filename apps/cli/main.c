@@ -63,6 +63,39 @@ void cli_print_help(const cli_cmd *cmd)
     if (cmd->epilog) printf("\n%s", cmd->epilog);
 }
 
+/* Former spellings still accepted, for verbs that have the new option and not the old
+ * one: "engine" meant the enclosure engine in check, bounds and golden, while run and
+ * calibrate keep --engine for the implementation under test (RFC 0006's word). */
+static const struct {
+    const char *name, *alias;
+} aliases[] = {{"enclosure", "engine"}};
+static const cli_opt *alias_used[8]; /* options last given by their former spelling */
+
+static cli_opt *by_alias(cli_cmd *cmd, const char *name, size_t nl)
+{
+    for (size_t a = 0; a < sizeof aliases / sizeof aliases[0]; a++) {
+        if (strlen(aliases[a].alias) != nl || strncmp(aliases[a].alias, name, nl) != 0) continue;
+        cli_opt *o = cli_get(cmd, aliases[a].name);
+        if (!o) continue;
+        for (size_t k = 0; k < sizeof alias_used / sizeof alias_used[0]; k++)
+            if (!alias_used[k] || alias_used[k] == o) {
+                alias_used[k] = o;
+                break;
+            }
+        return o;
+    }
+    return NULL;
+}
+
+const char *cli_given(const cli_opt *o)
+{
+    for (size_t k = 0; k < sizeof alias_used / sizeof alias_used[0]; k++)
+        if (alias_used[k] == o)
+            for (size_t a = 0; a < sizeof aliases / sizeof aliases[0]; a++)
+                if (strcmp(aliases[a].name, o->name) == 0) return aliases[a].alias;
+    return o->name;
+}
+
 int cli_parse(cli_cmd *cmd, int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -80,6 +113,7 @@ int cli_parse(cli_cmd *cmd, int argc, char **argv)
         for (int k = 0; k < cmd->nopts; k++)
             if (strlen(cmd->opts[k].name) == nl && strncmp(cmd->opts[k].name, name, nl) == 0)
                 o = &cmd->opts[k];
+        if (!o) o = by_alias(cmd, name, nl);
         if (!o)
             return cli_error("unknown option '--%.*s' (see numoracle %s --help)", (int)nl, name,
                              cmd->verb);
@@ -397,11 +431,13 @@ void cli_problem_free(cli_problem *pb)
     pb->have_case = 0;
 }
 
-int cli_engine(nmo_check_opts *opts, const char *val)
+int cli_enclosure(nmo_check_opts *opts, cli_cmd *cmd)
 {
+    cli_opt *o = cli_get(cmd, "enclosure");
+    const char *val = o ? o->val : NULL;
     if (!val || strcmp(val, "auto") == 0) opts->mode = NMO_MODE_ESCALATE;
     else if (strcmp(val, "certified") == 0) opts->mode = NMO_MODE_CERT;
-    else return cli_error("bad --engine '%s': expected auto or certified", val);
+    else return cli_error("bad --%s '%s': expected auto or certified", cli_given(o), val);
     return 0;
 }
 
