@@ -15,7 +15,7 @@
 #   make clean   remove build/
 SHELL := /bin/bash
 BUILD ?= build
-NUMORACLE := ./$(BUILD)/oracle/numoracle
+NUMORACLE := ./$(BUILD)/apps/numoracle
 DEB_PKGS := build-essential meson ninja-build pkg-config libmpfr-dev libgmp-dev \
             libcjson-dev libcriterion-dev libopenblas-dev python3-numpy python3-pytest
 DEMO_ARGS := check --op rms_norm --dtype bf16 --shape 64x4097 --family gaussian --seed 1
@@ -55,7 +55,7 @@ demo: deps
 test: deps
 	@$(MAKE) --no-print-directory build
 	meson test -C $(BUILD) --print-errorlogs --no-suite slow
-	bash tests/cli/run.sh $(BUILD)/oracle/numoracle
+	bash tests/cli/run.sh $(BUILD)/apps/numoracle
 	bash tests/readme_example.sh $(BUILD)
 
 # Larger sweeps and benchmarks: separate from `make test` (quote their output in notes).

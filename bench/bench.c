@@ -40,8 +40,8 @@
 
 #include "nmo_config.h"
 #include "numoracle/numoracle.h"
-#include "numoracle/enc_fast.h"
-#include "numoracle/enc_cert.h"
+#include "engine/enc_fast.h"
+#include "engine/enc_cert.h"
 
 #if NMO_HAVE_BLAS
 #include <cblas.h>

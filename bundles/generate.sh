@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # (Re)generate the shipped golden bundles (RFC 0011 layout with certified bounds).
 #
-#   usage: bash bundles/generate.sh [path/to/numoracle]     (default ./build/oracle/numoracle)
+#   usage: bash bundles/generate.sh [path/to/numoracle]     (default ./build/apps/numoracle)
 #
 # quick/    every operator listed by `numoracle ops`, every dtype it lists, at its first
 #           test shape (`--shape test`): one bundle per (operator, dtype) named `small`,
@@ -20,7 +20,7 @@
 # override. The run ends with `numoracle verify` over the new tree.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-NMO="${1:-${NUMORACLE:-$here/../build/oracle/numoracle}}"
+NMO="${1:-${NUMORACLE:-$here/../build/apps/numoracle}}"
 [ -x "$NMO" ] || { echo "generate.sh: no numoracle at $NMO (build first: make build)" >&2; exit 2; }
 NMO="$(cd "$(dirname "$NMO")" && pwd)/$(basename "$NMO")"
 export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-1767225600}" # 2026-01-01T00:00:00Z

@@ -21,7 +21,8 @@
  *                                  time constant in DEVICE code only. Host code asks the
  *                                  device (nmo_gpu_warp_size() in runtime.hip).
  *   nmo_bf16_to_f / nmo_f_to_bf16_rne / nmo_f_to_bf16_rz, the same for fp16: bit
- *                                  manipulation, bit-identical to refs/cand/cand_util.h
+ *                                  manipulation, numoracle/conv16.h (one copy, shared
+ *                                  with the CPU candidates)
  *   nmo_expf, nmo_logf, nmo_rsqrtf, nmo_sqrtf, nmo_fmaf, nmo_tanhf, nmo_erff: the
  *                                  platform library (CUDA libdevice / ROCm OCML); the
  *                                  accuracy a kernel relies on is NMO_HIP_FN_PLAN.
@@ -267,125 +268,11 @@ __device__ float __ocml_cos_f32(float);
 #define NMO_HIP_FN_PLAN "fn=ocml"
 #endif
 
-NMO_HD uint32_t nmo_f2u(float f)
-{
-#if defined(__CUDA_ARCH__)
-    return __float_as_uint(f);
-#elif defined(__clang__)
-    return __builtin_bit_cast(uint32_t, f);
-#else
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-#endif
-}
-NMO_HD float nmo_u2f(uint32_t u)
-{
-#if defined(__CUDA_ARCH__)
-    return __uint_as_float(u);
-#elif defined(__clang__)
-    return __builtin_bit_cast(float, u);
-#else
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-#endif
-}
-
 /* ------------------------------------------------------------------ bf16 / fp16 */
-/* Identical to refs/cand/cand_util.h (the CPU emulations), bit for bit. */
-
-NMO_HD float nmo_bf16_to_f(uint16_t b) { return nmo_u2f((uint32_t)b << 16); }
-
-/* RNE; NaN stays NaN (quieted, sign kept); overflow rounds to inf. Integer version. */
-NMO_HD uint16_t nmo_f_to_bf16_rne_int(float f)
-{
-    uint32_t u = nmo_f2u(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x0040u);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
-}
-/* The same bits. On NVIDIA sm_80+ the conversion instruction (cvt.rn.bf16.f32: IEEE RNE,
- * subnormals kept, overflow to inf; PTX ISA "cvt") replaces five integer instructions in
- * the store of every kernel (at 4096x4096 bf16 softmax the integer rounding was about
- * 15% of the instructions). NaN keeps the integer path: cvt returns the canonical NaN,
- * not the quieted payload. nmo_gpu_conv_selftest compares the two on all 2^32 inputs. */
-NMO_HD uint16_t nmo_f_to_bf16_rne(float f)
-{
-#if defined(NMO_HIP_NVIDIA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    if ((nmo_f2u(f) & 0x7fffffffu) > 0x7f800000u) return nmo_f_to_bf16_rne_int(f);
-    uint16_t h;
-    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
-    return h;
-#else
-    return nmo_f_to_bf16_rne_int(f);
-#endif
-}
-/* Truncation (round toward zero); never overflows to inf. MUTANT stores use it. */
-NMO_HD uint16_t nmo_f_to_bf16_rz(float f)
-{
-    uint32_t u = nmo_f2u(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x0040u);
-    return (uint16_t)(u >> 16);
-}
-
-NMO_HD float nmo_fp16_to_f(uint16_t b)
-{
-    uint32_t s = (uint32_t)(b & 0x8000u) << 16, e = (b >> 10) & 0x1fu, m = b & 0x3ffu;
-    if (e == 0x1f) return nmo_u2f(s | 0x7f800000u | (m << 13)); /* inf / NaN */
-    if (e == 0) {                                               /* zero / subnormal */
-        float v = (float)m * 5.9604644775390625e-8f;            /* m * 2^-24, exact */
-        return s ? -v : v;
-    }
-    return nmo_u2f(s | ((e + 112u) << 23) | (m << 13));
-}
-
-/* RNE with IEEE subnormals; >= 65520 rounds to inf; NaN quieted, payload top bits kept. */
-NMO_HD uint16_t nmo_f_to_fp16_rne_int(float f)
-{
-    uint32_t u = nmo_f2u(f);
-    uint16_t s = (uint16_t)((u >> 16) & 0x8000u);
-    uint32_t a = u & 0x7fffffffu;
-    if (a > 0x7f800000u) return (uint16_t)(s | 0x7e00u | ((a >> 13) & 0x3ffu));
-    if (a >= 0x477ff000u) return (uint16_t)(s | 0x7c00u);
-    if (a >= 0x38800000u) { /* normal result (a carry may reach the next binade / inf) */
-        uint32_t h = (a - 0x38000000u) >> 13, rem = a & 0x1fffu;
-        if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++;
-        return (uint16_t)(s | h);
-    }
-    if (a <= 0x33000000u) return s; /* <= 2^-25: rounds to (signed) zero */
-    /* subnormal result: units of 2^-24 */
-    uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u;
-    uint32_t sh = 126u - e; /* 14 .. 24 */
-    uint32_t h = m >> sh, rem = m & ((1u << sh) - 1u), half = 1u << (sh - 1u);
-    if (rem > half || (rem == half && (h & 1u))) h++;
-    return (uint16_t)(s | h);
-}
-/* The same bits; on NVIDIA, cvt.rn.f16.f32 (IEEE RNE with subnormals, overflow to inf)
- * for every non-NaN input (see nmo_f_to_bf16_rne). */
-NMO_HD uint16_t nmo_f_to_fp16_rne(float f)
-{
-#if defined(NMO_HIP_NVIDIA) && defined(__CUDA_ARCH__)
-    if ((nmo_f2u(f) & 0x7fffffffu) > 0x7f800000u) return nmo_f_to_fp16_rne_int(f);
-    uint16_t h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-    return h;
-#else
-    return nmo_f_to_fp16_rne_int(f);
-#endif
-}
-/* Toward zero: RNE, then one step back when RNE moved away from zero. */
-NMO_HD uint16_t nmo_f_to_fp16_rz(float f)
-{
-    uint16_t b = nmo_f_to_fp16_rne(f);
-    if ((nmo_f2u(f) & 0x7fffffffu) > 0x7f800000u) return b;
-    float back = nmo_fp16_to_f(b);
-    float af = f < 0.0f ? -f : f, ab = back < 0.0f ? -back : back;
-    if (ab > af) b = (uint16_t)(b - 1u);
-    return b;
-}
-NMO_HD float nmo_round_bf16(float f) { return nmo_bf16_to_f(nmo_f_to_bf16_rne(f)); }
-NMO_HD float nmo_round_fp16(float f) { return nmo_fp16_to_f(nmo_f_to_fp16_rne(f)); }
+/* bit casts and the 16-bit conversions: the one copy the CPU candidates use too
+ * (numoracle/conv16.h), host + device here */
+#define NMO_CONV_FN static NMO_HD
+#include "numoracle/conv16.h"
 
 /* Storage element types of the kernels: float, and two 16-bit tags holding raw bits.
  * Kernels see data only through nmo_ty<T>: load to float, store from float (RNE, or RZ

@@ -102,11 +102,8 @@ NMO_API const void *nmo_bind_array(const nmo_bind_result *r, int kind, int k, in
     return p;
 }
 
-NMO_API uint64_t nmo_bind_bound_bits(nmo_fmt f, double v)
-{
-    const nmo_fmt_info *fi = nmo_fmt_get(f);
-    return nmo_fmt_encode(f, v, NMO_RNE, 0, fi->has_inf ? NMO_OVF_IEEE : NMO_OVF_SAT);
-}
+/* the one rule (nmo__bound_bits, bundle.c), exported for bindings */
+NMO_API uint64_t nmo_bind_bound_bits(nmo_fmt f, double v) { return nmo__bound_bits(f, v); }
 
 /* ---- the problem ------------------------------------------------------------------ */
 

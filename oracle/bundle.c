@@ -29,7 +29,7 @@
 #include "nmo_config.h"
 #include "nmo_internal.h"
 #include "numoracle/bundle.h"
-#include "numoracle/enc_cert.h"
+#include "engine/enc_cert.h"
 #include "numoracle/gen.h"
 
 /* ---- data types --------------------------------------------------------------------- */
@@ -1364,8 +1364,9 @@ nmo_status nmo_bundle_judge(nmo_report *rep, const nmo_bundle *b, const nmo_tens
 /* ---- writing certified bundles -------------------------------------------------------- */
 
 /* R's ends in the output format: unbounded ends +-inf (saturated to +-max in formats
- * without inf; the NONFINITE flag says so), NaN as the canonical NaN. */
-static uint64_t bound_bits(nmo_fmt f, double v)
+ * without inf; the NONFINITE flag says so), NaN as the canonical NaN (nmo_internal.h:
+ * bundles and `numoracle bounds` store R this one way). */
+uint64_t nmo__bound_bits(nmo_fmt f, double v)
 {
     const nmo_fmt_info *fi = nmo_fmt_get(f);
     return nmo_fmt_encode(f, v, NMO_RNE, 0, fi->has_inf ? NMO_OVF_IEEE : NMO_OVF_SAT);
@@ -1473,9 +1474,9 @@ nmo_status nmo_bundle_write(const char *dir, const nmo_case *c, const nmo_bundle
             double v = nmo_fmt_round(c->plan.out, mid, NMO_RNE, c->plan.ftz);
             if (v < rl) v = rl;
             if (v > rh) v = rh;
-            nmo_tensor_set_bits(&ex[k], i, bound_bits(c->plan.out, v));
-            nmo_tensor_set_bits(&tl[k], i, bound_bits(c->plan.out, rl));
-            nmo_tensor_set_bits(&th[k], i, bound_bits(c->plan.out, rh));
+            nmo_tensor_set_bits(&ex[k], i, nmo__bound_bits(c->plan.out, v));
+            nmo_tensor_set_bits(&tl[k], i, nmo__bound_bits(c->plan.out, rl));
+            nmo_tensor_set_bits(&th[k], i, nmo__bound_bits(c->plan.out, rh));
             absv[q] = fabs(v);
             devv[q] = fmax(v - rl, rh - v);
             q++;

@@ -12,8 +12,8 @@
 
 #include "numoracle/check.h"
 #include "nmo_internal.h"
-#include "numoracle/enc_cert.h"
-#include "numoracle/enc_fast.h"
+#include "engine/enc_cert.h"
+#include "engine/enc_fast.h"
 
 const char *nmo_verdict_name(nmo_verdict v)
 {

@@ -10,7 +10,7 @@
 #include <limits.h>
 #include <stdint.h>
 
-#include "numoracle/fmt.h"
+#include "engine/fmt_mpfr.h"
 
 _Static_assert(ULONG_MAX >= (1ULL << 53), "mpfr_set_ui_2exp must hold a 53-bit significand");
 

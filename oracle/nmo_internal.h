@@ -59,6 +59,15 @@ int64_t nmo__judge_pass(int bits, const void *lo, const void *hi, const void *cv
 int nmo__bounds_bad(int bits, const void *lo, const void *hi, const void *e, const uint8_t *fl, int64_t m,
                     uint64_t nan_above, int fnuz);
 
+/* Encode an end of R into the output format f as bundles and `numoracle bounds` store it:
+ * finite ends are values of f; an unbounded end is +-inf, saturated to +-max in formats
+ * without infinity (the element's flags say NONFINITE); a NaN end is the canonical NaN. */
+uint64_t nmo__bound_bits(nmo_fmt f, double v);
+
+/* The default tolerance table's row for op (tolerance.c): its family name, and in *tol
+ * hipDNN's atol = rtol for out (NAN for formats hipDNN gives no figure: tf32, fp8). */
+const char *nmo__tol_hipdnn(const nmo_op *op, nmo_fmt out, double *tol);
+
 /* Does this parsed JSON look like a graph (an object with "tensors" or "nodes")? */
 int nmo__is_graph_json(const cJSON *j);
 

@@ -14,7 +14,7 @@
  *   store y into `out`            (checker: plan round)
  * Not covered: scale/shift precomputed in a narrower format than compute (folded into
  * bf16 weights), a shift computed from a differently rounded scale. */
-#include "numoracle/ref.h"
+#include "engine/ref.h"
 #include "refs/norm_common.h"
 
 /* Channel of logical element i of x (layout 0: [N,C,H,W], 1: [N,H,W,C]). */

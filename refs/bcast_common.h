@@ -10,7 +10,7 @@
 #ifndef NMO_REFS_BCAST_COMMON_H
 #define NMO_REFS_BCAST_COMMON_H
 
-#include "numoracle/ref.h"
+#include "engine/ref.h"
 
 /* One output element per unit: u is the logical index into a / y. */
 static inline void pw_bcast_eval(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out,

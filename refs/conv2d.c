@@ -13,7 +13,7 @@
  *   store y into `out` (checker: plan round)
  * Not covered: Winograd and FFT convolutions (they transform x and w: different roundings),
  * tensor-core accumulation (sum=mma), split-K partials stored in a narrower format. */
-#include "numoracle/ref.h"
+#include "engine/ref.h"
 
 typedef struct {
     int64_t N, C, H, W, K, R, S, P, Q;

@@ -30,7 +30,7 @@
  * RowwiseMoments), E[x^2] - mean^2 (Liger-Kernel's group_norm: not a correct
  * implementation, a mutant here), channels-last layouts, eager programs that store
  * more than the statistics (x - mean, the variance). */
-#include "numoracle/ref.h"
+#include "engine/ref.h"
 #include "refs/norm_common.h"
 
 /* Eager statistics (see the top): mean and rstd rounded into inter, eps held as RN(eps)

@@ -18,7 +18,7 @@
  * cuWelford), kernels that divide each x by N before summing, and E[x^2] - mean^2
  * (not a correct implementation: it cancels catastrophically on rows with a large
  * mean; a mutant here). */
-#include "numoracle/ref.h"
+#include "engine/ref.h"
 #include "refs/norm_common.h"
 
 void NMO_REF(nmo_ref_layer_norm_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)

@@ -33,7 +33,7 @@
  * (cancels on rows with a large mean), partial dw/db accumulated in the input dtype
  * (the Triton tutorial's fp16 locks); with the statistics absent, a recomputation
  * outside the two-pass model (Welford's online update: refs/norm_common.h). */
-#include "numoracle/ref.h"
+#include "engine/ref.h"
 #include "refs/norm_common.h"
 
 #define LB_MEAN 3 /* the optional inputs */

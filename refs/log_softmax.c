@@ -14,7 +14,7 @@
  * m + log2(s) * ln2 or exp as exp2(x*log2e) with fast intrinsics (use a plan with
  * fn=fast), log(softmax) computed as log(e_j / s) (not a correct kernel: it underflows),
  * and e_j stored in a narrower format between passes. */
-#include "numoracle/ref.h"
+#include "engine/ref.h"
 
 void NMO_REF(nmo_ref_log_softmax_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
 {

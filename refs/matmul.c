@@ -12,7 +12,7 @@
  * A unit is a row of C; the elements are independent, so escalation recomputes only the
  * flagged dot products.
  * Inputs may be fp32, bf16, fp16 or fp8: products of these are exact in binary64. */
-#include "numoracle/ref.h"
+#include "engine/ref.h"
 
 /* Split-K partials stored in `inter` (cuBLAS's reduced-precision reduction) when the
  * plan says so: nmo_gemm_partials_k. */

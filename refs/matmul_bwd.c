@@ -11,7 +11,7 @@
  *   inter != compute: split-K partials stored in `inter` before the final sum (cuBLAS's
  *   reduced-precision reduction; nmo_gemm_partials_k)
  * Not covered: dB accumulated across micro-batches in bf16. */
-#include "numoracle/ref.h"
+#include "engine/ref.h"
 
 void NMO_REF(nmo_ref_matmul_bwd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
 {

@@ -11,7 +11,7 @@
 #ifndef NMO_REFS_NORM_COMMON_H
 #define NMO_REFS_NORM_COMMON_H
 
-#include "numoracle/ref.h"
+#include "engine/ref.h"
 
 /* 1/N as a factor of an enc_prodk product: a division by N is a multiplication by the
  * exact 1/N with one rounding, a multiplication by the constant RN(1/N) is another:

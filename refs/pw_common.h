@@ -13,7 +13,7 @@
 #ifndef NMO_REFS_PW_COMMON_H
 #define NMO_REFS_PW_COMMON_H
 
-#include "numoracle/ref.h"
+#include "engine/ref.h"
 
 #define PW_SQRT1_2 0.70710678118654752440      /* 1/sqrt(2) */
 #define PW_SQRT2 1.41421356237309504880        /* sqrt(2) */

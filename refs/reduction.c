@@ -13,7 +13,7 @@
  * Not covered: compensated/Kahan sums are inside the model (more accurate), but a mean
  * computed by Welford's running update (m += (x - m)/k) is not; NaN inputs to max follow
  * the engine's max primitive (fmaxf may drop a NaN: "NaN possible"). */
-#include "numoracle/ref.h"
+#include "engine/ref.h"
 
 void NMO_REF(nmo_ref_reduction_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
 {

@@ -38,7 +38,7 @@
  * Not covered: dw partials accumulated in a narrower format (older Liger stored per-row
  * dW in the input dtype); with rstd absent, a recomputation outside rms_norm's model
  * (each square divided by N before the sum). */
-#include "numoracle/ref.h"
+#include "engine/ref.h"
 #include "refs/norm_common.h"
 
 #define RB_RSTD 3 /* the optional input */

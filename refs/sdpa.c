@@ -50,7 +50,7 @@
  * narrower format. */
 #include <math.h>
 
-#include "numoracle/ref.h"
+#include "engine/ref.h"
 
 typedef struct {
     int64_t B, Hq, Hkv, S, D;

@@ -41,7 +41,7 @@
  * split orders are orders of the same sums (covered). */
 #include <math.h>
 
-#include "numoracle/ref.h"
+#include "engine/ref.h"
 
 static void NMO_REF(sdpa_bwd_load)(double *dst, const nmo_tensor *t, int64_t b, int64_t h, int64_t i,
                                    int64_t D)

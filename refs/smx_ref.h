@@ -5,7 +5,7 @@
 #define NMO_SMX_REF_H
 
 #include <math.h>
-#include "numoracle/ref.h"
+#include "engine/ref.h"
 
 /* Class label of row i (stored as an fp32 value): its index in [0, V), -1 when it is
  * ignore_index, -2 when it is not a valid class (a correct kernel's result is undefined). */

@@ -10,7 +10,7 @@
  *   store y into `out`     (checker: plan round)
  * Not covered: online (single-pass, rescaling) softmax, exp computed as exp2(x*log2e)
  * with fast intrinsics (use a plan with fn=fast), and e_j stored in a narrower format. */
-#include "numoracle/ref.h"
+#include "engine/ref.h"
 
 void NMO_REF(nmo_ref_softmax_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
 {

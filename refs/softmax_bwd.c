@@ -22,7 +22,7 @@
  * Not covered: y recomputed from x inside the backward kernel; kernels that keep y*dy
  * in a narrower format but use the unrounded products in the subtraction or the sum
  * (a mix of the two forms above). */
-#include "numoracle/ref.h"
+#include "engine/ref.h"
 
 void NMO_REF(nmo_ref_softmax_bwd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
 {

@@ -15,3 +15,10 @@ cc -std=c17 -I"$root/oracle/include" "$tmp/example_api.c" -o "$tmp/example_api" 
 out=$("$tmp/example_api")
 echo "readme_example: $out"
 case "$out" in PASS:*) ;; *) echo "readme_example: expected PASS"; exit 1;; esac
+# The same program against the shared library: the public API (its export list,
+# oracle/numoracle.map) is all the example needs.
+cc -std=c17 -I"$root/oracle/include" "$tmp/example_api.c" -o "$tmp/example_api_so" \
+   -L"$root/$build/oracle" -Wl,-rpath,"$root/$build/oracle" -lnumoracle -lm
+out_so=$("$tmp/example_api_so")
+[ "$out_so" = "$out" ] || { echo "readme_example: shared library gives '$out_so', static '$out'"; exit 1; }
+echo "readme_example (shared library): same output"

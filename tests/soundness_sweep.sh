@@ -7,7 +7,7 @@
 #   OPS="a b" bash tests/soundness_sweep.sh ...   restricts the sweep to those operators.
 set -u
 B=${1:-build}; SEEDS=${2:-10}; LARGE=${3:-1}
-ops=${OPS:-$("$B/oracle/numoracle" ops | awk '/^[a-z0-9_]+: /{sub(":","",$1); print $1}')}
+ops=${OPS:-$("$B/apps/numoracle" ops | awk '/^[a-z0-9_]+: /{sub(":","",$1); print $1}')}
 total=0; fail=0; inc=0; status=0; errors=0; fams=""
 for op in $ops; do
     t0=$(date +%s)

@@ -79,7 +79,7 @@ static int run_candidate(nmo_tensor *out, const nmo_cand *cd, const nmo_case *c)
 static const char *bin(void)
 {
     const char *b = getenv("NMO_BIN");
-    return b ? b : "./build/oracle/numoracle";
+    return b ? b : "./build/apps/numoracle";
 }
 
 /* ---- data types and names ------------------------------------------------------------- */

@@ -9,6 +9,7 @@
 
 #include "campaign/checks.h"
 #include "campaign/mutate.h"
+#include "numoracle/bundle.h" /* nmo_tol_default */
 
 static const char sample[] =
     "#include \"cand_util.h\"\n"                                              /* 1 */
@@ -258,4 +259,41 @@ Test(checks, gamma_and_stats)
         cr_assert_geq(nmo_ck_hbin_upper(b), x, "upper edge covers %g", x);
         cr_assert_leq(nmo_ck_hbin_upper(b), x * 1.0111, "bins of 1/64 octave: %g", x);
     }
+}
+
+/* The campaign's "hipdnn" baseline reads the library's default tolerance table (one copy,
+ * oracle/tolerance.c): the same figure as nmo_tol_default for every operator, including
+ * the rows the two copies used to disagree on (rms_norm, group_norm, batchnorm_inference). */
+Test(checks, hipdnn_is_the_library_table)
+{
+    const nmo_fmt fmts[] = {NMO_FP32, NMO_FP16, NMO_BF16};
+    for (int i = 0; i < nmo_op_count(); i++) {
+        const nmo_op *op = nmo_op_at(i);
+        char shp[128];
+        snprintf(shp, sizeof shp, "%s", op->test_shapes);
+        *strchrnul(shp, ';') = 0;
+        int nd;
+        int64_t dims[8];
+        nmo_err err;
+        cr_assert_eq(nmo_shape_parse(&nd, dims, shp, &err), NMO_OK, "%s: %s", op->name, shp);
+        for (int f = 0; f < 3; f++) {
+            nmo_plan plan;
+            nmo_plan_default(&plan, fmts[f]);
+            nmo_case c;
+            if (nmo_case_init(&c, op, &plan, nd, dims, &err) != NMO_OK) continue; /* dtype not offered */
+            int64_t n = nmo_tensor_numel(&c.out[0]);
+            double *ref = calloc((size_t)n, sizeof *ref);
+            nmo_ck_tensor t;
+            nmo_ck_setup(&t, &c, 0, ref, NULL);
+            nmo_tol d;
+            nmo_tol_default(&d, op, fmts[f]);
+            cr_expect_eq(t.hipdnn_tol, d.atol, "%s %s: campaign %g, library %g", op->name,
+                         nmo_fmt_name(fmts[f]), t.hipdnn_tol, d.atol);
+            free(ref);
+            nmo_case_free(&c);
+        }
+    }
+    nmo_tol d;
+    nmo_tol_default(&d, nmo_op_find("batchnorm_inference"), NMO_FP32);
+    cr_expect_eq(d.atol, 2e-4, "RFC 0011: batchnorm inference fp32 = 2e-4");
 }

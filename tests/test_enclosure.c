@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "numoracle/enc_cert.h"
-#include "numoracle/enc_fast.h"
+#include "engine/enc_cert.h"
+#include "engine/enc_fast.h"
 #include "numoracle/numoracle.h"
 
 /* ---------------------------------------------------------------- exact rounding */

@@ -20,8 +20,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "numoracle/enc_cert.h"
-#include "numoracle/enc_fast.h"
+#include "engine/enc_cert.h"
+#include "engine/enc_fast.h"
 #include "numoracle/numoracle.h"
 
 static nmo_fmt g_acc;

@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "numoracle/numoracle.h"
-#include "numoracle/enc_cert.h"
-#include "numoracle/enc_fast.h"
+#include "engine/enc_cert.h"
+#include "engine/enc_fast.h"
 
 enum { F_EXP, F_SIGMOID, F_TANH, F_ERF, F_COUNT };
 static const char *const fname[F_COUNT] = {"exp", "sigmoid", "tanh", "erf"};

@@ -19,8 +19,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "numoracle/enc_cert.h"
-#include "numoracle/enc_fast.h"
+#include "engine/enc_cert.h"
+#include "engine/enc_fast.h"
 #include "numoracle/numoracle.h"
 
 /* RN into f of the exact value s + e (s = RN64(s + e) of a TwoSum; |e| <= ulp64(s)/2). */

@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "numoracle/enc_cert.h"
-#include "numoracle/enc_fast.h"
+#include "engine/enc_cert.h"
+#include "engine/enc_fast.h"
 #include "numoracle/numoracle.h"
 
 /* The general check of nmo_fe_snap (what the fast paths short-cut), verbatim. */

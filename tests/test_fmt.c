@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "numoracle/fmt.h"
+#include "engine/fmt_mpfr.h" /* the MPFR rounding (private) */
 
 #define NMO_MAXFAIL 30 /* detailed messages per test; the rest are counted */
 

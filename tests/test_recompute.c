@@ -22,8 +22,8 @@
 
 #include "harness.h"
 #include "norm_cand_util.h"
-#include "numoracle/enc_cert.h"
-#include "numoracle/enc_fast.h"
+#include "engine/enc_cert.h"
+#include "engine/enc_fast.h"
 
 #define MAXN 4097
 

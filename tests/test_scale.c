@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "numoracle/enc_fast.h"
+#include "engine/enc_fast.h"
 #include "numoracle/numoracle.h"
 
 /* check a CPU candidate's output keeping the enclosures (and so the scales) */

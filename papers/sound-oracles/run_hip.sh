@@ -18,7 +18,7 @@ t1=$(date +%s)
 echo "build: $((t1 - t0)) s"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || true
 cd papers/sound-oracles
-../../build-gpu/oracle/numoracle campaign --config campaign_hip.json --progress off
+../../build-gpu/apps/numoracle campaign --config campaign_hip.json --progress off
 t2=$(date +%s)
 echo "campaign: $((t2 - t1)) s"
 if [ -n "${RESULTS:-}" ]; then

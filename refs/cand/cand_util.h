@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "numoracle/cand.h"
+#include "numoracle/conv16.h"
 #include "numoracle/status.h"
 #include "numoracle/tensor.h"
 
@@ -38,16 +39,8 @@
 
 /* ---------------------------------------------------------------- bit casts, hash */
 
-static inline uint32_t nmo_cu_f2u(float f) {
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-static inline float nmo_cu_u2f(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
+static inline uint32_t nmo_cu_f2u(float f) { return nmo_f2u(f); } /* numoracle/conv16.h */
+static inline float nmo_cu_u2f(uint32_t u) { return nmo_u2f(u); }
 /* 32-bit integer mixer (lowbias32, C. Wellons): deterministic, input-dependent choice. */
 static inline uint32_t nmo_cu_mix32(uint32_t x) {
     x ^= x >> 16;
@@ -60,80 +53,17 @@ static inline uint32_t nmo_cu_mix32(uint32_t x) {
 
 /* ---------------------------------------------------------------- 16-bit formats */
 
-/* bf16 -> float: exact (bf16 is the top half of a float). */
-static inline float nmo_cu_bf16_to_f(uint16_t b) { return nmo_cu_u2f((uint32_t)b << 16); }
-
-/* float -> bf16, round to nearest even; NaN stays NaN (quieted, sign kept); overflow
- * rounds to inf as IEEE RNE does. */
-static inline uint16_t nmo_cu_f_to_bf16_rne(float f) {
-    uint32_t u = nmo_cu_f2u(f);
-    if ((u & 0x7fffffffU) > 0x7f800000U) return (uint16_t)((u >> 16) | 0x0040U);
-    u += 0x7fffU + ((u >> 16) & 1U);
-    return (uint16_t)(u >> 16);
-}
-/* float -> bf16 by truncation (round toward zero); never overflows to inf. */
-static inline uint16_t nmo_cu_f_to_bf16_rz(float f) {
-    uint32_t u = nmo_cu_f2u(f);
-    if ((u & 0x7fffffffU) > 0x7f800000U) return (uint16_t)((u >> 16) | 0x0040U);
-    return (uint16_t)(u >> 16);
-}
-
-/* fp16 via the compiler's _Float16 (gcc >= 12 / clang >= 15 on x86-64; conversions
- * are IEEE, RNE; __extension__ keeps -Wpedantic quiet in strict C17). Compilers
- * without it (__FLT16_MAX__ undefined, e.g. clang 14 on x86) or -DNMO_CU_SOFT_FP16 use
- * the bit-level conversions below, which the self-test checks against the same
- * independent reference. */
-#if defined(__FLT16_MAX__) && !defined(NMO_CU_SOFT_FP16)
-__extension__ typedef _Float16 nmo_cu_half;
-static inline float nmo_cu_fp16_to_f(uint16_t b) {
-    nmo_cu_half h;
-    memcpy(&h, &b, sizeof h);
-    return (float)h;
-}
-static inline uint16_t nmo_cu_f_to_fp16_rne(float f) {
-    nmo_cu_half h = (nmo_cu_half)f;
-    uint16_t b;
-    memcpy(&b, &h, sizeof b);
-    return b;
-}
-#else
-static inline float nmo_cu_fp16_to_f(uint16_t b) {
-    uint32_t s = (uint32_t)(b & 0x8000U) << 16, e = (b >> 10) & 0x1fU, m = b & 0x3ffU;
-    if (e == 0x1f) return nmo_cu_u2f(s | 0x7f800000U | (m << 13)); /* inf / NaN */
-    float v = e == 0 ? ldexpf((float)m, -24) : nmo_cu_u2f(((e + 112U) << 23) | (m << 13));
-    return s ? -v : v;
-}
-static inline uint16_t nmo_cu_f_to_fp16_rne(float f) {
-    uint32_t u = nmo_cu_f2u(f);
-    uint16_t s = (uint16_t)((u >> 16) & 0x8000U);
-    uint32_t a = u & 0x7fffffffU;
-    if (a > 0x7f800000U) return (uint16_t)(s | 0x7e00U | ((a >> 13) & 0x3ffU)); /* NaN */
-    if (a >= 0x477ff000U) return (uint16_t)(s | 0x7c00U); /* >= 65520: inf (RNE) */
-    if (a < 0x38800000U) { /* below 2^-14: subnormal (or zero) result, spacing 2^-24 */
-        float q = nmo_cu_u2f(a) * 0x1p24f;  /* exact scaling */
-        float r = nearbyintf(q);            /* RNE in the default rounding mode */
-        return (uint16_t)(s | (uint16_t)r); /* r = 1024 carries into the exponent */
-    }
-    /* normal: drop 13 bits with RNE; a carry may move into the exponent (or to inf) */
-    uint32_t h = ((a - 0x38000000U) >> 13);
-    uint32_t rem = a & 0x1fffU;
-    if (rem > 0x1000U || (rem == 0x1000U && (h & 1U))) h++;
-    return (uint16_t)(s | h);
-}
-#endif
-/* float -> fp16 toward zero: RNE, then one step toward zero when RNE went away from
- * zero (covers overflow: 65520 -> inf under RNE, 65504 under RZ). */
-static inline uint16_t nmo_cu_f_to_fp16_rz(float f) {
-    uint16_t b = nmo_cu_f_to_fp16_rne(f);
-    if (isnan(f)) return b;
-    float back = nmo_cu_fp16_to_f(b);
-    if (fabsf(back) > fabsf(f)) b = (uint16_t)(b - 1); /* magnitude - 1 ulp, same sign */
-    return b;
-}
-
-/* Value of f after a round trip through bf16 / fp16 (RNE): "accumulator in 16 bits". */
-static inline float nmo_cu_round_bf16(float f) { return nmo_cu_bf16_to_f(nmo_cu_f_to_bf16_rne(f)); }
-static inline float nmo_cu_round_fp16(float f) { return nmo_cu_fp16_to_f(nmo_cu_f_to_fp16_rne(f)); }
+/* The conversions are numoracle/conv16.h's (one copy, the GPU kernels use it too): bit
+ * manipulation, bit-identical to the kernels' stores. The nmo_cu_ names stay because the
+ * campaign's mutation profile swaps them (rne -> rz, apps/campaign/mutate.c). */
+static inline float nmo_cu_bf16_to_f(uint16_t b) { return nmo_bf16_to_f(b); }
+static inline uint16_t nmo_cu_f_to_bf16_rne(float f) { return nmo_f_to_bf16_rne(f); }
+static inline uint16_t nmo_cu_f_to_bf16_rz(float f) { return nmo_f_to_bf16_rz(f); }
+static inline float nmo_cu_fp16_to_f(uint16_t b) { return nmo_fp16_to_f(b); }
+static inline uint16_t nmo_cu_f_to_fp16_rne(float f) { return nmo_f_to_fp16_rne(f); }
+static inline uint16_t nmo_cu_f_to_fp16_rz(float f) { return nmo_f_to_fp16_rz(f); }
+static inline float nmo_cu_round_bf16(float f) { return nmo_round_bf16(f); }
+static inline float nmo_cu_round_fp16(float f) { return nmo_round_fp16(f); }
 /* Round f into fmt (fp32: unchanged; bf16/fp16: RNE). */
 static inline float nmo_cu_round_to(nmo_fmt fmt, float f) {
     if (fmt == NMO_BF16) return nmo_cu_round_bf16(f);

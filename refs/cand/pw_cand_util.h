@@ -170,19 +170,8 @@ static inline nmo_status pw_rope_run(const nmo_cand_args *a, nmo_err *err, const
 
 /* ---------------------------------------------------------------- broadcasting add/mul */
 
-/* v rounded RNE into bf16 or fp16 in one step (no intermediate float rounding):
- * significand of p bits, smallest normal 2^emin, overflow to inf as IEEE RNE does. */
-static inline double pw_round16(double v, nmo_fmt f) {
-    int p = f == NMO_BF16 ? 8 : 11, emin = f == NMO_BF16 ? -126 : -14;
-    double maxf = f == NMO_BF16 ? 0x1.fep127 : 65504.0;
-    if (v == 0 || !isfinite(v)) return v;
-    int ex;
-    (void)frexp(v, &ex); /* |v| in [2^(ex-1), 2^ex) */
-    int q = (ex - 1 < emin ? emin : ex - 1) - (p - 1); /* exponent of the ulp */
-    double r = ldexp(nearbyint(ldexp(v, -q)), q);     /* nearbyint: RNE (default mode) */
-    if (fabs(r) > maxf) return copysign(INFINITY, v);
-    return r;
-}
+/* v rounded RNE into bf16 or fp16 in one step (numoracle/conv16.h). */
+static inline double pw_round16(double v, nmo_fmt f) { return nmo_f64_round16(v, f == NMO_BF16); }
 
 /* y[r, j] = a[r, j] op b[j], a of any shape, b [N] (its last dim). */
 enum {

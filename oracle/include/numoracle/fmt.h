@@ -3,13 +3,13 @@
  * Every format of at most 32 bits (and fp64) is a set of values that binary64 holds
  * exactly, so the fast path represents format values as doubles ("lattice values") and
  * rounds doubles into formats by bit manipulation. An independent MPFR-based rounding
- * (nmo_fmt_round_mpfr) serves the certified engine; the two are checked against each
+ * (nmo_fmt_round_mpfr, private: oracle/engine/fmt_mpfr.h) serves the certified
+ * engine; the two are checked against each
  * other exhaustively for every format of 16 bits or fewer (tests/test_fmt.c). */
 #ifndef NUMORACLE_FMT_H
 #define NUMORACLE_FMT_H
 
 #include <stdint.h>
-#include <mpfr.h>
 #include "numoracle/status.h"
 
 #ifdef __cplusplus
@@ -86,18 +86,6 @@ uint64_t nmo_fmt_encode(nmo_fmt f, double x, nmo_rnd rnd, int ftz, nmo_ovf ovf);
 /* Round x into f and return the value as a double (the lattice value): the same as
  * nmo_fmt_decode(f, nmo_fmt_encode(f, x, rnd, ftz, f's default overflow)). */
 double nmo_fmt_round(nmo_fmt f, double x, nmo_rnd rnd, int ftz);
-
-/* Independent implementation over MPFR: round x into f, return the lattice value as a
- * double. Uses mpfr_set_emin/emax + mpfr_subnormalize and restores the exponent range. */
-double nmo_fmt_round_mpfr(nmo_fmt f, mpfr_srcptr x, nmo_rnd rnd, int ftz);
-
-/* nmo_fmt_round_mpfr with an explicit overflow behaviour (nmo_fmt_round_mpfr uses the
- * format's default, as nmo_fmt_round does). */
-double nmo_fmt_round_mpfr_ovf(nmo_fmt f, mpfr_srcptr x, nmo_rnd rnd, int ftz, nmo_ovf ovf);
-
-/* independent MPFR decoding for tests: the value of bit pattern `bits`, built from its
- * sign/exponent/mantissa fields with mpfr_set_ui_2exp (NaN/inf as nmo_fmt_decode). */
-double nmo_fmt_decode_mpfr(nmo_fmt f, uint64_t bits);
 
 /* Next representable value above / below x in f (x need not be representable: returns
  * the smallest value > x / largest < x). Saturates at +-inf (or +-max for formats

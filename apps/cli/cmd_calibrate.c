@@ -30,7 +30,7 @@ int cmd_calibrate(int argc, char **argv)
         {"engine", "E", 0, 0, "engine to calibrate: cpu (default) or cpu:NAME", NULL, {0}, 0},
         {"runs", "N", 0, 0, "runs per bundle (default 100)", NULL, {0}, 0},
         {"filter", "GLOB", 0, 0, "calibrate tests matching POS[:POS...][-NEG[:NEG...]]", NULL, {0}, 0},
-        {"shard", "I/N", 0, 0, "only shard I of N (0-based, after the filter)", NULL, {0}, 0},
+        {"shard", "I/N", 0, 0, "only shard I of N (1 <= I <= N, after the filter)", NULL, {0}, 0},
         {"dry-run", NULL, 0, 0, "print the calibrated values, write nothing", NULL, {0}, 0},
     };
     cli_cmd cmd = {

@@ -84,6 +84,10 @@ void cli_stderr_diag(void *ctx, nmo_diag_level l, const char *msg)
     fprintf(stderr, "numoracle: %s: %s\n", l == NMO_DIAG_ERROR ? "error" : "warning", msg);
 }
 
+/* The one --shard parser (run, calibrate, campaign): "I/N", shards numbered from 1,
+ * 1 <= I <= N, as the campaign always documented it. *idx is the 0-based index (I - 1).
+ * run and calibrate used to number from 0: "0/N" is refused with the conversion, so a
+ * 0-based CI matrix fails loudly at its first job instead of skipping a shard. */
 int cli_parse_shard(int *idx, int *cnt, const char *s)
 {
     *idx = 0;
@@ -91,11 +95,15 @@ int cli_parse_shard(int *idx, int *cnt, const char *s)
     if (!s) return 0;
     char *end;
     long i = strtol(s, &end, 10);
-    if (end == s || *end != '/') return cli_error("bad --shard '%s': expected I/N with 0 <= I < N", s);
+    if (end == s || *end != '/') return cli_error("bad --shard '%s': expected I/N with 1 <= I <= N", s);
     const char *q = end + 1;
     long n = strtol(q, &end, 10);
-    if (end == q || *end || n < 1 || i < 0 || i >= n) return cli_error("bad --shard '%s': expected I/N with 0 <= I < N", s);
-    *idx = (int)i;
+    if (end == q || *end || n < 1 || n > 1000000) return cli_error("bad --shard '%s': expected I/N with 1 <= I <= N", s);
+    if (i == 0)
+        return cli_error("bad --shard '%s': shards are numbered from 1 (I/N with 1 <= I <= N); "
+                         "the former 0-based '0/%ld' is '1/%ld'", s, n, n);
+    if (i < 1 || i > n) return cli_error("bad --shard '%s': expected I/N with 1 <= I <= N", s);
+    *idx = (int)(i - 1);
     *cnt = (int)n;
     return 0;
 }
@@ -612,7 +620,7 @@ int cmd_run(int argc, char **argv)
         {"acceptance", "A", 0, 0, "oracle (default), tolerance or both: the verdict that decides", NULL, {0}, 0},
         {"config", "FILE", 0, 0, "JSON: expected plugins, expected failures, tolerance overrides", NULL, {0}, 0},
         {"filter", "GLOB", 0, 0, "run tests matching POS[:POS...][-NEG[:NEG...]] (gtest style)", NULL, {0}, 0},
-        {"shard", "I/N", 0, 0, "run only shard I of N (0-based, after the filter)", NULL, {0}, 0},
+        {"shard", "I/N", 0, 0, "run only shard I of N (1 <= I <= N, after the filter)", NULL, {0}, 0},
         {"json", "FILE", 0, 0, "also write a JSON report to FILE (atomically)", NULL, {0}, 0},
         {"list", NULL, 0, 0, "list the selected test names and exit", NULL, {0}, 0},
     };

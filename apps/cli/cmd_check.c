@@ -364,7 +364,7 @@ int cmd_check(int argc, char **argv)
                              spec, op->name, op->name);
     }
     nmo_check_opts co = {0};
-    if ((rc = cli_engine(&co, cli_val(&cmd, "engine")))) {
+    if ((rc = cli_enclosure(&co, &cmd))) {
         kernel_release(&kc);
         return rc;
     }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <mpfr.h> /* --version names the MPFR and GMP versions */
 
 #include "campaign/engine.h"
 #include "cli.h"
@@ -62,6 +63,39 @@ void cli_print_help(const cli_cmd *cmd)
     if (cmd->epilog) printf("\n%s", cmd->epilog);
 }
 
+/* Former spellings still accepted, for verbs that have the new option and not the old
+ * one: "engine" meant the enclosure engine in check, bounds and golden, while run and
+ * calibrate keep --engine for the implementation under test (RFC 0006's word). */
+static const struct {
+    const char *name, *alias;
+} aliases[] = {{"enclosure", "engine"}};
+static const cli_opt *alias_used[8]; /* options last given by their former spelling */
+
+static cli_opt *by_alias(cli_cmd *cmd, const char *name, size_t nl)
+{
+    for (size_t a = 0; a < sizeof aliases / sizeof aliases[0]; a++) {
+        if (strlen(aliases[a].alias) != nl || strncmp(aliases[a].alias, name, nl) != 0) continue;
+        cli_opt *o = cli_get(cmd, aliases[a].name);
+        if (!o) continue;
+        for (size_t k = 0; k < sizeof alias_used / sizeof alias_used[0]; k++)
+            if (!alias_used[k] || alias_used[k] == o) {
+                alias_used[k] = o;
+                break;
+            }
+        return o;
+    }
+    return NULL;
+}
+
+const char *cli_given(const cli_opt *o)
+{
+    for (size_t k = 0; k < sizeof alias_used / sizeof alias_used[0]; k++)
+        if (alias_used[k] == o)
+            for (size_t a = 0; a < sizeof aliases / sizeof aliases[0]; a++)
+                if (strcmp(aliases[a].name, o->name) == 0) return aliases[a].alias;
+    return o->name;
+}
+
 int cli_parse(cli_cmd *cmd, int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -79,6 +113,7 @@ int cli_parse(cli_cmd *cmd, int argc, char **argv)
         for (int k = 0; k < cmd->nopts; k++)
             if (strlen(cmd->opts[k].name) == nl && strncmp(cmd->opts[k].name, name, nl) == 0)
                 o = &cmd->opts[k];
+        if (!o) o = by_alias(cmd, name, nl);
         if (!o)
             return cli_error("unknown option '--%.*s' (see numoracle %s --help)", (int)nl, name,
                              cmd->verb);
@@ -396,11 +431,13 @@ void cli_problem_free(cli_problem *pb)
     pb->have_case = 0;
 }
 
-int cli_engine(nmo_check_opts *opts, const char *val)
+int cli_enclosure(nmo_check_opts *opts, cli_cmd *cmd)
 {
+    cli_opt *o = cli_get(cmd, "enclosure");
+    const char *val = o ? o->val : NULL;
     if (!val || strcmp(val, "auto") == 0) opts->mode = NMO_MODE_ESCALATE;
     else if (strcmp(val, "certified") == 0) opts->mode = NMO_MODE_CERT;
-    else return cli_error("bad --engine '%s': expected auto or certified", val);
+    else return cli_error("bad --%s '%s': expected auto or certified", cli_given(o), val);
     return 0;
 }
 
@@ -526,6 +563,33 @@ char *cli_command_line(int argc, char **argv)
 
 /* ---- dispatch ----------------------------------------------------------------------- */
 
+static int cmd_campaign_main(int argc, char **argv)
+{
+    nmo_camp_no_aslr(argc + 1, argv - 1); /* reproducible garbage reads of mutants (re-execs) */
+    return cmd_campaign(argc, argv);
+}
+
+/* The verbs: one table for the help and the dispatch. */
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv); /* argv[0] is the verb */
+    const char *summary;
+} verbs[] = {
+    {"check", cmd_check, "judge a candidate's output: PASS (exit 0), FAIL (1), INCONCLUSIVE (3)"},
+    {"bounds", cmd_bounds, "write the reachable set of every output element (lo, hi, flags)"},
+    {"ops", cmd_ops, "list the operators: tensors, parameters, dtypes and default plans"},
+    {"candidates", cmd_candidates, "list an operator's CPU candidates (correct variants and mutants)"},
+    {"plans", cmd_plans, "list the named plan presets (PyTorch, Triton, cuBLAS, cuDNN, attention)"},
+    {"gen", cmd_gen, "write a problem's generated inputs as .bin files"},
+    {"golden", cmd_golden, "write a certified golden bundle (or every case of a template sweep)"},
+    {"verify", cmd_verify, "check a golden data tree before commit (integrity, layout, budgets)"},
+    {"run", cmd_run, "run an engine on every bundle of a tier and judge both verdicts"},
+    {"calibrate", cmd_calibrate, "write empirical p99.9 tolerances into bundle metadata"},
+    {"campaign", cmd_campaign_main, "run a mutation-testing campaign: numoracle vs fixed-tolerance baselines"},
+    {"mutants", cmd_mutants, "list the mutants the mutation engine generates for a kernel source"},
+    {"judge", cmd_judge, "the four-judgment matrix of a contract (accuracy and invariance)"},
+};
+
 static void print_main_help(void)
 {
     printf("usage: numoracle <command> [options]\n"
@@ -533,21 +597,10 @@ static void print_main_help(void)
            "Decides, per output element, whether a kernel's output is one that a correct\n"
            "implementation of a declared precision plan could produce.\n"
            "\n"
-           "commands:\n"
-           "  check       judge a candidate's output: PASS (exit 0), FAIL (1), INCONCLUSIVE (3)\n"
-           "  bounds      write the reachable set of every output element (lo, hi, flags)\n"
-           "  ops         list the operators: tensors, parameters, dtypes and default plans\n"
-           "  candidates  list an operator's CPU candidates (correct variants and mutants)\n"
-           "  plans       list the named plan presets (PyTorch, Triton, cuBLAS, cuDNN, attention)\n"
-           "  gen         write a problem's generated inputs as .bin files\n"
-           "  golden      write a certified golden bundle (or every case of a template sweep)\n"
-           "  verify      check a golden data tree before commit (integrity, layout, budgets)\n"
-           "  run         run an engine on every bundle of a tier and judge both verdicts\n"
-           "  calibrate   write empirical p99.9 tolerances into bundle metadata\n"
-           "  campaign    run a mutation-testing campaign: numoracle vs fixed-tolerance baselines\n"
-           "  mutants     list the mutants the mutation engine generates for a kernel source\n"
-           "  judge       the four-judgment matrix of a contract (accuracy and invariance)\n"
-           "\n"
+           "commands:\n");
+    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+        printf("  %-11s %s\n", verbs[i].name, verbs[i].summary);
+    printf("\n"
            "options:\n"
            "  -h, --help     print this help (numoracle <command> --help: that command's)\n"
            "  --version      print the version\n"
@@ -567,22 +620,8 @@ int main(int argc, char **argv)
         printf("numoracle %s (MPFR %s, GMP %s)\n", nmo_version(), mpfr_get_version(), gmp_version);
         return 0;
     }
-    if (strcmp(v, "check") == 0) return cmd_check(argc - 1, argv + 1);
-    if (strcmp(v, "bounds") == 0) return cmd_bounds(argc - 1, argv + 1);
-    if (strcmp(v, "gen") == 0) return cmd_gen(argc - 1, argv + 1);
-    if (strcmp(v, "ops") == 0) return cmd_ops(argc - 1, argv + 1);
-    if (strcmp(v, "plans") == 0) return cmd_plans(argc - 1, argv + 1);
-    if (strcmp(v, "candidates") == 0) return cmd_candidates(argc - 1, argv + 1);
-    if (strcmp(v, "golden") == 0) return cmd_golden(argc - 1, argv + 1);
-    if (strcmp(v, "verify") == 0) return cmd_verify(argc - 1, argv + 1);
-    if (strcmp(v, "run") == 0) return cmd_run(argc - 1, argv + 1);
-    if (strcmp(v, "calibrate") == 0) return cmd_calibrate(argc - 1, argv + 1);
-    if (strcmp(v, "campaign") == 0) {
-        nmo_camp_no_aslr(argc, argv); /* reproducible garbage reads of mutants */
-        return cmd_campaign(argc - 1, argv + 1);
-    }
-    if (strcmp(v, "mutants") == 0) return cmd_mutants(argc - 1, argv + 1);
-    if (strcmp(v, "judge") == 0) return cmd_judge(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+        if (strcmp(v, verbs[i].name) == 0) return verbs[i].run(argc - 1, argv + 1);
     if (v[0] == '-') return cli_error("unknown option '%s' (see numoracle --help)", v);
     return cli_error("unknown command '%s' (see numoracle --help)", v);
 }

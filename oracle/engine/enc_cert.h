@@ -7,6 +7,7 @@
 
 #include <mpfr.h>
 #include "numoracle/op.h"
+#include "engine/fmt_mpfr.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "numoracle/enc_cert.h"
-#include "numoracle/enc_fast.h"
+#include "engine/enc_cert.h"
+#include "engine/enc_fast.h"
 
 /* Products of three binary64 values need 159 bits; 256 holds every product and sum of
  * two lattice values we form exactly. */

@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "nmo_internal.h" /* nmo__bound_bits */
 #include "nmo_gpu.h"
 #include "nmo_runner.h"
 
@@ -216,9 +217,6 @@ static char *suffixed(const char *path, const char *oname)
     return s;
 }
 
-/* R's bounds in the output format: nmo_bind_bound_bits (bind.h), one rule for both. */
-#define bound_bits nmo_bind_bound_bits
-
 int cmd_bounds(int argc, char **argv)
 {
     cli_opt opts[] = {
@@ -249,7 +247,7 @@ int cmd_bounds(int argc, char **argv)
     if ((rc = cli_resolve_op(&op, cli_val(&cmd, "op")))) return rc;
     nmo_check_opts co = {0};
     co.keep_bounds = 1;
-    if ((rc = cli_engine(&co, cli_val(&cmd, "engine")))) return rc;
+    if ((rc = cli_enclosure(&co, &cmd))) return rc;
 
     cli_problem pb;
     if ((rc = cli_problem_build(&pb, &cmd))) return rc;
@@ -279,8 +277,8 @@ int cmd_bounds(int argc, char **argv)
         }
         int64_t n = nmo_tensor_numel(&c->out[k]);
         for (int64_t i = 0; i < n; i++) {
-            nmo_tensor_set_bits(&lo, i, bound_bits(c->plan.out, rep.rlo[k][i]));
-            nmo_tensor_set_bits(&hi, i, bound_bits(c->plan.out, rep.rhi[k][i]));
+            nmo_tensor_set_bits(&lo, i, nmo__bound_bits(c->plan.out, rep.rlo[k][i]));
+            nmo_tensor_set_bits(&hi, i, nmo__bound_bits(c->plan.out, rep.rhi[k][i]));
             uint8_t f = rep.bflags[k][i];
             n_nanok += (f & NMO_BF_NAN_OK) != 0;
             n_nonfin += (f & NMO_BF_NONFINITE) != 0;

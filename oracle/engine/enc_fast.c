@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "nmo_config.h"
-#include "numoracle/enc_fast.h"
-#include "numoracle/enc_cert.h"
+#include "engine/enc_fast.h"
+#include "engine/enc_cert.h"
 
 #if NMO_HAVE_BLAS
 #include <cblas.h>

@@ -51,6 +51,9 @@ int cli_parse(cli_cmd *cmd, int argc, char **argv);
 void cli_print_help(const cli_cmd *cmd);
 cli_opt *cli_get(cli_cmd *cmd, const char *name);
 const char *cli_val(cli_cmd *cmd, const char *name); /* NULL when not given */
+/* The spelling the command line used for option `name`: name itself or its former
+ * spelling (cli_parse accepts --engine for --enclosure, main.c "aliases"). */
+const char *cli_given(const cli_opt *o);
 
 /* ---- the common problem description (check and bounds) -------------------------- */
 
@@ -88,11 +91,13 @@ typedef struct {
     {"recompute", "NAME", 0, 1,                                                            \
      "do not use optional input NAME (a saved statistic): enclose its recomputation",      \
      NULL, {0}, 0},                                                                        \
-    {"engine", "E", 0, 0, "auto (fast engine + escalation, default) or certified", NULL,   \
-     {0}, 0}
+    {"enclosure", "E", 0, 0,                                                               \
+     "enclosure engine: auto (fast engine + escalation, default) or certified (alias --engine)", \
+     NULL, {0}, 0}
 
-/* --engine into opts->mode. Returns 0 or CLI_EXIT_USAGE. */
-int cli_engine(nmo_check_opts *opts, const char *val);
+/* --enclosure (formerly --engine: the enclosure engine, not the implementation under test
+ * that run's --engine names) into opts->mode. Returns 0 or CLI_EXIT_USAGE. */
+int cli_enclosure(nmo_check_opts *opts, cli_cmd *cmd);
 /* cJSON object {input name: source} (returns cJSON *): "file:PATH",
  * "generated:FAMILY seed=S", "derived", "unused" or "recomputed" (nmo_report_print_case). */
 void *cli_inputs_json(const cli_problem *pb);

@@ -74,7 +74,7 @@ void nmo_fctx_clear(nmo_fctx *c);
  * cannot be made: the caller then leaves the term flagged and the unit escalates). */
 struct nmo_cctx *nmo_fctx_cert(nmo_fctx *c);
 /* The certified engine's sharpened sum of these (finite) fast enclosures, exported
- * (oracle/enc_cert.c); -1 when an endpoint is not finite. */
+ * (oracle/engine/enc_cert.c); -1 when an endpoint is not finite. */
 int nmo_cenc_sum_sharp_fenc(struct nmo_cctx *c, nmo_fenc *r, const nmo_fenc *x, int64_t n);
 
 /* Term escalation. A unit that reduces many terms (a scalar loss over a whole tensor)

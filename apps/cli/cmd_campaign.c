@@ -24,18 +24,6 @@ static const char campaign_epilog[] =
     "(--shard I/N) split the evaluation inputs; merge their journals with --report-only\n"
     "--journal A --journal B. Reports: OUT/report.json, report.md, report.html.\n";
 
-static int parse_shard(int *i, int *n, const char *s)
-{
-    char *e;
-    long a = strtol(s, &e, 10);
-    if (*e != '/') return -1;
-    long b = strtol(e + 1, &e, 10);
-    if (*e || a < 1 || b < 1 || a > b || b > 1000000) return -1;
-    *i = (int)a;
-    *n = (int)b;
-    return 0;
-}
-
 int cmd_campaign(int argc, char **argv)
 {
     cli_opt opts[] = {
@@ -63,8 +51,10 @@ int cmd_campaign(int argc, char **argv)
     nmo_camp_opts o = {0};
     o.progress = -1;
     const char *sh = cli_val(&cmd, "shard");
-    if (sh && parse_shard(&o.shard_i, &o.shard_n, sh) != 0)
-        return cli_error("bad --shard '%s': expected I/N with 1 <= I <= N", sh);
+    if (sh) {
+        if ((rc = cli_parse_shard(&o.shard_i, &o.shard_n, sh))) return rc;
+        o.shard_i += 1; /* the campaign engine counts shards from 1 */
+    }
     const char *pg = cli_val(&cmd, "progress");
     if (pg) {
         if (strcmp(pg, "auto") == 0) o.progress = -1;

@@ -249,7 +249,7 @@ int cmd_golden(int argc, char **argv)
         {"max-ulps", "N", 0, 0, "reachable sets of more than N values are flagged WIDE", NULL, {0}, 0},
         {"param", "NAME=VALUE", 0, 1, "operator parameter (see numoracle ops)", NULL, {0}, 0},
         {"input", "NAME=FILE", 0, 1, "read input NAME from a raw .bin instead of generating", NULL, {0}, 0},
-        {"engine", "E", 0, 0, "auto (fast engine + escalation, default) or certified", NULL, {0}, 0},
+        {"enclosure", "E", 0, 0, "enclosure engine: auto (fast engine + escalation, default) or certified (alias --engine)", NULL, {0}, 0},
         {"name", "NAME", 0, 0, "bundle name, lowercase_snake_case (why the test exists)", NULL, {0}, 0},
         {"tier", "TIER", 0, 0, "quick (default), standard, comprehensive or full", NULL, {0}, 0},
         {"layout", "L", 0, 0, "nchw (row-major, default) or nhwc (channels-last, rank >= 3)", NULL, {0}, 0},
@@ -272,7 +272,7 @@ int cmd_golden(int argc, char **argv)
     int rc = cli_parse(&cmd, argc, argv);
     if (rc) return rc < 0 ? 0 : rc;
     nmo_check_opts co = {0};
-    if ((rc = cli_engine(&co, cli_val(&cmd, "engine")))) return rc;
+    if ((rc = cli_enclosure(&co, &cmd))) return rc;
     int force = cli_val(&cmd, "force") != NULL;
     char *cmdline = cli_command_line(argc, argv);
 

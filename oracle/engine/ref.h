@@ -16,8 +16,8 @@
 #define NUMORACLE_REF_H
 
 #include "numoracle/op.h"
-#include "numoracle/enc_fast.h"
-#include "numoracle/enc_cert.h"
+#include "engine/enc_fast.h"
+#include "engine/enc_cert.h"
 
 #define NMO_CAT_(a, b) a##b
 #define NMO_CAT(a, b) NMO_CAT_(a, b)
