@@ -79,9 +79,9 @@ void nmo_report_print(FILE *f, const nmo_report *rep, const nmo_case *c, const c
     if (c->plan.sum == NMO_SUM_GEOM) { /* the reduction geometry in force (sum_geom.c) */
         const nmo_plan *p = &c->plan;
         int64_t cap = nmo_plan_geo_capacity(p);
-        char pb[48];
-        if (p->geo_p) snprintf(pb, sizeof pb, "at most %lld chunk partials", (long long)p->geo_p);
-        else snprintf(pb, sizeof pb, "chunks of %.0f consecutive terms", ldexp((double)p->geo_b, p->geo_d));
+        char pb[96];
+        if (p->geo_p) snprintf(pb, sizeof pb, "the chunk partials (at most %lld)", (long long)p->geo_p);
+        else snprintf(pb, sizeof pb, "the partials of chunks of %.0f consecutive terms", ldexp((double)p->geo_b, p->geo_d));
         fprintf(f, "reduction geometry: runs of <= %d terms (any order), a tree of depth <= %d over them, "
                 "%s added in any order; ", p->geo_b, p->geo_d, pb);
         if (cap < INT64_MAX) fprintf(f, "at most %lld terms per reduction\n", (long long)cap);
