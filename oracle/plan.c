@@ -227,7 +227,7 @@ static const char *round_text(const nmo_plan *p)
 char *nmo_plan_to_string(const nmo_plan *p, char *buf, size_t n)
 {
     if (!buf || n == 0) return buf;
-    char sb[32], mb[32];
+    char sb[64], mb[32];
     if (p->max_ulps > 0) snprintf(mb, sizeof mb, "%ld", p->max_ulps);
     else snprintf(mb, sizeof mb, "auto");
     snprintf(buf, n,
@@ -360,7 +360,7 @@ cJSON *nmo_plan_to_json(const nmo_plan *p)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
-    char sb[32], text[512];
+    char sb[64], text[512];
     cJSON_AddStringToObject(o, "in", nmo_fmt_name(p->in));
     cJSON_AddStringToObject(o, "out", nmo_fmt_name(p->out));
     cJSON_AddStringToObject(o, "compute", nmo_fmt_name(p->compute));

@@ -51,6 +51,9 @@ Test(sum_geom, plan_text)
         {"sum=blocked:16:0:any", "blocked:16", 16, 0, 0},
         {"sum=blocked:16:8:4", "blocked:16:8:4", 16, 8, 4},
         {"sum=blocked:1:0:1", "tree:0", 1, 0, 1},
+        /* the longest text: the plan's text buffers hold it */
+        {"sum=blocked:1073741824:62:1099511627776", "blocked:1073741824:62:1099511627776", 1 << 30, 62,
+         1LL << 40},
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         nmo_plan p, q;
