@@ -218,6 +218,7 @@ typedef struct {
     int64_t n_pass, n_fail, n_inconc, n_nonfinite, n_wide, n_unc, n_escalated, units_escalated;
     int64_t n_overflow, n_unbounded, n_noscale, n_nan, n_scaled;
     int64_t n_term_esc, n_sum_cert;
+    int64_t geo_over; /* the longest reduction beyond the plan's geometry (0: none) */
     int64_t width_hist[NMO_WIDTH_HIST + 1];
     int64_t width_max;
     int has_worst;
@@ -553,6 +554,7 @@ done:
     free(cbuf);
     w->n_term_esc = w->fc.n_term_esc;
     w->n_sum_cert = w->fc.n_sum_cert;
+    w->geo_over = w->fc.geo_over > w->cc.geo_over ? w->fc.geo_over : w->cc.geo_over;
     w->status = s;
     return NULL;
 }
@@ -584,7 +586,7 @@ static nmo_status absent_valid(const nmo_case *c, nmo_err *err)
  * table see the same statistics in either mode, and "fast + escalation == certified"
  * holds as before. */
 static nmo_status stats_build(nmo_fenc **tab, const nmo_case *c, nmo_mode mode, nmo_report *rep,
-                              nmo_err *err)
+                              int64_t *geo_over, nmo_err *err)
 {
     const nmo_op *op = c->op;
     int64_t n = -1;
@@ -625,9 +627,24 @@ static nmo_status stats_build(nmo_fenc **tab, const nmo_case *c, nmo_mode mode, 
             if (c->absent & (1u << k)) tab[k][i] = st[k];
         rep->n_stat++;
     }
+    if (fc_ready && fc.geo_over > *geo_over) *geo_over = fc.geo_over;
+    if (cc_ready && cc.geo_over > *geo_over) *geo_over = cc.geo_over;
     if (fc_ready) nmo_fctx_clear(&fc);
     if (cc_ready) nmo_cctx_clear(&cc);
     return s;
+}
+
+/* A reduction longer than the plan's geometry holds (sum=tree/blocked: no evaluation of
+ * that shape exists, so the plan does not describe this kernel at this shape). */
+static nmo_status geo_error(const nmo_case *c, int64_t over, nmo_err *err)
+{
+    char g[48];
+    nmo_plan_geo_text(&c->plan, g, sizeof g);
+    return nmo_err_set(err, NMO_ERR_UNSUPPORTED,
+                       "plan field 'sum=%s' holds at most %lld terms in one reduction; %s reduces "
+                       "%lld terms at this shape (declare more partials, e.g. sum=blocked:%d:%d:any)",
+                       g, (long long)nmo_plan_geo_capacity(&c->plan), c->op->name, (long long)over,
+                       c->plan.geo_b, c->plan.geo_d);
 }
 
 nmo_status nmo_check(nmo_report *rep, const nmo_case *c, const nmo_tensor *cand,
@@ -679,12 +696,13 @@ nmo_status nmo_check(nmo_report *rep, const nmo_case *c, const nmo_tensor *cand,
     }
 
     nmo_status s = NMO_OK;
+    int64_t geo_over = 0;
     /* absent inputs: the workers read a copy of the case that carries the table */
     nmo_case cs;
     nmo_fenc *tab[NMO_MAX_TENSORS] = {0};
     if (c->absent) {
         s = absent_valid(c, err);
-        if (s == NMO_OK) s = stats_build(tab, c, o.mode, rep, err);
+        if (s == NMO_OK) s = stats_build(tab, c, o.mode, rep, &geo_over, err);
         if (s != NMO_OK) {
             for (int k = 0; k < NMO_MAX_TENSORS; k++) free(tab[k]);
             nmo_report_free(rep);
@@ -739,6 +757,7 @@ nmo_status nmo_check(nmo_report *rep, const nmo_case *c, const nmo_tensor *cand,
         rep->units_escalated += x->units_escalated;
         rep->n_term_esc += x->n_term_esc;
         rep->n_sum_cert += x->n_sum_cert;
+        if (x->geo_over > geo_over) geo_over = x->geo_over;
         for (int i = 0; i <= NMO_WIDTH_HIST; i++) rep->width_hist[i] += x->width_hist[i];
         if (x->width_max > rep->width_max) rep->width_max = x->width_max;
         if (x->has_worst && (!has_worst || worse(&x->worst, &rep->worst))) {
@@ -754,6 +773,7 @@ nmo_status nmo_check(nmo_report *rep, const nmo_case *c, const nmo_tensor *cand,
     else if (rep->n_inconc) rep->verdict = NMO_INCONCLUSIVE;
     else rep->verdict = NMO_PASS;
     rep->seconds = now_s() - t0;
+    if (s == NMO_OK && geo_over) s = geo_error(c, geo_over, err);
     if (s != NMO_OK) nmo_report_free(rep);
     return s;
 }

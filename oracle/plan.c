@@ -4,7 +4,7 @@
  *   in=bf16 out=bf16 compute=fp32 acc=fp32 inter=fp32 sum=any fn=cuda round=rne
  *   subnormals=ieee max_ulps=auto
  * Keys: in, out, compute, acc, inter (format names through nmo_fmt_from_name),
- *       sum (any | exact | mma:K), fn (cr | ulp:N | cuda | ocml | fast),
+ *       sum (any | exact | mma:K[:P] | tree:D | blocked:B[:D[:P|any]]: sum_geom.c), fn (cr | ulp:N | cuda | ocml | fast),
  *       round (rne | rz | sr; rd and ru are accepted too), subnormals (ieee | ftz),
  *       max_ulps (a positive integer, or auto = nmo_plan_max_ulps's default).
  * Errors are NMO_ERR_PARSE with the pinned message "plan: <problem> in '<text>'".
@@ -209,6 +209,7 @@ static const char *sum_text(const nmo_plan *p, char *buf, size_t n)
         else snprintf(buf, n, "mma:%d", p->mma_k);
         return buf;
     case NMO_SUM_EXACT: return "exact";
+    case NMO_SUM_GEOM: return nmo_plan_geo_text(p, buf, n);
     default: return "any";
     }
 }
@@ -226,7 +227,7 @@ static const char *round_text(const nmo_plan *p)
 char *nmo_plan_to_string(const nmo_plan *p, char *buf, size_t n)
 {
     if (!buf || n == 0) return buf;
-    char sb[32], mb[32];
+    char sb[64], mb[32];
     if (p->max_ulps > 0) snprintf(mb, sizeof mb, "%ld", p->max_ulps);
     else snprintf(mb, sizeof mb, "auto");
     snprintf(buf, n,
@@ -256,6 +257,10 @@ static int apply_kv(nmo_plan *q, const char *key, const char *val)
     }
     if (strcmp(key, "sum") == 0) {
         long k;
+        q->geo_b = q->geo_d = 0; /* q is a copy: a bad value leaves *p as it was */
+        q->geo_p = 0;
+        int g = nmo_plan_geo_parse(q, val); /* tree:D, blocked:B[:D[:P]] (sum_geom.c) */
+        if (g >= 0) return g;
         if (strcmp(val, "any") == 0) { q->sum = NMO_SUM_ANY; q->mma_k = q->mma_p = 0; return 1; }
         if (strcmp(val, "exact") == 0) { q->sum = NMO_SUM_EXACT; q->mma_k = q->mma_p = 0; return 1; }
         if (strncmp(val, "mma:", 4) == 0) {
@@ -355,13 +360,25 @@ cJSON *nmo_plan_to_json(const nmo_plan *p)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
-    char sb[32], text[512];
+    char sb[64], text[512];
     cJSON_AddStringToObject(o, "in", nmo_fmt_name(p->in));
     cJSON_AddStringToObject(o, "out", nmo_fmt_name(p->out));
     cJSON_AddStringToObject(o, "compute", nmo_fmt_name(p->compute));
     cJSON_AddStringToObject(o, "acc", nmo_fmt_name(p->acc));
     cJSON_AddStringToObject(o, "inter", nmo_fmt_name(p->inter));
     cJSON_AddStringToObject(o, "sum", sum_text(p, sb, sizeof sb));
+    if (p->sum == NMO_SUM_GEOM) { /* the geometry in force (sum_geom.c) */
+        cJSON *g = cJSON_AddObjectToObject(o, "sum_geometry");
+        if (g) {
+            cJSON_AddNumberToObject(g, "run", p->geo_b);
+            cJSON_AddNumberToObject(g, "tree_depth", p->geo_d);
+            if (p->geo_p) cJSON_AddNumberToObject(g, "partials", (double)p->geo_p);
+            else cJSON_AddStringToObject(g, "partials", "any");
+            int64_t cap = nmo_plan_geo_capacity(p);
+            if (cap < INT64_MAX) cJSON_AddNumberToObject(g, "capacity", (double)cap);
+            else cJSON_AddNullToObject(g, "capacity");
+        }
+    }
     if (p->sum == NMO_SUM_MMA) {
         cJSON_AddNumberToObject(o, "mma_k", p->mma_k);
         cJSON_AddNumberToObject(o, "mma_p", p->mma_p ? p->mma_p : nmo_fmt_get(p->acc)->prec);
@@ -384,6 +401,7 @@ double nmo_plan_dot_k2(const nmo_plan *p, int64_t n, int64_t m)
 {
     switch (p->sum) {
     case NMO_SUM_EXACT: return 0;
+    case NMO_SUM_GEOM: return nmo_plan_red_k(p, n, m, 1);
     case NMO_SUM_MMA: {
         const nmo_fmt_info *ai = nmo_fmt_get(p->acc);
         int bits = p->mma_p ? p->mma_p : ai->prec;

@@ -73,6 +73,21 @@ static const preset presets[] = {
      {{"*", "fn=triton"},
       {"rms_norm,rms_norm_bwd,fused_add_rms_norm,swiglu,swiglu_bwd,geglu,geglu_bwd,rope,rope_bwd",
        "inter=io"}}},
+    {"liger-tl-sum",
+     "the liger preset plus the reduction geometry of Liger's single-block row kernels "
+     "(rms_norm, layer_norm): tl.sum over BLOCK = next_pow2(N) <= 65536 lanes",
+     "Liger-Kernel ops/utils.py calculate_settings: BLOCK_SIZE = next_power_of_2(n) <= "
+     "MAX_FUSED_SIZE 65536, num_warps 4 (< 2048), 8 (< 8192), 16 (< 32768), 32 (16 on HIP); "
+     "rms_norm.py / layer_norm.py reduce each row with one tl.sum over the block. Triton's "
+     "ReduceOpToLLVM.cpp (lib/Conversion/TritonGPUToLLVM, 3.x) folds the elements a thread "
+     "holds (in order or as a tree), then a butterfly shuffle over the 32 (64 on AMD) lanes, "
+     "then the warps' partials through shared memory by another butterfly: at most "
+     "BLOCK/threads <= 64 terms per thread and a tree of depth <= log2(threads) <= 10, i.e. "
+     "sum=blocked:64:10 for every N the kernels accept (a row beyond 65536 is an error)",
+     {{"*", "fn=triton"},
+      {"rms_norm,rms_norm_bwd,fused_add_rms_norm,swiglu,swiglu_bwd,geglu,geglu_bwd,rope,rope_bwd",
+       "inter=io"},
+      {"rms_norm,layer_norm", "sum=blocked:64:10"}}},
     {"cublas",
      "cuBLAS/cuBLASLt GEMMs on Hopper tensor cores: exact products, fp32 block "
      "accumulation in blocks of 16 (the wider of the validated block models)",

@@ -79,6 +79,17 @@ void nmo_report_print(FILE *f, const nmo_report *rep, const nmo_case *c, const c
         fprintf(f, "plan: %s (preset %s; max_ulps in effect: %ld)\n", plan, c->plan.preset, rep->max_ulps);
     else
         fprintf(f, "plan: %s (max_ulps in effect: %ld)\n", plan, rep->max_ulps);
+    if (c->plan.sum == NMO_SUM_GEOM) { /* the reduction geometry in force (sum_geom.c) */
+        const nmo_plan *p = &c->plan;
+        int64_t cap = nmo_plan_geo_capacity(p);
+        char pb[96];
+        if (p->geo_p) snprintf(pb, sizeof pb, "the chunk partials (at most %lld)", (long long)p->geo_p);
+        else snprintf(pb, sizeof pb, "the partials of chunks of %.0f consecutive terms", ldexp((double)p->geo_b, p->geo_d));
+        fprintf(f, "reduction geometry: runs of <= %d terms (any order), a tree of depth <= %d over them, "
+                "%s added in any order; ", p->geo_b, p->geo_d, pb);
+        if (cap < INT64_MAX) fprintf(f, "at most %lld terms per reduction\n", (long long)cap);
+        else fprintf(f, "any number of terms\n");
+    }
     nmo_report_print_case(f, c);
     fprintf(f, "verdict: %s\n", nmo_verdict_name(rep->verdict));
     fprintf(f, "  elements: %lld  pass %lld  fail %lld  inconclusive %lld\n", (long long)rep->n,

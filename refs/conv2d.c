@@ -146,7 +146,7 @@ const nmo_op nmo_op_conv2d = {
     .test_shapes = "2x7x9x9x4x3x3;1x16x6x6x8x1x1",
     .test_shapes_large = "2x33x17x17x4x3x3;1x16x6x6x8x1x1",
     /* one dot product per element; implicit-GEMM blocks are not the dot model's */
-    .plan_fields = NMO_PF_ACC | NMO_PF_SUM_EXACT,
+    .plan_fields = NMO_PF_ACC | NMO_PF_SUM_EXACT | NMO_PF_SUM_GEOM,
     .plan_vacuous = NMO_PF_COMPUTE | NMO_PF_FN | NMO_PF_INTER,
     .setup = conv2d_setup,
     .row_len = conv2d_row_len,

@@ -90,7 +90,7 @@ const nmo_op nmo_op_matmul = {
     .test_shapes = "6x33x257;4x64x64",
     .test_shapes_large = "6x33x1025;4x64x64",
     /* one dot product per element: no elementwise math, no stage */
-    .plan_fields = NMO_PF_ACC | NMO_PF_SUM_EXACT | NMO_PF_SUM_MMA | NMO_PF_INTER, /* inter: split-K partials */
+    .plan_fields = NMO_PF_ACC | NMO_PF_SUM_EXACT | NMO_PF_SUM_MMA | NMO_PF_INTER | NMO_PF_SUM_GEOM, /* inter: split-K partials */
     .plan_vacuous = NMO_PF_COMPUTE | NMO_PF_FN,
     .setup = matmul_setup,
     .row_len = matmul_row_len,

@@ -90,7 +90,7 @@ const nmo_op nmo_op_matmul_bwd = {
     .test_shapes = "33x257x6;24x40x16",
     .test_shapes_large = "129x1025x8;64x48x40",
     /* one dot product per element: no elementwise math, no stage */
-    .plan_fields = NMO_PF_ACC | NMO_PF_SUM_EXACT | NMO_PF_SUM_MMA | NMO_PF_INTER, /* inter: split-K partials */
+    .plan_fields = NMO_PF_ACC | NMO_PF_SUM_EXACT | NMO_PF_SUM_MMA | NMO_PF_INTER | NMO_PF_SUM_GEOM, /* inter: split-K partials */
     .plan_vacuous = NMO_PF_COMPUTE | NMO_PF_FN,
     .setup = matmul_bwd_setup,
     .row_len = matmul_bwd_row_len,

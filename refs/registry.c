@@ -115,6 +115,7 @@ unsigned nmo_plan_fields_set(const nmo_plan *p)
     if (p->inter != p->compute) f |= NMO_PF_INTER;
     if (p->sum == NMO_SUM_EXACT) f |= NMO_PF_SUM_EXACT;
     if (p->sum == NMO_SUM_MMA) f |= NMO_PF_SUM_MMA;
+    if (p->sum == NMO_SUM_GEOM) f |= NMO_PF_SUM_GEOM;
     return f;
 }
 
@@ -142,7 +143,10 @@ static void models_text(char *buf, size_t n, const nmo_op *op)
     static const struct {
         unsigned bit;
         const char *name;
-    } opt[] = {{NMO_PF_INTER, "inter"}, {NMO_PF_SUM_EXACT, "sum=exact"}, {NMO_PF_SUM_MMA, "sum=mma"}};
+    } opt[] = {{NMO_PF_INTER, "inter"},
+               {NMO_PF_SUM_EXACT, "sum=exact"},
+               {NMO_PF_SUM_MMA, "sum=mma"},
+               {NMO_PF_SUM_GEOM, "sum=tree/blocked"}};
     size_t used = 0;
     buf[0] = 0;
     for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++)
@@ -166,15 +170,20 @@ nmo_status nmo_op_check_plan(const nmo_op *op, const nmo_plan *p, nmo_err *err)
         field_text(f, sizeof f, p, "sum");
         why = noreduce ? "no reduction"
                        : "its reductions use the any-order bound, not the plan's dot-product model";
-    } else {
+    } else if (bad & NMO_PF_SUM_MMA) {
         field_text(f, sizeof f, p, "sum");
         why = noreduce ? "no reduction" : "no tensor-core matrix product";
+    } else {
+        field_text(f, sizeof f, p, "sum");
+        why = noreduce ? "no reduction"
+                       : "a reduction folds further roundings into its bound (online softmax "
+                         "rescaling), which the geometry's bound does not cover";
     }
     models_text(m, sizeof m, op);
     return nmo_err_set(err, NMO_ERR_UNSUPPORTED,
                        "%s does not model plan field '%s' (%s); %s accepts %s%s (see numoracle "
                        "ops --op %s)",
-                       op->name, f, why, op->name, m[0] ? m : "none of inter, sum=exact, sum=mma",
+                       op->name, f, why, op->name, m[0] ? m : "none of inter, sum=exact, sum=mma, sum=tree/blocked",
                        m[0] ? " beyond the common fields" : "", op->name);
 }
 

@@ -83,7 +83,7 @@ const nmo_op nmo_op_rms_norm = {
     .test_shapes = "3x1025;8x64",
     .test_shapes_large = "3x4097;8x64",
     /* sum of squares through the dot model (exact); no tensor-core product */
-    .plan_fields = NMO_PF_COMPUTE | NMO_PF_ACC | NMO_PF_FN | NMO_PF_INTER | NMO_PF_SUM_EXACT,
+    .plan_fields = NMO_PF_COMPUTE | NMO_PF_ACC | NMO_PF_FN | NMO_PF_INTER | NMO_PF_SUM_EXACT | NMO_PF_SUM_GEOM,
     .plan_vacuous = 0,
     .setup = rms_norm_setup,
     .row_len = nmo_ref_row_len_last,

@@ -39,6 +39,8 @@ static const probe probes[] = {
     {"inter", "inter=bf16", NMO_BF16, NMO_PF_INTER, 0},
     {"sum", "sum=exact", NMO_BF16, NMO_PF_SUM_EXACT, 0},
     {"sum", "sum=mma:16", NMO_BF16, NMO_PF_SUM_MMA, 0},
+    /* runs of 2, a tree of depth 2, chunk partials in any order: narrower than any order */
+    {"sum", "sum=blocked:2:2:any", NMO_BF16, NMO_PF_SUM_GEOM, 0},
     {"fn", "fn=ulp:64", NMO_BF16, NMO_PF_FN, 0},
     {"round", "round=rz", NMO_BF16, 0, 0},
     {"round", "round=sr", NMO_BF16, 0, 0},

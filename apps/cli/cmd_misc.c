@@ -21,7 +21,8 @@ static void print_plan_fields(const nmo_op *op)
         unsigned bit;
         const char *name;
     } f[] = {{NMO_PF_COMPUTE, "compute"}, {NMO_PF_ACC, "acc"},         {NMO_PF_FN, "fn"},
-             {NMO_PF_INTER, "inter"},     {NMO_PF_SUM_EXACT, "sum=exact"}, {NMO_PF_SUM_MMA, "sum=mma"}};
+             {NMO_PF_INTER, "inter"},     {NMO_PF_SUM_EXACT, "sum=exact"}, {NMO_PF_SUM_MMA, "sum=mma"},
+             {NMO_PF_SUM_GEOM, "sum=tree/blocked"}};
     const char *head[3] = {"models ", "; no stage for ", "; rejects "};
     printf("  plan:     ");
     for (int g = 0; g < 3; g++) {

@@ -827,9 +827,19 @@ void nmo_cenc_round(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a, nmo_fmt f, nmo_
 
 /* Mirrors nmo_fe_red_finish: exact-sum bounds slo (rounded down) and shi (up), the
  * absolute-sum bound A (up), k and the underflow term keta. */
+static double ce_red_k(nmo_cctx *c, int64_t n, int64_t m, int dot)
+{
+    return nmo_fe_geo_note(&c->geo_over, nmo_plan_red_k(&c->plan, n, m, dot), n);
+}
+static double ce_dot_k(nmo_cctx *c, int64_t n, int64_t m)
+{
+    return nmo_fe_geo_note(&c->geo_over, nmo_plan_dot_k2(&c->plan, n, m), n);
+}
+
 static void ce_red_finish(nmo_cctx *c, nmo_cenc *r, mpfr_ptr slo, mpfr_ptr shi, mpfr_ptr A,
                           double k, double keta, uint32_t fl)
 {
+    if (!(k < INFINITY)) { ce_set_all(r, fl); return; } /* beyond the geometry */
     mpfr_t em, top;
     mpfr_inits2(4 * WP, em, top, (mpfr_ptr)0);
     /* overflow of some partial sum: A (1 + k u) + keta >= max finite */
@@ -873,10 +883,10 @@ void nmo_cenc_sum(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *x, int64_t n)
     mpfr_sum(A, p, (unsigned long)n, MPFR_RNDU);
     for (int64_t i = 0; i < n; i++) mpfr_clear(ab[i]);
     free(ab);
-    double k = n > 1 ? (double)(n - 1) : 0;
+    double k = ce_red_k(c, n, n, 0); /* n - 1 for sum=any */
     double mg = 0;
     for (int64_t i = 0; i < n; i++) mg += x[i].mag; /* nmo_mag_sum's order */
-    ce_red_finish(c, r, slo, shi, A, k, c->ftz ? k * c->etaa : 0, fl);
+    ce_red_finish(c, r, slo, shi, A, k, c->ftz && n > 1 ? (double)(n - 1) * c->etaa : 0, fl);
     ce_mag(r, mg);
     mpfr_clears(slo, shi, A, (mpfr_ptr)0);
 }
@@ -936,7 +946,7 @@ static void ce_dot_d(nmo_cctx *c, nmo_cenc *r, const double *x, const double *y,
     free(pr);
     double keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa +
                   nmo_fe_daz_term(c->ftz, c->minnorm_c, x, y, n); /* DAZ: as the fast engine */
-    double k = nmo_plan_dot_k2(&c->plan, n, (int64_t)m), au = mpfr_get_d(A, MPFR_RNDU);
+    double k = ce_dot_k(c, n, (int64_t)m), au = mpfr_get_d(A, MPFR_RNDU);
     if (nmo_gemm_partials_k(&c->plan, pf, n, c->ua, au, au, &k, &keta) == 1) ce_set_all(r, 0);
     else ce_red_finish(c, r, slo, shi, A, k, keta, 0);
     ce_mag(r, mg);
@@ -1154,14 +1164,10 @@ void nmo_cenc_dotk(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *const *f, int k, in
         if (ce_partial_ovf(c, t, Rmax, g, em)) ok = 0;
     }
     mpfr_clear(Rmax);
-    double K, keta_a;
-    if (k == 1) {
-        K = n > 1 ? (double)(n - 1) : 0;
-        keta_a = c->ftz ? K * c->etaa : 0;
-    } else {
-        K = (double)n;
-        keta_a = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
-    }
+    double K = ce_red_k(c, n, n, k != 1), keta_a; /* n - 1 or n for sum=any */
+    if (k == 1) keta_a = c->ftz && n > 1 ? (double)(n - 1) * c->etaa : 0;
+    else keta_a = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
+    if (!(K < INFINITY)) ok = 0; /* beyond the geometry: anything */
     /* eta_in = 2 rounds eta_c SR (kept in SR); a2 = A (1 + g) + eta_in; keta = g A + eta_in + keta_a */
     mpfr_mul_d(SR, SR, 2.0 * rounds * c->etac, MPFR_RNDU);
     mpfr_mul_d(a2, A, 1 + g, MPFR_RNDU);
@@ -1238,6 +1244,7 @@ static void ce_red_finish_em(nmo_cctx *c, nmo_cenc *r, mpfr_ptr slo, mpfr_ptr sh
                              double kt, mpfr_ptr emj, mpfr_ptr emr, int use_r, double keta,
                              uint32_t fl)
 {
+    if (!(kt < INFINITY)) { ce_set_all(r, fl); return; } /* beyond the geometry */
     mpfr_t top;
     mpfr_init2(top, 4 * WP);
     mpfr_mul_d(top, A, 1 + kt * c->ua, MPFR_RNDU);
@@ -1265,7 +1272,7 @@ static void ce_sum_sharp_finish(nmo_cctx *c, nmo_cenc *r, mpfr_ptr slo, mpfr_ptr
 {
     mpfr_t emj, emr;
     mpfr_inits2(4 * WP, emj, emr, (mpfr_ptr)0);
-    double kj = k > 1 ? (double)(k - 1) : 0;
+    double kj = ce_red_k(c, n, k, 0); /* k - 1 for sum=any */
     mpfr_mul_d(emj, A, kj, MPFR_RNDU);
     mpfr_mul_d(emj, emj, c->ua, MPFR_RNDU);
     int use_r = c->ua <= c->uc && (double)k * c->ua <= 0.25;
@@ -1420,7 +1427,7 @@ void nmo_cenc_dot_sharp_d(nmo_cctx *c, nmo_cenc *r, const double *x, const doubl
             if (pd != 0) q = fmin(q, nmo_fe_lowbit(pd));
         }
     if (exact && !c->ftz && k > 0 && mpfr_cmp_d(A, q / c->ua) < 0) { /* every order exact */
-        kt = k > 1 ? kd - 1 : 0;
+        kt = ce_red_k(c, n, k, 0);
         mpfr_set_zero(emj, 1);
         ce_red_finish_em(c, r, slo, shi, A, kt, emj, emr, 0, 0, 0);
         ce_mag(r, mg);
@@ -1430,12 +1437,12 @@ void nmo_cenc_dot_sharp_d(nmo_cctx *c, nmo_cenc *r, const double *x, const doubl
         return;
     }
     if (exact) {
-        kt = k > 1 ? kd - 1 : 0;
+        kt = ce_red_k(c, n, k, 0); /* k - 1 for sum=any */
         use_r = kd * c->ua <= 0.25;
         mpfr_mul_d(emr, R, 1 + 4 * kd * c->ua, MPFR_RNDU);
         keta = c->ftz ? 2.0 * (double)n * c->etaa : 0;
     } else {
-        kt = kd;
+        kt = ce_red_k(c, n, k, 1); /* k for sum=any */
         use_r = kd * c->ua <= 0.125;
         mpfr_mul_d(emr, R, 1 + 8 * kd * c->ua, MPFR_RNDU);
         mpfr_set_d(emj, big, MPFR_RNDN);

@@ -389,7 +389,7 @@ void nmo_fenc_gemm_elem(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *A, const nmo
         nmo_tensor_load_f64(y, B, j * B->strides[1], K, B->strides[0]);
         keta += nmo_fe_daz_term(1, c->minnorm_c, x, y, K);
     }
-    double k = nmo_plan_dot_k2(&c->plan, K, (int64_t)m);
+    double k = nmo_fe_dot_k(c, K, (int64_t)m);
     double rel = 2 * (double)K * 0x1p-53 * (1 + 2 * (double)K * 0x1p-53); /* of a (BLAS) */
     int pk = nmo_gemm_partials_k(&c->plan, c->gemm_partials, K, c->ua, a * (1 - rel), a * (1 + rel), &k, &keta);
     if (pk == 1) { nmo_fenc_set_all(r, 0); return; }
@@ -429,8 +429,9 @@ void nmo_fenc_gemm_row(nmo_fctx *c, nmo_fenc *out, const nmo_tensor *A, const nm
 {
     gemm_prep *g = gemm_prepare(c, A, B);
     int64_t K = A->dims[1], N = B->dims[1];
-    int fast = c->af == NMO_FP32 && c->fp32rn && !c->ftz && !c->force_unc && c->plan.sum == NMO_SUM_ANY &&
-               c->gemm_partials < 0;
+    int geo = c->plan.sum == NMO_SUM_GEOM;
+    int fast = c->af == NMO_FP32 && c->fp32rn && !c->ftz && !c->force_unc &&
+               (c->plan.sum == NMO_SUM_ANY || geo) && c->gemm_partials < 0;
     enum { BL = 256 };
     double lo[BL], hi[BL];
     int64_t ok[BL];
@@ -439,10 +440,15 @@ void nmo_fenc_gemm_row(nmo_fctx *c, nmo_fenc *out, const nmo_tensor *A, const nm
     for (int64_t j = 0; j < BL; j++) kall[j] = (double)K;
     for (int64_t j0 = 0; j0 < N; j0 += BL) {
         int64_t m = N - j0 < BL ? N - j0 : BL;
+        const double *kv = g->cnt ? g->cnt + i * N + j0 : kall;
+        double kgeo[BL];
+        if (fast && geo) { /* the geometry's k of each element (nmo_fenc_gemm_elem's) */
+            for (int64_t j = 0; j < m; j++) kgeo[j] = nmo_fe_dot_k(c, K, (int64_t)kv[j]);
+            kv = kgeo;
+        }
         if (fast)
-            nmo_fe_gemm_row_kernel(lo, hi, ok, g->mid + i * N + j0, g->abs + i * N + j0,
-                                   g->cnt ? g->cnt + i * N + j0 : kall, (double)K, c->ua, keta,
-                                   c->maxfin_a, m);
+            nmo_fe_gemm_row_kernel(lo, hi, ok, g->mid + i * N + j0, g->abs + i * N + j0, kv,
+                                   (double)K, c->ua, keta, c->maxfin_a, m);
         double rel = 2 * (double)K * 0x1p-53 * (1 + 2 * (double)K * 0x1p-53);
         for (int64_t j = 0; j < m; j++) {
             double mg = fast && ok[j] ? nmo_mag_pow2_of(g->abs[i * N + j0 + j], rel) : -1;
@@ -609,7 +615,7 @@ void nmo_fenc_gemm_elem_t(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *X, int tx,
     }
     double kd = (double)kk * 0x1p-53;
     double err = 2 * kd * a * (1 + 2 * kd);
-    double k = nmo_plan_dot_k2(&c->plan, kk, (int64_t)cz), rel = 2 * kd * (1 + 2 * kd);
+    double k = nmo_fe_dot_k(c, kk, (int64_t)cz), rel = 2 * kd * (1 + 2 * kd);
     int pk = nmo_gemm_partials_k(&c->plan, c->gemm_partials, kk, c->ua, a * (1 - rel), a * (1 + rel), &k, &keta);
     if (pk == 1) { nmo_fenc_set_all(r, 0); return; }
     nmo_fe_red_finish(c, r, s, s, a, k, keta, err, 0);

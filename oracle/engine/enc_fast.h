@@ -66,6 +66,8 @@ typedef struct nmo_fctx {
     int gemm_partials;          /* nmo_fmt split-K partials are stored in, -1: none
                                    (nmo_fenc_gemm_partials; matrix products only) */
     int term_esc_all;           /* testing: recompute every term (nmo_check_opts) */
+    int64_t geo_over;           /* the longest reduction beyond the plan's geometry
+                                   (nmo_plan_red_k: INFINITY; nmo_check: an error), 0 */
 } nmo_fctx;
 
 nmo_status nmo_fctx_init(nmo_fctx *c, const nmo_plan *p, nmo_err *err);
@@ -1269,6 +1271,23 @@ static inline void nmo_fenc_round(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a, n
 
 /* ---- reductions ---------------------------------------------------------------------- */
 
+/* The plan's reduction multiplier (nmo_plan_red_k, nmo_plan_dot_k2: the sum model and
+ * its geometry); a reduction longer than the geometry holds (INFINITY: "anything") is
+ * counted so that nmo_check can report the plan as not fitting the shape. */
+static inline double nmo_fe_geo_note(int64_t *over, double k, int64_t n)
+{
+    if (!(k < INFINITY) && n > *over) *over = n;
+    return k;
+}
+static inline double nmo_fe_red_k(nmo_fctx *c, int64_t n, int64_t m, int dot)
+{
+    return nmo_fe_geo_note(&c->geo_over, nmo_plan_red_k(&c->plan, n, m, dot), n);
+}
+static inline double nmo_fe_dot_k(nmo_fctx *c, int64_t n, int64_t m)
+{
+    return nmo_fe_geo_note(&c->geo_over, nmo_plan_dot_k2(&c->plan, n, m), n);
+}
+
 /* Close a reduction: the exact sum lies in [slo, shi] (binary64 values with error
  * <= err each), the model error is k * ua * A + k * eta with A = sum |terms| (a_d its
  * binary64 value, error <= err too). The result is an acc value, so the bound snaps
@@ -1277,7 +1296,7 @@ static inline void nmo_fe_red_finish(nmo_fctx *c, nmo_fenc *r, double slo, doubl
                                      double a_d, double k, double keta, double err,
                                      uint32_t fl)
 {
-    if (!(fabs(slo) <= 0x1p1000 && fabs(shi) <= 0x1p1000 && a_d <= 0x1p1000)) {
+    if (!(fabs(slo) <= 0x1p1000 && fabs(shi) <= 0x1p1000 && a_d <= 0x1p1000) || !(k < INFINITY)) {
         nmo_fenc_set_all(r, fl);
         return;
     }
@@ -1321,8 +1340,8 @@ static inline void nmo_fenc_sum(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *x, int
         mustnan |= x[i].lo != x[i].lo;
     }
     if (mustnan) { nmo_fenc_set_nan(r, fl); return; }
-    double k = n > 1 ? (double)(n - 1) : 0;
-    double keta = c->ftz ? k * c->etaa : 0;
+    double k = nmo_fe_red_k(c, n, n, 0); /* n - 1 for sum=any */
+    double keta = c->ftz && n > 1 ? (double)(n - 1) * c->etaa : 0; /* n - 1 additions */
     double m = nmo_mag_sum(x, n);
     nmo_fe_red_finish(c, r, slo, shi, a, k, keta, (double)n * 0x1p-53 * a, fl);
     r->mag = nmo_mag_fin(r, m);
@@ -1393,7 +1412,7 @@ static inline void nmo_fenc_dot_d(nmo_fctx *c, nmo_fenc *r, const double *x, con
      * products and the partial sums may each flush: 2n min_normal. */
     double keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa +
                   nmo_fe_daz_term(c->ftz, c->minnorm_c, x, y, n);
-    nmo_fe_red_finish(c, r, s, s, a, nmo_plan_dot_k2(&c->plan, n, (int64_t)m), keta, (double)n * 0x1p-53 * a, 0);
+    nmo_fe_red_finish(c, r, s, s, a, nmo_fe_dot_k(c, n, m), keta, (double)n * 0x1p-53 * a, 0);
     nmo_fe_dot_mag(c, r, a, (double)n * 0x1p-53 * 1.01);
 }
 
@@ -1430,8 +1449,27 @@ static inline int nmo_gemm_partials_k(const nmo_plan *p, int pf, int64_t n, doub
     const nmo_fmt_info *fi = nmo_fmt_get((nmo_fmt)pf), *ai = nmo_fmt_get(p->acc);
     double nd = (double)n, thr = fi->max_finite / (1 + nd * ua);
     if (!(nd * ua <= 0.25) || alo >= thr) { *k = INFINITY; return 1; }
-    *k += (1 + nd * ua) * (ldexp(1.0, ai->prec - fi->prec) + 2 * nd);
-    *keta += 2 * nd * (p->ftz ? fi->min_normal : fi->min_subnormal / 2);
+    double eta_pf = p->ftz ? fi->min_normal : fi->min_subnormal / 2, st = ldexp(1.0, ai->prec - fi->prec);
+    double kg, kc;
+    int64_t P;
+    /* A declared geometry (sum_geom.c): the chunks are the split, P of them, each errs by
+     * the chunk level kc (at most n: Thm 4.2 on its terms); the stored partials are pf
+     * floats, so their sum in any order errs by (P - 1) u_a sum|RN(s_p)|, with
+     * sum|RN(s_p)| <= (1 + u_pf)(1 + kc u_a) A + P eta_pf: in all
+     * kc + (1 + kc u_a)(2^(p_a - p_pf) + (P - 1)(1 + u_pf)), and 2 P eta_pf. Taken (both
+     * terms together) when it is below the any-split bound. */
+    if (*k < INFINITY && nmo_plan_geo_chunk(p, n, n, 1, &kc, &P)) {
+        kc = kc < nd ? kc : nd;
+        kg = kc + (1 + kc * ua) * (st + (double)(P - 1) * (1 + ldexp(1.0, -fi->prec)));
+        kg = ceil(kg * (1 + 0x1p-40) * 1024) / 1024;
+        if (kg < *k + (1 + nd * ua) * (st + 2 * nd)) {
+            *k = kg;
+            *keta += 2 * (double)P * eta_pf;
+            return ahi >= thr ? 2 : 0;
+        }
+    }
+    *k += (1 + nd * ua) * (st + 2 * nd);
+    *keta += 2 * nd * eta_pf;
     return ahi >= thr ? 2 : 0;
 }
 
@@ -1672,14 +1710,10 @@ static inline void nmo_fenc_dotk(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *const
         nmo_fenc_set_all(r, fl);
         return;
     }
-    double K, keta_a;
-    if (k == 1) {
-        K = n > 1 ? (double)(n - 1) : 0;
-        keta_a = c->ftz ? K * c->etaa : 0;
-    } else {
-        K = (double)n;
-        keta_a = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
-    }
+    double K = nmo_fe_red_k(c, n, n, k != 1), keta_a; /* n - 1 or n for sum=any */
+    if (k == 1) keta_a = c->ftz && n > 1 ? (double)(n - 1) * c->etaa : 0;
+    else keta_a = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
+    if (!(K < INFINITY)) { nmo_fenc_set_all(r, fl); return; }
     double a2 = A * (1 + g) + eta_in;
     double keta = g * A + eta_in + keta_a;
     double err = (double)(n + k + 4) * 0x1p-52 * A * (1 + g) + (keta + eta_in) * 0x1p-48;
@@ -1762,7 +1796,7 @@ static inline void nmo_fe_red_finish_em_rel(nmo_fctx *c, nmo_fenc *r, double slo
                                             double err, int64_t n, uint32_t fl, int dom,
                                             double dlo, double dhi, double R, double em_rel)
 {
-    if (!(fabs(slo) <= 0x1p1000 && fabs(shi) <= 0x1p1000 && a_d <= 0x1p1000)) {
+    if (!(fabs(slo) <= 0x1p1000 && fabs(shi) <= 0x1p1000 && a_d <= 0x1p1000) || !(kt < INFINITY)) {
         nmo_fenc_set_all(r, fl);
         return;
     }
@@ -1833,7 +1867,7 @@ static inline void nmo_fenc_sum_sharp(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *
     if (mustnan) { nmo_fenc_set_nan(r, fl); return; }
     for (int64_t i = 0; i < n; i++)
         if (i != ib) R += fmax(fabs(x[i].lo), fabs(x[i].hi));
-    double kj = k > 1 ? (double)(k - 1) : 0;
+    double kj = nmo_fe_red_k(c, n, k, 0); /* k - 1 for sum=any */
     double em = kj * c->ua * a;
     int dom = 0;
     if (c->ua <= c->uc && (double)k * c->ua <= 0.25) {
@@ -1922,11 +1956,11 @@ static inline void nmo_fenc_dot_sharp_d(nmo_fctx *c, nmo_fenc *r, const double *
             if (p != 0) q = fmin(q, nmo_fe_lowbit(p));
         }
     if (exact && !c->ftz && k > 0 && a < q / c->ua) {
-        kt = k > 1 ? kd - 1 : 0;
+        kt = nmo_fe_red_k(c, n, k, 0);
         em = 0; /* a is exact here, and so is s */
         keta = 0;
     } else if (exact) {
-        kt = k > 1 ? kd - 1 : 0;
+        kt = nmo_fe_red_k(c, n, k, 0); /* k - 1 for sum=any */
         em = kt * c->ua * a;
         if (kd * c->ua <= 0.25) {
             double er = R * (1 + 4 * kd * c->ua);
@@ -1934,8 +1968,8 @@ static inline void nmo_fenc_dot_sharp_d(nmo_fctx *c, nmo_fenc *r, const double *
         }
         keta = c->ftz ? 2.0 * (double)n * c->etaa : 0;
     } else {
-        kt = kd;
-        em = kd * c->ua * a;
+        kt = nmo_fe_red_k(c, n, k, 1); /* k for sum=any */
+        em = kt * c->ua * a;
         if (kd * c->ua <= 0.125) {
             double er = c->ua * big + R * (1 + 8 * kd * c->ua);
             if (er < em) em = er;

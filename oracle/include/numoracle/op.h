@@ -75,7 +75,7 @@ typedef struct {
  *                 no intermediate for inter): accepted, and the enclosure does not move;
  *   neither       not modelled: nmo_op_check_plan rejects a plan that sets the field
  *                 (allowed for INTER, SUM_EXACT and SUM_MMA only).
- * "Sets": inter != compute; sum = exact; sum = mma:K. compute, acc and fn are always set
+ * "Sets": inter != compute; sum = exact; sum = mma:K; sum = tree/blocked. compute, acc and fn are always set
  * (every plan names them), so they are modelled or vacuous. refs/README.md "Plan fields". */
 #define NMO_PF_COMPUTE 0x01u   /* elementwise math rounded in compute */
 #define NMO_PF_ACC 0x02u       /* reductions accumulated in acc */
@@ -83,7 +83,10 @@ typedef struct {
 #define NMO_PF_INTER 0x08u     /* the unfused stage boundaries round into inter */
 #define NMO_PF_SUM_EXACT 0x10u /* sum=exact: the reductions use the plan's dot model */
 #define NMO_PF_SUM_MMA 0x20u   /* sum=mma:K[:P]: tensor-core matrix products */
-#define NMO_PF_ALL 0x3fu
+#define NMO_PF_SUM_GEOM 0x40u  /* sum=tree:D, sum=blocked:B[:D[:P]]: every reduction takes the
+                                  geometry's bound (nmo_plan_red_k: enc_sum, enc_sum_sharp,
+                                  enc_dotk, enc_dot_d, enc_dot_sharp_d, enc_gemm_*) */
+#define NMO_PF_ALL 0x7fu
 
 struct nmo_op;
 struct nmo_fctx;
@@ -190,7 +193,8 @@ void nmo_case_free(nmo_case *c);
  * "<op> does not model plan field '<field>' (<why>); ..." (nmo_case_init_params and
  * nmo_check call it: a case whose plan is changed after construction is checked too). */
 nmo_status nmo_op_check_plan(const nmo_op *op, const nmo_plan *plan, nmo_err *err);
-/* The NMO_PF_* bits a plan sets (NMO_PF_INTER, NMO_PF_SUM_EXACT, NMO_PF_SUM_MMA). */
+/* The NMO_PF_* bits a plan sets (NMO_PF_INTER, NMO_PF_SUM_EXACT, NMO_PF_SUM_MMA,
+ * NMO_PF_SUM_GEOM). */
 unsigned nmo_plan_fields_set(const nmo_plan *plan);
 /* Fill the inputs from a family (stream k for input k). */
 void nmo_case_fill(nmo_case *c, int family, uint64_t seed);

@@ -12,7 +12,9 @@ extern "C" {
 typedef enum {
     NMO_SUM_ANY = 0, /* any association order and tree shape, FMA or not */
     NMO_SUM_MMA,     /* tensor-core block accumulation (GPU issue) */
-    NMO_SUM_EXACT    /* accumulator provably loses nothing */
+    NMO_SUM_EXACT,   /* accumulator provably loses nothing */
+    NMO_SUM_GEOM     /* a declared reduction geometry: sum=tree:D, sum=blocked:B[:D[:P]]
+                        (oracle/sum_geom.c) */
 } nmo_sum_model;
 
 /* Transcendental / special functions whose accuracy a plan states. */
@@ -30,6 +32,12 @@ typedef struct {
     nmo_sum_model sum;
     int mma_k;           /* block length for sum=mma */
     int mma_p;           /* sum=mma: bits the block accumulator keeps (0: acc's) */
+    /* sum=tree / sum=blocked (NMO_SUM_GEOM): runs of at most geo_b terms (any order inside),
+     * their partials combined by a tree of depth <= geo_d, the chunk partials so formed
+     * (at most geo_b 2^geo_d terms each) combined in any order, geo_p of them (0: as many
+     * as n terms need, ceil(n / (geo_b 2^geo_d))). tree:D = 1:D:1. */
+    int geo_b, geo_d;
+    int64_t geo_p;
     char fn_name[16];    /* "cr", "ulp:N", "cuda", "ocml", "fast" as written */
     int fn_ulps[NMO_FN_COUNT]; /* max error in ulps of compute for each function;
                                   0 = correctly rounded (RNE); ulp:N sets every function
@@ -84,8 +92,33 @@ const char *nmo_fn_name(nmo_fn f);
  *         expressed in units of u_acc. */
 double nmo_plan_dot_k(const nmo_plan *p, int64_t n);
 /* The same for n terms of which only m are nonzero (an exactly zero product adds nothing:
- * padding, masks). */
+ * padding, masks). sum=tree/blocked: nmo_plan_red_k(p, n, m, 1). */
 double nmo_plan_dot_k2(const nmo_plan *p, int64_t n, int64_t m);
+
+/* Reduction geometry (oracle/sum_geom.c; the bound and its sources are there). The
+ * multiplier k of the model error k u_acc sum|t| of a reduction of n terms t (m of them
+ * not exactly 0) that the plan's sum model allows:
+ *   dot = 0: the terms are acc floats (a plain sum): any order (m - 1);
+ *   dot = 1: each term is a product, rounded or fused into its first addition: any order m;
+ *   sum=tree/blocked: the smaller of that and the geometry's bound; INFINITY when n
+ *   exceeds the geometry's capacity (no evaluation of that shape exists: callers make the
+ *   result "anything" and count it, nmo_check reports it as an error).
+ * Other models (exact, mma: operators that use the plain sums reject them): any order. */
+double nmo_plan_red_k(const nmo_plan *p, int64_t n, int64_t m, int dot);
+/* The chunk level of the geometry alone (runs and tree, without the combination of the
+ * chunk partials; its binary64 value, to be rounded up by the caller's final k) and the
+ * number of chunk partials (at most m): for split-K partials
+ * stored in a narrower format (nmo_gemm_partials_k). Returns 0 when the plan has no
+ * geometry or n exceeds its capacity. */
+int nmo_plan_geo_chunk(const nmo_plan *p, int64_t n, int64_t m, int dot, double *kchunk, int64_t *parts);
+/* Terms one reduction may hold under the geometry: geo_b 2^geo_d geo_p, INT64_MAX for
+ * unbounded (geo_p = 0, or no geometry). */
+int64_t nmo_plan_geo_capacity(const nmo_plan *p);
+/* Text of the sum=tree/blocked value ("tree:5", "blocked:16:8:any"), into buf. */
+char *nmo_plan_geo_text(const nmo_plan *p, char *buf, size_t n);
+/* Parse a sum value of the tree/blocked forms into q (1), a bad value (0), or not one of
+ * those forms (-1). */
+int nmo_plan_geo_parse(nmo_plan *q, const char *val);
 
 #ifdef __cplusplus
 }
