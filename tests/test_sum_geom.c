@@ -23,8 +23,8 @@
 #include <string.h>
 
 #include "harness.h"
-#include "numoracle/enc_cert.h"
-#include "numoracle/enc_fast.h"
+#include "engine/enc_cert.h"
+#include "engine/enc_fast.h"
 
 /* ---- plan text ---------------------------------------------------------------------- */
 
