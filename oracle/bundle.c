@@ -618,7 +618,7 @@ static nmo_status read_raw(unsigned char **buf, const nmo_gtensor *t, size_t esz
                            lab, (long long)st.st_size, want, (long long)span, dtn);
     unsigned char *p = malloc((size_t)want ? (size_t)want : 1);
     if (!p) return nmo_err_set(err, NMO_ERR_NOMEM, "%s: out of memory", path);
-    FILE *f = fopen(path, "rb");
+    FILE *f = nmo__fopen_regular(path, NULL); /* never blocks on a FIFO swapped in */
     size_t got = f ? fread(p, 1, (size_t)want, f) : 0;
     if (f) fclose(f);
     if (got != (size_t)want) {
@@ -684,7 +684,7 @@ static nmo_status read_into(nmo_tensor *dst, const nmo_gtensor *t, const char *p
             if (!dst->data) return nmo_err_set(err, NMO_ERR_NOMEM, "%s: out of memory", path);
             dst->own = 1;
         }
-        FILE *f = fopen(path, "rb");
+        FILE *f = nmo__fopen_regular(path, NULL);
         size_t got = f ? fread(dst->data, 1, (size_t)want, f) : 0;
         if (f) fclose(f);
         if (got != (size_t)want) return nmo_err_set(err, NMO_ERR_IO, "%s: %s: short read", path, lab);

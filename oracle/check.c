@@ -554,6 +554,7 @@ done:
     w->n_term_esc = w->fc.n_term_esc;
     w->n_sum_cert = w->fc.n_sum_cert;
     w->status = s;
+    mpfr_free_cache(); /* MPFR's caches are per thread: a worker's die with it otherwise (leaked) */
     return NULL;
 }
 

@@ -261,6 +261,7 @@ static int apply_kv(nmo_plan *q, const char *key, const char *val)
         if (strncmp(val, "mma:", 4) == 0) {
             /* mma:K or mma:K:P (P = bits the block accumulator keeps, default acc's) */
             char kb[32];
+            if (strlen(val + 4) >= sizeof kb) return 0; /* truncating would drop the ":P" silently */
             snprintf(kb, sizeof kb, "%s", val + 4);
             char *colon = strchr(kb, ':');
             long pb = 0;

@@ -124,6 +124,9 @@ typedef struct {
     int n;
     char *tmp[3 * NMO_MAX_TENSORS + 2];
     char *dst[3 * NMO_MAX_TENSORS + 2];
+    /* "-" and device targets (tmp NULL): the bytes, written directly at commit */
+    unsigned char *direct[3 * NMO_MAX_TENSORS + 2];
+    size_t direct_len[3 * NMO_MAX_TENSORS + 2];
 } cli_stage;
 
 /* Write data to a temporary file next to path. Returns 0, or CLI_EXIT_USAGE after

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
@@ -151,11 +152,8 @@ typedef struct {
 static void parse_plugin_spec(kcand *kc, const char *rest)
 {
     snprintf(kc->path, sizeof kc->path, "%s", rest);
-    FILE *f = fopen(kc->path, "rb");
-    if (f) {
-        fclose(f);
-        return;
-    }
+    struct stat pst; /* stat, not fopen: a FIFO must not block the parse */
+    if (stat(kc->path, &pst) == 0) return;
     char *colon = strrchr(kc->path, ':');
     if (colon && colon[1] && !strchr(colon + 1, '/')) {
         snprintf(kc->namebuf, sizeof kc->namebuf, "%s", colon + 1);

@@ -14,6 +14,7 @@
 
 #include "campaign/engine.h"
 #include "cli.h"
+#include "nmo_internal.h"
 
 /* ---- errors ------------------------------------------------------------------------ */
 
@@ -420,6 +421,8 @@ void cli_stage_abort(cli_stage *st)
         if (st->tmp[i]) unlink(st->tmp[i]);
         free(st->tmp[i]);
         free(st->dst[i]);
+        free(st->direct[i]);
+        st->direct[i] = NULL;
     }
     st->n = 0;
 }
@@ -435,6 +438,23 @@ int cli_stage_file(cli_stage *st, const char *path, const void *data, size_t len
             cli_stage_abort(st);
             return cli_error("%s: named twice as an output", path);
         }
+    if (nmo__out_is_direct(path)) {
+        /* "-" or a device: renaming a temporary over /dev/null would replace the node */
+        unsigned char *copy = malloc(len ? len : 1);
+        char *d = strdup(path);
+        if (!copy || !d) {
+            free(copy), free(d);
+            cli_stage_abort(st);
+            return cli_error("out of memory");
+        }
+        if (len) memcpy(copy, data, len);
+        st->tmp[st->n] = NULL;
+        st->dst[st->n] = d;
+        st->direct[st->n] = copy;
+        st->direct_len[st->n] = len;
+        st->n++;
+        return 0;
+    }
     size_t pl = strlen(path);
     char *tmp = malloc(pl + 32), *dst = strdup(path);
     if (!tmp || !dst) {
@@ -452,6 +472,7 @@ int cli_stage_file(cli_stage *st, const char *path, const void *data, size_t len
     }
     st->tmp[st->n] = tmp;
     st->dst[st->n] = dst;
+    st->direct[st->n] = NULL;
     st->n++;
     const unsigned char *p = data;
     size_t done = 0;
@@ -480,6 +501,15 @@ int cli_stage_file(cli_stage *st, const char *path, const void *data, size_t len
 int cli_stage_commit(cli_stage *st)
 {
     for (int i = 0; i < st->n; i++) {
+        if (st->direct[i]) {
+            nmo_err err;
+            if (nmo__write_direct(st->dst[i], st->direct[i], st->direct_len[i], &err) != NMO_OK) {
+                cli_stage_abort(st);
+                cli_error("%s", err.msg);
+                return CLI_EXIT_USAGE;
+            }
+            continue;
+        }
         if (rename(st->tmp[i], st->dst[i]) != 0) {
             int e = errno;
             char *d = strdup(st->dst[i]);

@@ -24,6 +24,8 @@ if [ $# -lt 1 ] || [ ! -x "$1" ]; then
 fi
 NMO="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 export NMO
+NMO_SRC="$(cd "$(dirname "$0")/../.." && pwd)" # the source tree, for cases that copy shipped bundles
+export NMO_SRC
 only="${2:-*}"
 here="$(cd "$(dirname "$0")" && pwd)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/numoracle-cli.XXXXXX")"
