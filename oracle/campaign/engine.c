@@ -1386,7 +1386,7 @@ static nmo_status journal_open(ctx_t *x, const nmo_camp_opts *o, nmo_err *err)
         if (ln > 0) {
             free(buf);
             close(fd);
-            return nmo_err_set(err, NMO_ERR_DATA, "%s: line %ld is damaged: %s", cfg->journal, ln, bad);
+            return nmo_err_set(err, NMO_ERR_PARSE, "%s: line %ld is damaged: %s", cfg->journal, ln, bad);
         }
     }
     for (char *line = buf; *line;) {
