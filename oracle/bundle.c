@@ -1078,7 +1078,7 @@ nmo_status nmo__bundle_load_core(nmo_bundle *b, const cJSON *graph, const char *
                 goto fail;
             }
         }
-    bounds:
+    bounds:; /* a label labels a statement, not a declaration (C17 6.8.1) */
         /* certified bounds: lo, hi and flags come together */
         static const char *const sfx[3] = {".lo", ".hi", ".flags"};
         char bp[3][NMO_BPATH + 400];

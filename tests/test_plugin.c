@@ -174,7 +174,7 @@ Test(plugin, load_errors)
     cr_assert_neq(nmo_plugin_open(&pl, "./no/such/plugin.so", &err), NMO_OK);
     cr_assert(strstr(err.msg, "no/such/plugin.so"), "%s", err.msg);
     cr_assert_null(pl);
-    /* libnumoracle itself is a shared library without the query symbol */
+    /* a shared library without the query symbol (tests/not_a_plugin.c) */
     const char *lib = getenv("NMO_NOT_A_PLUGIN");
     if (lib && *lib) {
         cr_assert_neq(nmo_plugin_open(&pl, lib, &err), NMO_OK);
