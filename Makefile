@@ -100,7 +100,8 @@ fuzz:
 	    echo "== fuzz_$$h ($(FUZZ_SECONDS) s)"; \
 	    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
 	    ./build-fuzz/tests/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=4096 \
-	        -artifact_prefix=build-fuzz/crash-$$h- build-fuzz/corpus-$$h 2>&1 | grep -E '^#[0-9]+ +DONE|^Done|ERROR|SUMMARY' \
+	        -artifact_prefix=build-fuzz/crash-$$h- build-fuzz/corpus-$$h > build-fuzz/fuzz-$$h.log 2>&1; \
+	    grep -E '^#[0-9]+ +DONE|^Done|ERROR|SUMMARY' build-fuzz/fuzz-$$h.log \
 	        || true; \
 	    test -z "$$(ls build-fuzz/crash-$$h-* 2>/dev/null)" || { echo "fuzz_$$h: crash inputs in build-fuzz/"; exit 1; }; \
 	done

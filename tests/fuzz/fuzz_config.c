@@ -10,7 +10,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     nmo_camp_cfg cfg;
     nmo_err e;
     e.msg[0] = '\0';
-    if (nmo_camp_cfg_load(&cfg, p, NULL, &e) == NMO_OK) nmo_camp_cfg_free(&cfg);
-    else if (!e.msg[0]) abort();
+    /* the caller frees after a failed load too (as cmd_campaign does) */
+    if (nmo_camp_cfg_load(&cfg, p, NULL, &e) != NMO_OK && !e.msg[0]) abort();
+    nmo_camp_cfg_free(&cfg);
     return 0;
 }
