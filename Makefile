@@ -25,10 +25,10 @@ DEMO_ARGS := check --op rms_norm --dtype bf16 --shape 64x4097 --family gaussian 
 
 .PHONY: all deps build demo test clean soundness bench campaign-tests gpu-compile gpu-sim fuzz sanitize
 FUZZ_SECONDS ?= 150
-FUZZ_HARNESSES := plan bundle sweep config
+FUZZ_HARNESSES := plan bundle sweep config plugin
 # the fast suites under the sanitizers (the engine-heavy ones take tens of minutes there)
 SAN_SUITES := test_fmt test_plan test_plan_fields test_tensor test_gen test_bundle test_plugin test_campaign \
-              bundles_quick bundles_bad fuzz_replay_plan fuzz_replay_bundle fuzz_replay_sweep fuzz_replay_config
+              bundles_quick bundles_bad fuzz_replay_plan fuzz_replay_bundle fuzz_replay_sweep fuzz_replay_config fuzz_replay_plugin
 
 all: build
 

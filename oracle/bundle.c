@@ -1488,7 +1488,7 @@ nmo_status nmo_bundle_write(const char *dir, const nmo_case *c, const nmo_bundle
     /* files: graph, inputs, expected outputs and bounds */
     char path[NMO_BPATH + 400], leaf[400];
     cJSON *gj = nmo_graph_to_json(&g);
-    text = cJSON_Print(gj);
+    text = nmo__json_print(gj, 1);
     cJSON_Delete(gj);
     snprintf(leaf, sizeof leaf, "%s.json", o->name);
     nmo__join(path, sizeof path, dir, leaf);
@@ -1625,7 +1625,7 @@ nmo_status nmo_bundle_write(const char *dir, const nmo_case *c, const nmo_bundle
                                 "of the expected value (derived from the certified reachable sets)");
         cJSON_AddStringToObject(cal, "calibrated_at", o->generated_at ? o->generated_at : "");
     }
-    text = cJSON_Print(meta);
+    text = nmo__json_print(meta, 1);
     snprintf(leaf, sizeof leaf, "%s.meta.json", o->name);
     nmo__join(path, sizeof path, dir, leaf);
     if (!text) s = nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");

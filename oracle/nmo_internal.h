@@ -20,6 +20,13 @@ cJSON *nmo_preset_json(void); /* the preset table (oracle/preset.c) */
 char *nmo__read_text(const char *path, size_t *len, nmo_err *err);
 /* Parse JSON text; errors name path and the line/column of the problem. */
 cJSON *nmo__parse_json(const char *text, const char *path, nmo_err *err);
+/* cJSON_Print (formatted) or _PrintUnformatted, every byte that is not part of valid
+ * UTF-8 replaced by U+FFFD (a non-UTF-8 file name keeps the report valid). free() it. */
+char *nmo__json_print(const cJSON *j, int formatted);
+/* Length of the well-formed UTF-8 sequence at s (n bytes left), 0 when there is none. */
+size_t nmo__utf8_len(const unsigned char *s, size_t n);
+/* NMO_ERR_PARSE naming the key and path when an object of j repeats a key. */
+nmo_status nmo__json_check_keys(const cJSON *j, const char *path, nmo_err *err);
 cJSON *nmo__read_json(const char *path, nmo_err *err);
 /* An integral JSON number in [lo, hi]. */
 int nmo__json_int(const cJSON *v, int64_t lo, int64_t hi, int64_t *out);

@@ -231,6 +231,10 @@ nmo_status nmo_camp_cfg_load(nmo_camp_cfg *cfg, const char *path, const char *op
         cJSON_Delete(root);
         return nmo_err_set(err, NMO_ERR_PARSE, "%s: not a JSON object", path);
     }
+    if (nmo__json_check_keys(root, path, err) != NMO_OK) {
+        cJSON_Delete(root);
+        return NMO_ERR_PARSE;
+    }
     static const char *const top[] = {"name", "backend", "operators", "dtypes", "families", "seeds",
                                       "mutant_seeds", "shapes", "mutants", "checks", "calibration",
                                       "reference", "workers", "timeout", "journal", "work_dir",

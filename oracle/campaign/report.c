@@ -949,7 +949,7 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
         if (m->diff) cJSON_AddStringToObject(x, "diff", m->diff);
         cJSON_AddItemToArray(ml, x);
     }
-    char *js = cJSON_Print(R);
+    char *js = nmo__json_print(R, 1);
     cJSON_Delete(R);
 
     /* ---- Markdown -------------------------------------------------------------------- */

@@ -42,6 +42,10 @@ typedef struct {
     const char *epilog;   /* optional free text printed after the options */
     cli_opt *opts;
     int nopts;
+    /* Optional: plan text laid over the dtype's default before --plan (a kernel's
+     * declared plan). Each text is parsed on its own: --plan overrides it field by
+     * field, and a field repeated inside either text is an error. */
+    const char *base_plan;
 } cli_cmd;
 
 /* Parse argv[1..argc-1] (argv[0] is the verb). Returns 0 on success, -1 when help was

@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "nmo_internal.h"
 #include "nmo_gpu.h"
 #include "nmo_runner.h"
 
@@ -343,7 +344,7 @@ int cmd_bounds(int argc, char **argv)
             char *cl = cli_command_line(argc, argv);
             if (cl) cJSON_AddStringToObject(o, "command", cl);
             free(cl);
-            char *js = cJSON_Print(o);
+            char *js = nmo__json_print(o, 1);
             cJSON_Delete(o);
             if (!js) rc = cli_error("out of memory");
             else rc = cli_stage_file(&st, pjs, js, strlen(js));

@@ -63,6 +63,29 @@ void cli_print_help(const cli_cmd *cmd)
     if (cmd->epilog) printf("\n%s", cmd->epilog);
 }
 
+/* An output FILE must be "-", an existing non-directory, or a new name in an existing,
+ * writable folder. */
+static int out_path_check(const char *opt, const char *path)
+{
+    if (!*path) return cli_error("--%s: empty file name", opt);
+    if (strcmp(path, "-") == 0) return 0;
+    struct stat sb;
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode)) return cli_error("--%s %s: is a directory", opt, path);
+        return 0;
+    }
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    if (!dir) return cli_error("out of memory");
+    int rc = 0;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        rc = cli_error("--%s %s: folder '%s' does not exist", opt, path, dir);
+    else if (access(dir, W_OK | X_OK) != 0)
+        rc = cli_error("--%s %s: folder '%s' is not writable", opt, path, dir);
+    free(dir);
+    return rc;
+}
+
 int cli_parse(cli_cmd *cmd, int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -93,6 +116,8 @@ int cli_parse(cli_cmd *cmd, int argc, char **argv)
             if (i + 1 >= argc) return cli_error("option --%s needs a value (%s)", o->name, o->metavar);
             v = argv[++i];
         }
+        /* last-one-wins would silently drop the first value (issue 16.12) */
+        if (!o->repeat && o->val) return cli_error("option --%s given twice", o->name);
         if (o->repeat) {
             if (o->nvals >= CLI_MAX_REPEAT)
                 return cli_error("option --%s given more than %d times", o->name, CLI_MAX_REPEAT);
@@ -104,6 +129,15 @@ int cli_parse(cli_cmd *cmd, int argc, char **argv)
         if (cmd->opts[k].required && !cmd->opts[k].val)
             return cli_error("missing required option --%s (see numoracle %s --help)",
                              cmd->opts[k].name, cmd->verb);
+    /* output files (--json, bounds' --lo/--hi/--flags): a folder that is not there is
+     * reported now, not after the whole check ran (issue 16.12) */
+    static const char *const outs[] = {"json", "lo", "hi", "flags"};
+    for (int k = 0; k < cmd->nopts; k++)
+        for (size_t q = 0; q < sizeof outs / sizeof outs[0]; q++)
+            if (cmd->opts[k].val && cmd->opts[k].metavar && strcmp(cmd->opts[k].name, outs[q]) == 0) {
+                int rc = out_path_check(cmd->opts[k].name, cmd->opts[k].val);
+                if (rc) return rc;
+            }
     return 0;
 }
 
@@ -181,8 +215,11 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
         return cli_error("op %s has no dtype %s (dtypes: %s; see numoracle ops)", op->name,
                          nmo_fmt_name(pb->dtype), op->dtypes);
 
-    /* plan: the dtype's default, then --plan on top, then --max-ulps */
+    /* plan: the dtype's default, the kernel's declared plan, --plan on top, then
+     * --max-ulps (an overlay: each text parsed on its own) */
     nmo_plan_default(&pb->plan, pb->dtype);
+    if (cmd->base_plan && nmo_plan_parse_op(&pb->plan, op->name, cmd->base_plan, &err) != NMO_OK)
+        return cli_error("the kernel's declared plan: %s", err.msg);
     const char *pt = cli_val(cmd, "plan");
     if (pt && nmo_plan_parse_op(&pb->plan, op->name, pt, &err) != NMO_OK) return cli_error("%s", err.msg);
     const char *mu = cli_val(cmd, "max-ulps");
@@ -240,6 +277,7 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
         if (!eq[1] || *end || errno == ERANGE || v != v || v - v != 0)
             return cli_error("bad value '%s' for param %s of op %s (expected a finite number)",
                              eq + 1, name, op->name);
+        if (pset[k]) return cli_error("param %s given twice (--param)", name);
         pval[k] = v;
         pset[k] = 1;
     }
@@ -256,6 +294,7 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
             join_names(list, sizeof list, get_in, op->n_in, op);
             return cli_error("unknown input '%s' for op %s (inputs: %s)", name, op->name, list);
         }
+        if (pb->input_path[k]) return cli_error("input %s given twice (--input)", name);
         pb->input_path[k] = eq + 1;
     }
     for (int k = 0; k < NMO_MAX_TENSORS; k++) pb->input_dt[k] = -1; /* the input's own dtype */
@@ -273,6 +312,7 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
         if (!pb->input_path[k])
             return cli_error("--input-dtype %s: input %s is not read from a file (give --input %s=FILE)", a,
                              name, name);
+        if (pb->input_dt[k] != -1) return cli_error("input %s given twice (--input-dtype)", name);
         nmo_fmt f;
         if (strcmp(eq + 1, "int32") == 0) pb->input_dt[k] = NMO_DT_INT32;
         else if (strcmp(eq + 1, "int64") == 0) pb->input_dt[k] = NMO_DT_INT64;
