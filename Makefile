@@ -12,6 +12,10 @@
 #                gfx942 (clang-19) without a GPU (hip/ci_compile.sh)
 #   make gpu-sim configure build-sim/ with -Dgpu=sim and run every HIP kernel through the
 #                CPU simulator and the oracle (nmo_gpu_test --shapes small --seeds 1)
+#   make fuzz    configure build-fuzz/ with clang, ASan+UBSan and libFuzzer, then run each
+#                harness of tests/fuzz/ for FUZZ_SECONDS (default 150) on a copy of its corpus
+#   make sanitize  configure build-asan/ (-Db_sanitize=address,undefined) and run the fast
+#                suites and the CLI cases there
 #   make clean   remove build/
 SHELL := /bin/bash
 BUILD ?= build
@@ -20,7 +24,12 @@ DEB_PKGS := build-essential meson ninja-build pkg-config libmpfr-dev libgmp-dev 
             libcjson-dev libcriterion-dev libopenblas-dev python3-numpy python3-pytest
 DEMO_ARGS := check --op rms_norm --dtype bf16 --shape 64x4097 --family gaussian --seed 1
 
-.PHONY: all deps build demo test clean soundness bench bench-py campaign-tests gpu-compile gpu-sim
+.PHONY: all deps build demo test clean soundness bench bench-py campaign-tests gpu-compile gpu-sim fuzz sanitize
+FUZZ_SECONDS ?= 150
+FUZZ_HARNESSES := plan bundle sweep config plugin
+# the fast suites under the sanitizers (the engine-heavy ones take tens of minutes there)
+SAN_SUITES := test_fmt test_plan test_plan_fields test_tensor test_gen test_bundle test_plugin test_campaign \
+              bundles_quick bundles_bad fuzz_replay_plan fuzz_replay_bundle fuzz_replay_sweep fuzz_replay_config fuzz_replay_plugin
 
 all: build
 
@@ -86,3 +95,26 @@ gpu-sim:
 	@if [ ! -f build-sim/build.ninja ]; then meson setup build-sim -Dgpu=sim -Dtests=disabled; fi
 	ninja -C build-sim
 	meson test -C build-sim gpu_sim --print-errorlogs
+
+# libFuzzer needs clang (Debian's clang package; `make deps` does not install it).
+fuzz:
+	@command -v clang >/dev/null || { echo "fuzz: needs clang (apt-get install clang)"; exit 1; }
+	@if [ ! -f build-fuzz/build.ninja ]; then CC=clang meson setup build-fuzz -Dfuzz=true \
+	    -Db_sanitize=address,undefined -Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link; fi
+	ninja -C build-fuzz $(addprefix tests/fuzz_,$(FUZZ_HARNESSES))
+	@for h in $(FUZZ_HARNESSES); do \
+	    rm -rf build-fuzz/corpus-$$h && cp -r tests/fuzz/corpus/$$h build-fuzz/corpus-$$h; \
+	    echo "== fuzz_$$h ($(FUZZ_SECONDS) s)"; \
+	    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
+	    ./build-fuzz/tests/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=4096 \
+	        -artifact_prefix=build-fuzz/crash-$$h- build-fuzz/corpus-$$h > build-fuzz/fuzz-$$h.log 2>&1; \
+	    grep -E '^#[0-9]+ +DONE|^Done|ERROR|SUMMARY' build-fuzz/fuzz-$$h.log \
+	        || true; \
+	    test -z "$$(ls build-fuzz/crash-$$h-* 2>/dev/null)" || { echo "fuzz_$$h: crash inputs in build-fuzz/"; exit 1; }; \
+	done
+
+sanitize: build
+	@if [ ! -f build-asan/build.ninja ]; then meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false; fi
+	ninja -C build-asan
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 meson test -C build-asan --print-errorlogs $(SAN_SUITES)
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=0 bash tests/cli/run.sh build-asan/oracle/numoracle

@@ -97,6 +97,31 @@ void nmo_staged_free(nmo_staged *s);
 nmo_status nmo_run_kernel(nmo_tensor *out, nmo_run_info *info, const nmo_plugin_kernel *k,
                           const nmo_kernel_set *s, const nmo_case *c, nmo_err *err);
 
+/* ------------------------------------------------------------------ isolation */
+/* (plugin_guard.c, issue 16.10) A plugin is loaded, queried and validated in a forked
+ * child before numoracle loads it (nmo_plugin_open); host kernels run in a forked child
+ * per call with a timeout, their outputs in shared memory between guard pages. */
+
+#define NMO_PLUGIN_MAX_KERNELS 4096
+#define NMO_PLUGIN_MAX_STRUCT 65536u   /* struct_size, kernel_size */
+#define NMO_PLUGIN_MAX_TEXT 4096       /* name, version, dtypes, plan, desc (kernel names: 128) */
+#define NMO_PLUGIN_MAX_PROV 65536      /* provenance_json */
+#define NMO_PLUGIN_TIMEOUT_DEFAULT 600.0 /* seconds per query or kernel call */
+
+/* Validate every field of a capability table (bounds before reads). 0 when it is good,
+ * else 1 with the reason in why. Reads the table's strings: run it where a bad pointer
+ * may fault (the probe child) before trusting it in-process. */
+int nmo_plugin_table_check(const nmo_plugin_info *in, char *why, size_t n);
+/* Load, query and validate PATH in a forked child (timeout NMO_PLUGIN_TIMEOUT). 0 when
+ * the child got through (or could not dlopen: the caller reports dlerror), else 1 with
+ * the reason ("loading or querying the plugin crashed (signal 11: ...)"). */
+int nmo_plugin_probe(const char *path, char *why, size_t n);
+/* Seconds allowed per plugin query or kernel call: NMO_PLUGIN_TIMEOUT (in (0, 86400]),
+ * default NMO_PLUGIN_TIMEOUT_DEFAULT; a bad value is NMO_ERR_USAGE. */
+nmo_status nmo_plugin_timeout(double *sec, nmo_err *err);
+/* The host-memory branch of nmo_staged_launch: supports() and launch() in a child. */
+nmo_status nmo__host_launch(nmo_staged *s, const nmo_plugin_kernel *k, nmo_run_info *info, nmo_err *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "nmo_gpu.h"
+#include "nmo_internal.h"
 #include "nmo_runner.h"
 
 /* The plugin ABI pins dtype numbers to nmo_fmt. */
@@ -63,6 +64,14 @@ nmo_status nmo_plugin_open(nmo_plugin **out, const char *path, nmo_err *err)
         p = strdup(path);
     }
     if (!p) return nmo_err_set(err, NMO_ERR_NOMEM, "plugin: out of memory");
+    /* load, query and validate it in a child first: a crash or hang in the plugin's
+     * constructors or query stays there (plugin_guard.c) */
+    char buf[512];
+    if (nmo_plugin_probe(p, buf, sizeof buf)) {
+        nmo_status s = nmo_err_set(err, NMO_ERR_UNSUPPORTED, "plugin '%s': %s", path, buf);
+        free(p);
+        return s;
+    }
     dlerror();
     void *h = dlopen(p, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
@@ -74,29 +83,10 @@ nmo_status nmo_plugin_open(nmo_plugin **out, const char *path, nmo_err *err)
     nmo_plugin_query_fn q;
     *(void **)&q = dlsym(h, NMO_PLUGIN_QUERY_SYMBOL);
     const char *why = NULL;
-    char buf[256];
     const nmo_plugin_info *in = NULL;
     if (!q) why = "no symbol " NMO_PLUGIN_QUERY_SYMBOL;
     else if (!(in = q(NMO_PLUGIN_ABI_VERSION))) why = "the plugin declined numoracle's ABI version";
-    else if (in->abi_version != NMO_PLUGIN_ABI_VERSION) {
-        snprintf(buf, sizeof buf, "plugin ABI version %u, numoracle speaks %u", in->abi_version,
-                 NMO_PLUGIN_ABI_VERSION);
-        why = buf;
-    } else if (in->struct_size < sizeof(nmo_plugin_info) || in->kernel_size < sizeof(nmo_plugin_kernel))
-        why = "capability table smaller than ABI version 1 defines";
-    else if (in->memory != NMO_PLUGIN_MEM_HOST && in->memory != NMO_PLUGIN_MEM_DEVICE)
-        why = "bad memory kind";
-    else if (in->n_kernels < 0 || (in->n_kernels > 0 && !in->kernels))
-        why = "bad kernel table";
-    else {
-        for (int i = 0; i < in->n_kernels && !why; i++) {
-            const nmo_plugin_kernel *k = info_kernel(in, i);
-            if (!k->op || !k->name || !k->dtypes || !k->launch) {
-                snprintf(buf, sizeof buf, "kernel #%d lacks op, name, dtypes or launch", i);
-                why = buf;
-            }
-        }
-    }
+    else if (nmo_plugin_table_check(in, buf, sizeof buf)) why = buf;
     if (why) {
         nmo_status s = nmo_err_set(err, NMO_ERR_UNSUPPORTED, "plugin '%s': %s", path, why);
         dlclose(h);
@@ -363,6 +353,9 @@ nmo_status nmo_staged_launch(nmo_staged *s, const nmo_plugin_kernel *k, nmo_run_
     info->skipped = 0;
     info->why[0] = '\0';
     info->kernel_ms = 0.0;
+    /* host kernels run in a child process (plugin_guard.c): a crash, overrun or hang is
+     * this case's error; device kernels stay here (a GPU context does not survive fork) */
+    if (s->memory == NMO_PLUGIN_MEM_HOST) return nmo__host_launch(s, k, info, err);
     if (k->supports && !k->supports(&s->args)) {
         info->skipped = 1;
         snprintf(info->why, sizeof info->why,

@@ -618,7 +618,7 @@ static nmo_status read_raw(unsigned char **buf, const nmo_gtensor *t, size_t esz
                            lab, (long long)st.st_size, want, (long long)span, dtn);
     unsigned char *p = malloc((size_t)want ? (size_t)want : 1);
     if (!p) return nmo_err_set(err, NMO_ERR_NOMEM, "%s: out of memory", path);
-    FILE *f = fopen(path, "rb");
+    FILE *f = nmo__fopen_regular(path, NULL); /* never blocks on a FIFO swapped in */
     size_t got = f ? fread(p, 1, (size_t)want, f) : 0;
     if (f) fclose(f);
     if (got != (size_t)want) {
@@ -684,7 +684,7 @@ static nmo_status read_into(nmo_tensor *dst, const nmo_gtensor *t, const char *p
             if (!dst->data) return nmo_err_set(err, NMO_ERR_NOMEM, "%s: out of memory", path);
             dst->own = 1;
         }
-        FILE *f = fopen(path, "rb");
+        FILE *f = nmo__fopen_regular(path, NULL);
         size_t got = f ? fread(dst->data, 1, (size_t)want, f) : 0;
         if (f) fclose(f);
         if (got != (size_t)want) return nmo_err_set(err, NMO_ERR_IO, "%s: %s: short read", path, lab);
@@ -1078,7 +1078,7 @@ nmo_status nmo__bundle_load_core(nmo_bundle *b, const cJSON *graph, const char *
                 goto fail;
             }
         }
-    bounds:
+    bounds:; /* a label labels a statement, not a declaration (C17 6.8.1) */
         /* certified bounds: lo, hi and flags come together */
         static const char *const sfx[3] = {".lo", ".hi", ".flags"};
         char bp[3][NMO_BPATH + 400];
@@ -1489,7 +1489,7 @@ nmo_status nmo_bundle_write(const char *dir, const nmo_case *c, const nmo_bundle
     /* files: graph, inputs, expected outputs and bounds */
     char path[NMO_BPATH + 400], leaf[400];
     cJSON *gj = nmo_graph_to_json(&g);
-    text = cJSON_Print(gj);
+    text = nmo__json_print(gj, 1);
     cJSON_Delete(gj);
     snprintf(leaf, sizeof leaf, "%s.json", o->name);
     nmo__join(path, sizeof path, dir, leaf);
@@ -1626,7 +1626,7 @@ nmo_status nmo_bundle_write(const char *dir, const nmo_case *c, const nmo_bundle
                                 "of the expected value (derived from the certified reachable sets)");
         cJSON_AddStringToObject(cal, "calibrated_at", o->generated_at ? o->generated_at : "");
     }
-    text = cJSON_Print(meta);
+    text = nmo__json_print(meta, 1);
     snprintf(leaf, sizeof leaf, "%s.meta.json", o->name);
     nmo__join(path, sizeof path, dir, leaf);
     if (!text) s = nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");

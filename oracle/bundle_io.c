@@ -23,11 +23,8 @@
 
 char *nmo__read_text(const char *path, size_t *len, nmo_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        nmo_err_set(err, NMO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
+    FILE *f = nmo__fopen_regular(path, err);
+    if (!f) return NULL;
     struct stat st;
     if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
         fclose(f);
@@ -53,10 +50,114 @@ char *nmo__read_text(const char *path, size_t *len, nmo_err *err)
     return s;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* cJSON keeps both members of {"a": 1, "a": 2} and its lookups return the first: a
+ * repeated key is refused instead of silently keeping one (issue 16.12). Returns the
+ * first repeated key found (depth first), NULL when there is none; *oom on no memory. */
+static const char *dup_key(const cJSON *j, int *oom)
+{
+    if (!cJSON_IsObject(j) && !cJSON_IsArray(j)) return NULL;
+    size_t n = 0;
+    for (const cJSON *c = j->child; c; c = c->next) {
+        const char *d = dup_key(c, oom);
+        if (d || *oom) return d;
+        n++;
+    }
+    if (!cJSON_IsObject(j) || n < 2) return NULL;
+    const char **keys = malloc(n * sizeof *keys);
+    if (!keys) {
+        *oom = 1;
+        return NULL;
+    }
+    size_t k = 0;
+    for (const cJSON *c = j->child; c; c = c->next) keys[k++] = c->string ? c->string : "";
+    qsort(keys, n, sizeof *keys, cmp_str);
+    const char *d = NULL;
+    for (k = 1; k < n && !d; k++)
+        if (strcmp(keys[k - 1], keys[k]) == 0) d = keys[k];
+    free(keys);
+    return d;
+}
+
+/* JSON text must be UTF-8 and cJSON copies a string's bytes as they are: a file name
+ * that is not UTF-8 (Linux allows any byte but '/' and NUL) made the report invalid.
+ * Every byte that does not start a well-formed UTF-8 sequence (RFC 3629: no overlongs,
+ * no surrogates, nothing above U+10FFFF) becomes U+FFFD, the replacement character:
+ * the name is shown lossily, the report stays valid (issue 16.12). */
+char *nmo__json_print(const cJSON *j, int formatted)
+{
+    char *t = formatted ? cJSON_Print(j) : cJSON_PrintUnformatted(j);
+    if (!t) return NULL;
+    size_t n = strlen(t), bad = 0;
+    const unsigned char *u = (const unsigned char *)t;
+    for (size_t i = 0; i < n;) {
+        size_t k = nmo__utf8_len(u + i, n - i);
+        if (k) i += k;
+        else bad++, i++;
+    }
+    if (!bad) return t;
+    char *o = malloc(n + 2 * bad + 1);
+    if (!o) {
+        free(t);
+        return NULL;
+    }
+    size_t q = 0;
+    for (size_t i = 0; i < n;) {
+        size_t k = nmo__utf8_len(u + i, n - i);
+        if (k) {
+            memcpy(o + q, t + i, k);
+            q += k, i += k;
+        } else {
+            memcpy(o + q, "\xEF\xBF\xBD", 3);
+            q += 3, i++;
+        }
+    }
+    o[q] = '\0';
+    free(t);
+    return o;
+}
+
+size_t nmo__utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    if (c < 0x80) return 1;
+    size_t k;
+    unsigned lo = 0x80, hi = 0xBF; /* the second byte's range */
+    if (c >= 0xC2 && c <= 0xDF) k = 2;
+    else if (c == 0xE0) k = 3, lo = 0xA0;
+    else if (c == 0xED) k = 3, hi = 0x9F; /* no surrogates */
+    else if (c >= 0xE1 && c <= 0xEF) k = 3;
+    else if (c == 0xF0) k = 4, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3) k = 4;
+    else if (c == 0xF4) k = 4, hi = 0x8F;
+    else return 0;
+    if (n < k || s[1] < lo || s[1] > hi) return 0;
+    for (size_t i = 2; i < k; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF) return 0;
+    return k;
+}
+
+nmo_status nmo__json_check_keys(const cJSON *j, const char *path, nmo_err *err)
+{
+    int oom = 0;
+    const char *d = dup_key(j, &oom);
+    if (oom) return nmo_err_set(err, NMO_ERR_NOMEM, "%s: out of memory", path);
+    if (d) return nmo_err_set(err, NMO_ERR_PARSE, "%s: key '%s' appears twice in one object", path, d);
+    return NMO_OK;
+}
+
 cJSON *nmo__parse_json(const char *text, const char *path, nmo_err *err)
 {
     const char *end = NULL;
     cJSON *j = cJSON_ParseWithOpts(text, &end, 1);
+    if (j && nmo__json_check_keys(j, path, err) != NMO_OK) {
+        cJSON_Delete(j);
+        return NULL;
+    }
     if (!j) {
         /* cJSON reports where it stopped; turn that into a line and column */
         int line = 1, col = 1;
@@ -69,10 +170,19 @@ cJSON *nmo__parse_json(const char *text, const char *path, nmo_err *err)
     return j;
 }
 
+/* cJSON takes ~25x the text in memory: a 60 MB graph once peaked at 1.6 GB */
+#define NMO_MAX_JSON_BYTES ((size_t)32 << 20)
+
 cJSON *nmo__read_json(const char *path, nmo_err *err)
 {
-    char *t = nmo__read_text(path, NULL, err);
+    size_t len;
+    char *t = nmo__read_text(path, &len, err);
     if (!t) return NULL;
+    if (len > NMO_MAX_JSON_BYTES) {
+        free(t);
+        nmo_err_set(err, NMO_ERR_SIZE, "%s: %zu bytes of JSON, over the limit of %zu (32 MiB)", path, len, NMO_MAX_JSON_BYTES);
+        return NULL;
+    }
     cJSON *j = nmo__parse_json(t, path, err);
     free(t);
     return j;
@@ -82,7 +192,9 @@ int nmo__json_int(const cJSON *v, int64_t lo, int64_t hi, int64_t *out)
 {
     if (!cJSON_IsNumber(v)) return 0;
     double d = v->valuedouble;
-    if (d != d || d < (double)lo || d > (double)hi || d != (double)(int64_t)d) return 0;
+    /* range first: casting a double outside int64_t is undefined ((double)INT64_MAX is 2^63) */
+    if (d != d || d < (double)lo || d > (double)hi || d >= 0x1p63 || d < -0x1p63 || d != (double)(int64_t)d)
+        return 0;
     *out = (int64_t)d;
     return 1;
 }
@@ -164,6 +276,7 @@ static atomic_uint tmp_seq;
 
 nmo_status nmo__write_file_atomic(const char *path, const void *data, size_t len, nmo_err *err)
 {
+    if (nmo__out_is_direct(path)) return nmo__write_direct(path, data, len, err);
     char tmp[NMO_BPATH + 64];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&tmp_seq, 1u));
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);

@@ -556,6 +556,7 @@ done:
     w->n_sum_cert = w->fc.n_sum_cert;
     w->geo_over = w->fc.geo_over > w->cc.geo_over ? w->fc.geo_over : w->cc.geo_over;
     w->status = s;
+    mpfr_free_cache(); /* MPFR's caches are per thread: a worker's die with it otherwise (leaked) */
     return NULL;
 }
 

@@ -11,7 +11,9 @@
 /* Messages and paths are truncated to their fixed buffers on purpose. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #include <dirent.h>
+#include <errno.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +70,28 @@ typedef struct {
     unsigned flags;
     int tier;
     const char *tier_dir;
+    char root_real[PATH_MAX];   /* the data root, resolved: followed links stay inside */
+    struct { dev_t dev; ino_t ino; } *seen; /* directories scanned (a link is a loop or an alias) */
+    int nseen, capseen;
 } walker;
+
+/* 1 when dir was scanned already (else it is recorded); -1 on no memory. */
+static int seen_dir(walker *w, const struct stat *st)
+{
+    for (int i = 0; i < w->nseen; i++)
+        if (w->seen[i].dev == st->st_dev && w->seen[i].ino == st->st_ino) return 1;
+    if (w->nseen == w->capseen) {
+        int nc = w->capseen ? 2 * w->capseen : 64;
+        void *q = realloc(w->seen, (size_t)nc * sizeof *w->seen);
+        if (!q) return -1;
+        w->seen = q;
+        w->capseen = nc;
+    }
+    w->seen[w->nseen].dev = st->st_dev;
+    w->seen[w->nseen].ino = st->st_ino;
+    w->nseen++;
+    return 0;
+}
 
 static void say(walker *w, nmo_diag_level l, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void say(walker *w, nmo_diag_level l, const char *fmt, ...)
@@ -184,6 +207,8 @@ static void scan_sweep(walker *w, const char *dir)
 
 static void scan_dir(walker *w, const char *dir)
 {
+    struct stat dst;
+    if (stat(dir, &dst) != 0 || seen_dir(w, &dst) != 0) return;
     struct dirent **ents = NULL;
     int n = scandir(dir, &ents, entry_filter, alphasort);
     if (n < 0) return;
@@ -268,7 +293,26 @@ static void scan_dir(walker *w, const char *dir)
         char p[NMO_BPATH];
         nmo__join(p, sizeof p, dir, ents[i]->d_name);
         struct stat st;
-        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) scan_dir(w, p);
+        if (lstat(p, &st) != 0) continue;
+        if (S_ISDIR(st.st_mode)) {
+            scan_dir(w, p);
+        } else if (S_ISLNK(st.st_mode)) {
+            /* a symlinked bundle directory is followed when it resolves inside the data
+             * root (each directory is scanned once: an alias or a loop adds nothing);
+             * else it is a warning, never a silent skip (issue 16.12) */
+            char real[PATH_MAX];
+            struct stat ts;
+            if (!realpath(p, real) || stat(real, &ts) != 0) {
+                say(w, NMO_DIAG_WARN, "%s: symlink that does not resolve; skipped", p);
+                continue;
+            }
+            if (!S_ISDIR(ts.st_mode)) continue;
+            size_t rl = strlen(w->root_real);
+            if (strncmp(real, w->root_real, rl) != 0 || (real[rl] != '/' && real[rl] != '\0'))
+                say(w, NMO_DIAG_WARN, "%s: symlinked directory resolves outside the data root (%s); not followed", p, real);
+            else
+                scan_dir(w, p);
+        }
     }
 out:
     for (int i = 0; i < n; i++) free(ents[i]);
@@ -288,7 +332,8 @@ nmo_status nmo_discover(nmo_disc *d, const char *root, int max_tier, unsigned fl
 {
     memset(d, 0, sizeof *d);
     if (!nmo__is_dir(root)) return nmo_err_set(err, NMO_ERR_IO, "golden data dir '%s' does not exist", root);
-    walker w = {d, diag, ctx, flags, 0, root};
+    walker w = {d, diag, ctx, flags, 0, root, "", NULL, 0, 0};
+    if (!realpath(root, w.root_real)) return nmo_err_set(err, NMO_ERR_IO, "golden data dir '%s': %s", root, strerror(errno));
     /* top level: tier folders; anything else is most likely a typo */
     struct dirent **ents = NULL;
     int n = scandir(root, &ents, entry_filter, alphasort);
@@ -313,6 +358,7 @@ nmo_status nmo_discover(nmo_disc *d, const char *root, int max_tier, unsigned fl
         w.tier_dir = td;
         scan_dir(&w, td);
     }
+    free(w.seen);
     /* collisions: equal sanitized names from two sources (duplicate sweep ids included) */
     if (d->n > 1) {
         int *ix = malloc((size_t)d->n * sizeof(int));
@@ -536,6 +582,26 @@ void nmo_verify_tree(nmo_verify_summary *sum, const char *root, const nmo_verify
             static const char *const req[3] = {"generator", "reference_source", "reference_strategy"};
             for (int q = 0; q < 3; q++)
                 if (!jstr(b.meta, req[q])) vsay(&v, NMO_DIAG_ERROR, "%s: missing required field '%s'", b.meta_path, req[q]);
+            /* the tolerance run would use (absolute -1 or relative inf is refused there) */
+            nmo_tol tol;
+            int found = 0;
+            if (nmo_tol_from_meta(&tol, &found, b.meta, b.meta_path, &e) != NMO_OK) vsay(&v, NMO_DIAG_ERROR, "%s", e.msg);
+            /* a graph retargeted to another operation than its metadata describes */
+            const cJSON *nm = cJSON_GetObjectItemCaseSensitive(b.meta, "numoracle");
+            const char *mop = jstr(nm, "op");
+            if (mop && b.g.op && strcmp(mop, b.g.op->name) != 0)
+                vsay(&v, NMO_DIAG_ERROR, "%s: the graph is operation %s, its metadata (numoracle.op) says %s", b.meta_path,
+                     b.g.op->name, mop);
+            const char *mopn = jstr(b.meta, "operation");
+            cJSON *gj = mopn && dc->kind == NMO_BK_SINGLE ? nmo__read_json(dc->src, NULL) : NULL;
+            if (gj) {
+                char gop[128] = "", lay[32], gdt[32];
+                nmo__graph_name_tokens(gj, gop, sizeof gop, lay, sizeof lay, gdt, sizeof gdt);
+                cJSON_Delete(gj);
+                if (strcmp(gop, mopn) != 0)
+                    vsay(&v, NMO_DIAG_ERROR, "%s: the graph %s is operation %s, its metadata (operation) says %s", b.meta_path,
+                         dc->src, gop, mopn);
+            }
         }
         if (b.g.op && nmo_op_is_backward(b.g.op)) check_backward(&v, root, dc, &b); /* check 8 */
         if (dc->kind == NMO_BK_SINGLE) check_stray(&v, &b);

@@ -12,6 +12,7 @@ cJSON *nmo_preset_json(void); /* the preset table (oracle/preset.c) */
 
 /* ---- bundles (bundle.c, sweep.c, discover.c): shared helpers -------------------- */
 #include <stdint.h>
+#include <stdio.h>
 #include <stddef.h>
 #include "numoracle/bundle.h"
 
@@ -19,6 +20,13 @@ cJSON *nmo_preset_json(void); /* the preset table (oracle/preset.c) */
 char *nmo__read_text(const char *path, size_t *len, nmo_err *err);
 /* Parse JSON text; errors name path and the line/column of the problem. */
 cJSON *nmo__parse_json(const char *text, const char *path, nmo_err *err);
+/* cJSON_Print (formatted) or _PrintUnformatted, every byte that is not part of valid
+ * UTF-8 replaced by U+FFFD (a non-UTF-8 file name keeps the report valid). free() it. */
+char *nmo__json_print(const cJSON *j, int formatted);
+/* Length of the well-formed UTF-8 sequence at s (n bytes left), 0 when there is none. */
+size_t nmo__utf8_len(const unsigned char *s, size_t n);
+/* NMO_ERR_PARSE naming the key and path when an object of j repeats a key. */
+nmo_status nmo__json_check_keys(const cJSON *j, const char *path, nmo_err *err);
 cJSON *nmo__read_json(const char *path, nmo_err *err);
 /* An integral JSON number in [lo, hi]. */
 int nmo__json_int(const cJSON *v, int64_t lo, int64_t hi, int64_t *out);
@@ -36,6 +44,23 @@ void nmo__fmt_dims(char *buf, size_t n, int ndims, const int64_t *dims);
 nmo_status nmo__write_file(const char *path, const void *data, size_t len, nmo_err *err);
 /* Atomic replace of one file (temporary + rename). */
 nmo_status nmo__write_file_atomic(const char *path, const void *data, size_t len, nmo_err *err);
+
+/* safe_io.c: a descriptor / stream on a regular file only (FIFOs and devices refused
+ * without blocking); -1 / NULL with err set. */
+int nmo__open_regular(const char *path, nmo_err *err);
+FILE *nmo__fopen_regular(const char *path, nmo_err *err);
+/* 1 for "-" (standard output) and existing non-regular, non-directory targets (devices,
+ * FIFOs): written directly, never replaced by a renamed temporary. */
+int nmo__out_is_direct(const char *path);
+nmo_status nmo__write_direct(const char *path, const void *data, size_t len, nmo_err *err);
+/* rel with "." components, repeated and trailing slashes removed ("" for the root). */
+void nmo__path_norm(char *out, size_t n, const char *rel);
+/* 1 when root/rel may lead outside root: absolute, a ".." component, or an existing
+ * component that is a symlink resolving outside root or not resolving at all. */
+int nmo__path_escapes(const char *root, const char *rel);
+/* 1 when dir holds a subdirectory (its name in name): not a bundle's own directory, which
+ * holds files only, so never replaced whole. */
+int nmo__dir_holds_dir(const char *dir, char *name, size_t n);
 
 /* Graph parse with an operator hint (meta "numoracle.op" or "operation"). */
 nmo_status nmo__graph_parse(nmo_graph *g, const cJSON *j, const char *src, const char *hint,

@@ -9,6 +9,10 @@
  *       max_ulps (a positive integer, or auto = nmo_plan_max_ulps's default).
  * Errors are NMO_ERR_PARSE with the pinned message "plan: <problem> in '<text>'".
  * Parsing is all-or-nothing: *p is changed only when the whole text is valid.
+ * A field given twice in one text is an error ("field 'K' given twice"): a text states
+ * each field once. Layering (a kernel's declared plan, then the user's --plan) is an
+ * overlay: parse each text separately onto the same plan; a later text overrides the
+ * fields it names (issue 16.12).
  * nmo_plan_to_string writes every field in the order above; its output parses back to
  * the same plan (fn_ulps are re-derived from fn, so hand-edited fn_ulps do not survive
  * a text round trip: the fn name is the contract). */
@@ -266,6 +270,7 @@ static int apply_kv(nmo_plan *q, const char *key, const char *val)
         if (strncmp(val, "mma:", 4) == 0) {
             /* mma:K or mma:K:P (P = bits the block accumulator keeps, default acc's) */
             char kb[32];
+            if (strlen(val + 4) >= sizeof kb) return 0; /* truncating would drop the ":P" silently */
             snprintf(kb, sizeof kb, "%s", val + 4);
             char *colon = strchr(kb, ':');
             long pb = 0;
@@ -315,6 +320,16 @@ static int apply_kv(nmo_plan *q, const char *key, const char *val)
     return -1;
 }
 
+/* The keys of the text form, in nmo_plan_to_string's order; -1 for an unknown key. */
+static int key_index(const char *key)
+{
+    static const char *const keys[] = {"in",  "out", "compute", "acc",        "inter",
+                                       "sum", "fn",  "round",   "subnormals", "max_ulps"};
+    for (int i = 0; i < (int)(sizeof keys / sizeof keys[0]); i++)
+        if (strcmp(key, keys[i]) == 0) return i;
+    return -1;
+}
+
 nmo_status nmo_plan_parse(nmo_plan *p, const char *text, nmo_err *err)
 {
     if (!p || !text) return nmo_err_set(err, NMO_ERR_USAGE, "plan: no plan or text");
@@ -323,6 +338,7 @@ nmo_status nmo_plan_parse(nmo_plan *p, const char *text, nmo_err *err)
     char *tok = malloc(len + 1);
     if (!tok) return nmo_err_set(err, NMO_ERR_NOMEM, "plan: out of memory");
     nmo_status st = NMO_OK;
+    unsigned seen = 0; /* bit key_index(key): fields this text has set */
     const char *s = text;
     for (;;) {
         while (*s && isspace((unsigned char)*s)) s++;
@@ -340,6 +356,12 @@ nmo_status nmo_plan_parse(nmo_plan *p, const char *text, nmo_err *err)
         }
         *eq = '\0';
         const char *key = tok, *val = eq + 1;
+        int ki = key_index(key);
+        if (ki >= 0 && (seen & (1u << ki))) {
+            st = nmo_err_set(err, NMO_ERR_PARSE, "plan: field '%s' given twice in '%s'", key, text);
+            break;
+        }
+        if (ki >= 0) seen |= 1u << ki;
         int r = apply_kv(&q, key, val);
         if (r < 0) {
             st = nmo_err_set(err, NMO_ERR_PARSE, "plan: unknown key '%s' in '%s'", key, text);

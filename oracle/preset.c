@@ -156,23 +156,21 @@ static int op_listed(const char *list, const char *op)
     return 0;
 }
 
-/* The preset's plan text for op, "inter=io" spelt with the storage format. */
-static void preset_text(const preset *ps, const char *op, nmo_fmt io, char *buf, size_t n)
+/* Rule r's plan text, "inter=io" spelt with the storage format. Each rule is parsed on
+ * its own (an overlay): a later rule (sdpa's fn=triton) overrides an earlier one's field
+ * (every op's fn=cuda) without the text naming a field twice. */
+static void rule_text(const preset_rule *ru, nmo_fmt io, char *buf, size_t n)
 {
     size_t off = 0;
     buf[0] = '\0';
-    for (int r = 0; r < NMO_PRESET_RULES && ps->rules[r].ops; r++) {
-        if (op && !op_listed(ps->rules[r].ops, op)) continue;
-        for (const char *s = ps->rules[r].fields; *s && off + 1 < n;) {
-            if (strncmp(s, "inter=io", 8) == 0 && (s[8] == ' ' || s[8] == '\0')) {
-                off += (size_t)snprintf(buf + off, n - off, "inter=%s", nmo_fmt_name(io));
-                s += 8;
-            } else {
-                buf[off++] = *s++;
-                buf[off] = '\0';
-            }
+    for (const char *s = ru->fields; *s && off + 1 < n;) {
+        if (strncmp(s, "inter=io", 8) == 0 && (s[8] == ' ' || s[8] == '\0')) {
+            off += (size_t)snprintf(buf + off, n - off, "inter=%s", nmo_fmt_name(io));
+            s += 8;
+        } else {
+            buf[off++] = *s++;
+            buf[off] = '\0';
         }
-        if (off + 1 < n) buf[off++] = ' ', buf[off] = '\0';
     }
 }
 
@@ -214,10 +212,13 @@ nmo_status nmo_plan_parse_op(nmo_plan *p, const char *op, const char *text, nmo_
             return nmo_err_set(err, NMO_ERR_PARSE, "plan: unknown preset '%s' (known: %s; see numoracle plans)",
                                name, list);
         }
-        char pt[512];
-        preset_text(ps, op, q.in, pt, sizeof pt);
-        nmo_status st = nmo_plan_parse(&q, pt, err);
-        if (st != NMO_OK) return st;
+        for (int r = 0; r < NMO_PRESET_RULES && ps->rules[r].ops; r++) {
+            if (op && !op_listed(ps->rules[r].ops, op)) continue;
+            char pt[512];
+            rule_text(&ps->rules[r], q.in, pt, sizeof pt);
+            nmo_status st = nmo_plan_parse(&q, pt, err);
+            if (st != NMO_OK) return st;
+        }
         snprintf(q.preset, sizeof q.preset, "%s", ps->name);
     }
     nmo_status st = nmo_plan_parse(&q, rest, err);

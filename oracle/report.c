@@ -243,7 +243,7 @@ char *nmo_report_json_prov(const nmo_report *rep, const nmo_case *c, const char 
         cJSON *pv = cJSON_Parse(provenance_json);
         cJSON_AddItemToObject(o, "provenance", pv ? pv : cJSON_CreateString(provenance_json));
     }
-    char *s = cJSON_Print(o);
+    char *s = nmo__json_print(o, 1);
     cJSON_Delete(o);
     return s;
 }

@@ -316,6 +316,45 @@ static int has_dtype_token(const char *id, const char *tk)
     return 0;
 }
 
+/* The case directory of golden.path gp relative to the sweep directory, normalized ("" for
+ * the sweep directory itself); is_dir: gp names the directory, else a file inside it. */
+static void golden_rel(char *rel, size_t n, const char *gp, int is_dir)
+{
+    nmo__path_norm(rel, n, gp);
+    if (!is_dir) {
+        char *sl = strrchr(rel, '/');
+        if (sl) *sl = '\0';
+        else rel[0] = '\0';
+    }
+}
+
+/* Two cases on one directory, or one inside another's: `golden --force` would replace one
+ * with the other (the first case's data silently lost). */
+static void golden_overlaps(nmo_sweep *s)
+{
+    size_t dl = strlen(s->dir);
+    for (int i = 0; i < s->n_cases; i++)
+        for (int j = 0; j < s->n_cases; j++) {
+            nmo_sweep_case *a = &s->cases[i], *b = &s->cases[j];
+            if (i == j || a->golden_null || b->golden_null || !a->golden_dir[0] || !b->golden_dir[0]) continue;
+            char ra[NMO_BPATH], rb[NMO_BPATH];
+            nmo__path_norm(ra, sizeof ra, strncmp(a->golden_dir, s->dir, dl) == 0 ? a->golden_dir + dl : a->golden_dir);
+            nmo__path_norm(rb, sizeof rb, strncmp(b->golden_dir, s->dir, dl) == 0 ? b->golden_dir + dl : b->golden_dir);
+            size_t la = strlen(ra);
+            int same = strcmp(ra, rb) == 0, inside = !same && strncmp(ra, rb, la) == 0 && rb[la] == '/';
+            if ((same && i < j) || inside) {
+                char m[sizeof b->error];
+                snprintf(m, sizeof m, "%s: case '%s': golden directory %s %s that of case '%s'", s->path, b->id, rb,
+                         same ? "is also" : "lies inside", a->id);
+                if (!b->error[0]) snprintf(b->error, sizeof b->error, "%s", m);
+                if (b->graph) {
+                    cJSON_Delete(b->graph);
+                    b->graph = NULL;
+                }
+            }
+        }
+}
+
 nmo_status nmo_sweep_load(nmo_sweep *s, const char *dir, nmo_diag_fn diag, void *ctx, nmo_err *err)
 {
     memset(s, 0, sizeof *s);
@@ -377,9 +416,16 @@ nmo_status nmo_sweep_load(nmo_sweep *s, const char *dir, nmo_diag_fn diag, void 
         snprintf(m, sizeof m, "%s: no cases", s->path);
         diag(ctx, NMO_DIAG_WARN, m);
     }
-    char dsig[256][64];
-    char lsig[256][32];
-    char fsig[256][128];
+    /* per-case signatures for the id checks below: every case, not a fixed 256 */
+    size_t nsig = (size_t)(s->n_cases ? s->n_cases : 1);
+    char (*dsig)[64] = calloc(nsig, sizeof *dsig);
+    char (*lsig)[32] = calloc(nsig, sizeof *lsig);
+    char (*fsig)[128] = calloc(nsig, sizeof *fsig);
+    if (!dsig || !lsig || !fsig) {
+        free(dsig), free(lsig), free(fsig);
+        nmo_sweep_free(s);
+        return nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
+    }
     int ci = 0;
     for (const cJSON *c = cases->child; c; c = c->next, ci++) {
         nmo_sweep_case *sc = &s->cases[ci];
@@ -430,6 +476,9 @@ nmo_status nmo_sweep_load(nmo_sweep *s, const char *dir, nmo_diag_fn diag, void 
                 char full[NMO_BPATH * 2];
                 nmo__join(full, sizeof full, dir, gp);
                 if (!escapes && nmo__exists(full) && !nmo__inside(dir, full)) escapes = 1;
+                /* every existing component, dangling symlinks included: golden would
+                 * create the missing target wherever the link points */
+                if (!escapes && nmo__path_escapes(dir, gp)) escapes = 1;
                 if (escapes) {
                     case_err(sc, "%s: case '%s': golden.path '%s' escapes the bundle", s->path, id, gp);
                 } else {
@@ -438,13 +487,21 @@ nmo_status nmo_sweep_load(nmo_sweep *s, const char *dir, nmo_diag_fn diag, void 
                      * with a dot names a file */
                     const char *lastc = strrchr(full, '/');
                     lastc = lastc ? lastc + 1 : full;
-                    if (nmo__is_dir(full) || (!nmo__exists(full) && !strchr(lastc, '.')))
+                    int gp_dir = nmo__is_dir(full) || (!nmo__exists(full) && !strchr(lastc, '.'));
+                    if (gp_dir)
                         snprintf(sc->golden_dir, sizeof sc->golden_dir, "%s", full);
                     else {
                         char *sl = strrchr(full, '/');
                         if (sl) *sl = '\0';
                         snprintf(sc->golden_dir, sizeof sc->golden_dir, "%s", full);
                     }
+                    /* the case directory must lie strictly below the sweep directory:
+                     * `golden --force` replaces it whole */
+                    char rel[NMO_BPATH];
+                    golden_rel(rel, sizeof rel, gp, gp_dir);
+                    if (!rel[0])
+                        case_err(sc, "%s: case '%s': golden.path '%s' names the sweep directory itself (each case needs its own directory)",
+                                 s->path, id, gp);
                 }
             }
         }
@@ -555,7 +612,7 @@ nmo_status nmo_sweep_load(nmo_sweep *s, const char *dir, nmo_diag_fn diag, void 
             continue;
         }
         sc->graph = g;
-        if (ci < 256) {
+        {
             char tk[4][32];
             int nt;
             dtype_sig(g, dsig[ci], sizeof dsig[ci], tk, &nt);
@@ -572,7 +629,7 @@ nmo_status nmo_sweep_load(nmo_sweep *s, const char *dir, nmo_diag_fn diag, void 
     }
     /* discriminator tokens: a field that varies across the sweep must be in every id */
     int vary_d = 0, vary_l = 0, vary_f = 0, first = -1;
-    for (int i = 0; i < s->n_cases && i < 256; i++) {
+    for (int i = 0; i < s->n_cases; i++) {
         if (!s->cases[i].graph) continue;
         if (first < 0) {
             first = i;
@@ -582,7 +639,7 @@ nmo_status nmo_sweep_load(nmo_sweep *s, const char *dir, nmo_diag_fn diag, void 
         vary_l |= strcmp(lsig[i], lsig[first]) != 0;
         vary_f |= strcmp(fsig[i], fsig[first]) != 0;
     }
-    for (int i = 0; i < s->n_cases && i < 256; i++) {
+    for (int i = 0; i < s->n_cases; i++) {
         nmo_sweep_case *sc = &s->cases[i];
         if (!sc->graph) continue;
         if (vary_d) {
@@ -610,6 +667,8 @@ nmo_status nmo_sweep_load(nmo_sweep *s, const char *dir, nmo_diag_fn diag, void 
             sc->graph = NULL;
         }
     }
+    free(dsig), free(lsig), free(fsig);
+    golden_overlaps(s);
     return NMO_OK;
 }
 

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "numoracle/tensor.h"
+#include "nmo_internal.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "numoracle .bin I/O assumes a little-endian host"
@@ -110,6 +111,13 @@ nmo_status nmo_tensor_alloc(nmo_tensor *t, nmo_err *err)
     size_t eb = nmo_fmt_bytes(t->dtype);
     if (span < 1 || span > NMO_MAX_ELEMS * 64 || eb == 0)
         return nmo_err_set(err, NMO_ERR_SHAPE, "tensor: bad span %lld", (long long)span);
+    long long bytes = (long long)span * (long long)eb, lim = NMO_MAX_TENSOR_BYTES;
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && psz > 0 && (long long)pages * psz < lim) lim = (long long)pages * psz;
+    if (bytes > lim)
+        return nmo_err_set(err, NMO_ERR_SHAPE,
+                           "tensor: %lld elements of %s need %lld bytes, over the limit of %lld (16 GiB or the physical memory)",
+                           (long long)span, nmo_fmt_name(t->dtype), bytes, lim);
     void *p = calloc((size_t)span, eb);
     if (!p)
         return nmo_err_set(err, NMO_ERR_NOMEM, "tensor: cannot allocate %lld bytes",
@@ -310,8 +318,8 @@ nmo_status nmo_tensor_read_bin(nmo_tensor *t, const char *path, nmo_err *err)
     int64_t span = nmo_tensor_span(t);
     size_t eb = nmo_fmt_bytes(t->dtype);
     long long want = (long long)span * (long long)eb;
-    FILE *f = fopen(path, "rb");
-    if (!f) return nmo_err_set(err, NMO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f = nmo__fopen_regular(path, err); /* a FIFO is refused, not waited on */
+    if (!f) return NMO_ERR_IO;
     struct stat st;
     if (fstat(fileno(f), &st) != 0) {
         int e = errno;
@@ -394,8 +402,8 @@ nmo_status nmo_tensor_read_bin_as(nmo_tensor *t, int file_dt, const char *path, 
     int64_t n = nmo_tensor_numel(t);
     size_t eb = nmo_dt_bytes(file_dt);
     long long want = (long long)n * (long long)eb;
-    FILE *f = fopen(path, "rb");
-    if (!f) return nmo_err_set(err, NMO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f = nmo__fopen_regular(path, err);
+    if (!f) return NMO_ERR_IO;
     struct stat st;
     if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
         fclose(f);
@@ -450,6 +458,7 @@ nmo_status nmo_tensor_write_bin(const nmo_tensor *t, const char *path, nmo_err *
     size_t eb = nmo_fmt_bytes(t->dtype);
     size_t want = (size_t)nmo_tensor_span(t) * eb;
     if (!t->data) return nmo_err_set(err, NMO_ERR_USAGE, "%s: tensor has no data", path);
+    if (nmo__out_is_direct(path)) return nmo__write_direct(path, t->data, want, err); /* a device: never replaced */
     /* Temporary name unique per process and per call (threads may write in parallel). */
     size_t pl = strlen(path);
     char *tmp = malloc(pl + 64);

@@ -122,7 +122,7 @@ const nmo_op nmo_op_batchnorm_inference = {
     .n_out = 1,
     .out = {{"y", NMO_ROLE_DATA, "output, the layout of x"}},
     .n_param = 2,
-    .param = {{"eps", 1e-5, "added to the running variance inside the root"},
+    .param = {{"eps", 1e-5, "added to the running variance inside the root", NMO_PDOM_NONNEG},
               {"layout", 0, "0: NCHW, 1: NHWC (channels last)"}},
     .dtypes = "fp32 bf16 fp16",
     .test_shapes = "2x6x7x9;3x4x5x5",

@@ -99,7 +99,7 @@ const nmo_op nmo_op_fused_add_rms_norm = {
     .out = {{"y", NMO_ROLE_DATA, "normalized output [..., N]"},
             {"residual_out", NMO_ROLE_DATA, "new residual x + residual [..., N]"}},
     .n_param = 2,
-    .param = {{"eps", 1e-6, "added to the mean square inside the root"},
+    .param = {{"eps", 1e-6, "added to the mean square inside the root", NMO_PDOM_NONNEG},
               {"offset", 0, "added to the weight, y = h*r*(offset + w) (Gemma: 1)"}},
     .dtypes = "fp32 bf16 fp16",
     .test_shapes = "3x1025;8x64",

@@ -166,7 +166,7 @@ const nmo_op nmo_op_group_norm = {
     .out = {{"y", NMO_ROLE_DATA, "output [N, C, H, W]"}},
     .n_param = 2,
     .param = {{"groups", 4, "number of groups G (divides C)"},
-              {"eps", 1e-5, "added to the variance inside the root"}},
+              {"eps", 1e-5, "added to the variance inside the root", NMO_PDOM_NONNEG}},
     .dtypes = "fp32 bf16 fp16",
     .test_shapes = "2x12x5x21;4x8x4x4",
     .test_shapes_large = "2x12x33x41;4x8x4x4",

@@ -207,8 +207,18 @@ nmo_status nmo_case_init_params(nmo_case *c, const nmo_op *op, const nmo_plan *p
     memcpy(c->shape, shape, (size_t)nshape * sizeof shape[0]);
     c->n_in = op->n_in;
     c->n_out = op->n_out;
-    for (int i = 0; i < op->n_param; i++)
-        c->param[i] = param && (!set || set[i]) ? param[i] : op->param[i].def;
+    for (int i = 0; i < op->n_param; i++) {
+        double v = param && (!set || set[i]) ? param[i] : op->param[i].def;
+        int dom = op->param[i].domain;
+        /* v - v != 0: inf and NaN; a negative eps takes the root of a negative number */
+        if (v - v != 0 || (dom == NMO_PDOM_NONNEG && !(v >= 0)) || (dom == NMO_PDOM_POS && !(v > 0)))
+            return nmo_err_set(err, NMO_ERR_USAGE, "%s: param %s = %g is outside its domain (%s)", op->name,
+                               op->param[i].name, v,
+                               dom == NMO_PDOM_NONNEG ? "a finite number >= 0"
+                               : dom == NMO_PDOM_POS  ? "a finite number > 0"
+                                                      : "a finite number");
+        c->param[i] = v;
+    }
     nmo_status s = op->setup(c, err);
     if (s != NMO_OK) return s;
     for (int i = 0; i < c->n_in; i++) {

@@ -261,7 +261,7 @@ const nmo_op nmo_op_rms_norm_bwd = {
     .out = {{"dx", NMO_ROLE_DATA, "input gradient [..., N]"},
             {"dw", NMO_ROLE_DATA, "weight gradient [N]"}},
     .n_param = 1,
-    .param = {{"eps", 1e-6, "the forward's eps (used to derive or recompute rstd)"}},
+    .param = {{"eps", 1e-6, "the forward's eps (used to derive or recompute rstd)", NMO_PDOM_NONNEG}},
     .dtypes = "fp32 bf16 fp16",
     .test_shapes = "3x1025;8x64",
     .test_shapes_large = "3x4097;8x64",

@@ -134,8 +134,21 @@ Test(plan_parse, unspecified_fields_kept_and_aliases)
     cr_expect_eq(p.mma_k, 0);
     cr_assert_eq(nmo_plan_parse(&p, "fn=ulp:007", NULL), NMO_OK);
     cr_expect_str_eq(p.fn_name, "ulp:7");
-    cr_assert_eq(nmo_plan_parse(&p, "max_ulps=5 max_ulps=auto", NULL), NMO_OK); /* last wins */
+    /* one text states a field once: a repeat is an error naming the field, and the plan
+     * is left as it was (issue 16.12) */
+    nmo_err e = {{0}};
+    cr_assert_eq(nmo_plan_parse(&p, "max_ulps=5 max_ulps=auto", &e), NMO_ERR_PARSE);
+    cr_expect_str_eq(e.msg, "plan: field 'max_ulps' given twice in 'max_ulps=5 max_ulps=auto'");
     cr_expect_eq(p.max_ulps, 0);
+    cr_assert_eq(nmo_plan_parse(&p, "in=fp16 fn=cr out=fp32 fn=cr", &e), NMO_ERR_PARSE);
+    cr_expect_str_eq(e.msg, "plan: field 'fn' given twice in 'in=fp16 fn=cr out=fp32 fn=cr'");
+    cr_expect_eq(p.in, NMO_BF16);
+    /* layering is an overlay: each text parsed on its own, the later one wins field by
+     * field (a kernel's declared plan, then --plan) */
+    cr_assert_eq(nmo_plan_parse(&p, "max_ulps=5 fn=ocml", NULL), NMO_OK);
+    cr_assert_eq(nmo_plan_parse(&p, "max_ulps=auto", NULL), NMO_OK);
+    cr_expect_eq(p.max_ulps, 0);
+    cr_expect_str_eq(p.fn_name, "ocml");
 }
 
 Test(plan_parse, round_trip_many)

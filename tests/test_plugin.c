@@ -174,7 +174,7 @@ Test(plugin, load_errors)
     cr_assert_neq(nmo_plugin_open(&pl, "./no/such/plugin.so", &err), NMO_OK);
     cr_assert(strstr(err.msg, "no/such/plugin.so"), "%s", err.msg);
     cr_assert_null(pl);
-    /* libnumoracle itself is a shared library without the query symbol */
+    /* a shared library without the query symbol (tests/not_a_plugin.c) */
     const char *lib = getenv("NMO_NOT_A_PLUGIN");
     if (lib && *lib) {
         cr_assert_neq(nmo_plugin_open(&pl, lib, &err), NMO_OK);
@@ -191,4 +191,107 @@ Test(plugin, load_errors)
     cr_assert(nmo_plugin_is_expected("./missing_env.so", NULL, 0));
     cr_assert(!nmo_plugin_is_expected("./other.so", NULL, 0));
     unsetenv("NMO_EXPECT_PLUGINS");
+}
+
+/* ---- isolation (issue 16.10): tests/bad_plugin.c ------------------------------------ */
+
+static const nmo_plugin_kernel *bad_kernel(const nmo_kernel_set *ks, const char *name)
+{
+    const nmo_plugin_kernel *k = NULL;
+    char why[512];
+    cr_assert_eq(nmo_kernel_select(&k, ks, "rms_norm", NMO_FP32, NMO_FP32, name, why, sizeof why), 0, "%s", why);
+    return k;
+}
+
+/* One process runs a crashing, an aborting, a hanging, an overrunning, an exiting and a
+ * lying kernel, each a clear error of its own case; a good kernel called after every one
+ * of them still runs, its outputs written and its case's inputs intact. */
+Test(plugin_isolation, bad_kernels_are_per_case_errors)
+{
+    const char *path = getenv("NMO_BAD_PLUGIN_SO");
+    cr_assert(path && *path, "NMO_BAD_PLUGIN_SO is not set");
+    setenv("NMO_PLUGIN_TIMEOUT", "1", 1);
+    nmo_plugin *pl = NULL;
+    nmo_err err = {{0}};
+    cr_assert_eq(nmo_plugin_open(&pl, path, &err), NMO_OK, "%s", err.msg);
+    nmo_kernel_set ks;
+    nmo_kernel_set_plugin(&ks, pl);
+    nmo_plan p;
+    nmo_plan_default(&p, NMO_FP32);
+    nmo_case c;
+    const int64_t shape[2] = {4, 64};
+    cr_assert_eq(nmo_case_init(&c, nmo_op_find("rms_norm"), &p, 2, shape, &err), NMO_OK, "%s", err.msg);
+    nmo_case_fill(&c, 0, 1);
+    const double x0 = nmo_tensor_get(&c.in[0], 0);
+    static const struct {
+        const char *name, *msg;
+    } bad[] = {
+        {"crash", "kernel crash, in launch(): crashed (signal 11"},
+        {"abort", "kernel abort, in launch(): crashed (signal 6"},
+        {"hang", "kernel hang, in launch(): did not return within 1 s"},
+        {"overflow", "kernel overflow, in launch(): crashed (signal 11"},
+        {"underflow", "kernel underflow wrote outside output 0 (y): byte -4 of it"},
+        {"exit", "kernel exit, in launch(): ended the process (exit status 3)"},
+        {"badrc", "kernel badrc returned 7"},
+        {"failmsg", "kernel failmsg failed: xxx"},
+        {"supcrash", "kernel supcrash, in supports(): crashed (signal 11"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        nmo_tensor out[NMO_MAX_TENSORS];
+        memset(out, 0, sizeof out);
+        nmo_run_info info;
+        nmo_err e = {{0}};
+        cr_assert_neq(nmo_run_kernel(out, &info, bad_kernel(&ks, bad[i].name), &ks, &c, &e), NMO_OK, "%s",
+                      bad[i].name);
+        cr_expect(strstr(e.msg, bad[i].msg), "%s: %s", bad[i].name, e.msg);
+        /* the good kernel after it: ran, every element written (0), inputs intact */
+        cr_assert_eq(nmo_run_kernel(out, &info, bad_kernel(&ks, i % 2 ? "ok" : "inputs"), &ks, &c, &e), NMO_OK,
+                     "after %s: %s", bad[i].name, e.msg);
+        cr_assert(!info.skipped);
+        for (int64_t j = 0; j < nmo_tensor_numel(&out[0]); j++) cr_assert_eq(nmo_tensor_get(&out[0], j), 0.0);
+        cr_assert_eq(nmo_tensor_get(&c.in[0], 0), x0, "a kernel wrote into the case's inputs");
+        nmo_tensor_free(&out[0]);
+        free(info.provenance_json);
+    }
+    nmo_case_free(&c);
+    nmo_plugin_close(pl);
+    unsetenv("NMO_PLUGIN_TIMEOUT");
+}
+
+/* Queries that crash, hang or hand back a table that lies are refused with the reason,
+ * and numoracle goes on (the query runs in a probe child first). */
+Test(plugin_isolation, bad_tables_are_refused)
+{
+    const char *path = getenv("NMO_BAD_PLUGIN_SO");
+    cr_assert(path && *path, "NMO_BAD_PLUGIN_SO is not set");
+    setenv("NMO_PLUGIN_TIMEOUT", "1", 1);
+    static const struct {
+        const char *mode, *msg;
+    } bad[] = {
+        {"crash", "loading or querying the plugin crashed (signal 11"},
+        {"hang", "loading or querying the plugin did not return within 1 s"},
+        {"kernel_size", "kernel_size 1073741824"},
+        {"n_kernels", "1000000 kernels"},
+        {"name", "plugin name longer than numoracle's limit"},
+        {"op", "unknown op 'rms_nrom'"},
+        {"dtypes", "bad dtype 'fp33'"},
+        {"plan", "field 'fn' given twice"},
+        {"dup", "kernel name ok appears twice"},
+        {"correct", "correct is 2"},
+        {"control", "name holds a control character"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("NMO_BAD_PLUGIN", bad[i].mode, 1);
+        nmo_plugin *pl = NULL;
+        nmo_err e = {{0}};
+        cr_assert_neq(nmo_plugin_open(&pl, path, &e), NMO_OK, "%s", bad[i].mode);
+        cr_expect(strstr(e.msg, bad[i].msg), "%s: %s", bad[i].mode, e.msg);
+        cr_assert_null(pl);
+    }
+    unsetenv("NMO_BAD_PLUGIN");
+    nmo_plugin *pl = NULL;
+    nmo_err e = {{0}};
+    cr_assert_eq(nmo_plugin_open(&pl, path, &e), NMO_OK, "%s", e.msg);
+    nmo_plugin_close(pl);
+    unsetenv("NMO_PLUGIN_TIMEOUT");
 }

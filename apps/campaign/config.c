@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "campaign/campaign.h"
+#include "nmo_internal.h"
 
 #ifndef NMO_SRCDIR
 #define NMO_SRCDIR "."
@@ -25,11 +26,8 @@ static const char *const default_util_fns[] = {
 
 static char *slurp(const char *path, nmo_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        nmo_err_set(err, NMO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
+    FILE *f = nmo__fopen_regular(path, err); /* a directory or FIFO: named, never "out of memory" or a hang */
+    if (!f) return NULL;
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
@@ -74,8 +72,11 @@ static int parse_seeds(uint64_t **out, int *n, const cJSON *j, const char *what,
         int c = cJSON_GetArraySize(j);
         *out = calloc((size_t)(c > 0 ? c : 1), sizeof **out);
         for (const cJSON *e = j->child; e; e = e->next) {
-            if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble != (double)(uint64_t)e->valuedouble) {
-                nmo_err_set(err, NMO_ERR_PARSE, "config: %s: seeds must be non-negative integers", what);
+            /* range before the cast (a double beyond uint64_t is undefined to convert);
+             * 2^53: the largest range where every JSON integer is exact */
+            if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0 && e->valuedouble <= 0x1p53) ||
+                e->valuedouble != (double)(uint64_t)e->valuedouble) {
+                nmo_err_set(err, NMO_ERR_PARSE, "config: %s: seeds must be integers in [0, 2^53]", what);
                 return -1;
             }
             (*out)[(*n)++] = (uint64_t)e->valuedouble;
@@ -88,7 +89,8 @@ static int parse_seeds(uint64_t **out, int *n, const cJSON *j, const char *what,
         const cJSON *f = cJSON_GetObjectItemCaseSensitive(j, "first");
         const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "count");
         double first = cJSON_IsNumber(f) ? f->valuedouble : 1, count = cJSON_IsNumber(c) ? c->valuedouble : 1;
-        if (first < 0 || count < 0 || count > 1e6) {
+        if (!(first >= 0 && first <= 0x1p53) || first != (double)(uint64_t)first || !(count >= 0 && count <= 1e6) ||
+            count != (double)(int)count) {
             nmo_err_set(err, NMO_ERR_PARSE, "config: %s: bad first/count", what);
             return -1;
         }
@@ -229,6 +231,10 @@ nmo_status nmo_camp_cfg_load(nmo_camp_cfg *cfg, const char *path, const char *op
         cJSON_Delete(root);
         return nmo_err_set(err, NMO_ERR_PARSE, "%s: not a JSON object", path);
     }
+    if (nmo__json_check_keys(root, path, err) != NMO_OK) {
+        cJSON_Delete(root);
+        return NMO_ERR_PARSE;
+    }
     static const char *const top[] = {"name", "backend", "operators", "dtypes", "families", "seeds",
                                       "mutant_seeds", "shapes", "mutants", "checks", "calibration",
                                       "reference", "workers", "timeout", "journal", "work_dir",
@@ -254,6 +260,7 @@ nmo_status nmo_camp_cfg_load(nmo_camp_cfg *cfg, const char *path, const char *op
         list[0] = '\0';
         for (const cJSON *e = j->child; e; e = e->next) {
             if (!cJSON_IsString(e)) FAIL("config: operators: expected names");
+            if (off + strlen(e->valuestring) + 2 > sizeof list) FAIL("config: operators: list longer than %zu bytes", sizeof list - 2);
             off += (size_t)snprintf(list + off, sizeof list - off, off ? ",%s" : "%s", e->valuestring);
         }
         if ((st = nmo_camp_cfg_set_ops(cfg, off ? list : "all", err)) != NMO_OK) goto done;
@@ -329,7 +336,9 @@ nmo_status nmo_camp_cfg_load(nmo_camp_cfg *cfg, const char *path, const char *op
             cfg->bases_all = strcmp(x->valuestring, "all") == 0;
         }
         if ((x = cJSON_GetObjectItemCaseSensitive(j, "max_per_op"))) {
-            if (!cJSON_IsNumber(x) || x->valuedouble < 0) FAIL("config: mutants.max_per_op: expected a count");
+            /* bounded before the cast to int (out-of-range conversion is undefined) */
+            if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0 && x->valuedouble <= 1e6) || x->valuedouble != (double)(int)x->valuedouble)
+                FAIL("config: mutants.max_per_op: expected a count in [0, 1000000]");
             cfg->max_per_op = (int)x->valuedouble;
         }
         if ((x = cJSON_GetObjectItemCaseSensitive(j, "operators"))) {
@@ -390,7 +399,8 @@ nmo_status nmo_camp_cfg_load(nmo_camp_cfg *cfg, const char *path, const char *op
         cfg->workers = (int)j->valuedouble;
     }
     if ((j = cJSON_GetObjectItemCaseSensitive(root, "timeout"))) {
-        if (!cJSON_IsNumber(j) || !(j->valuedouble > 0)) FAIL("config: timeout: expected seconds > 0");
+        /* at most a day: the itimerval and the 10x wall-clock backstop stay finite */
+        if (!cJSON_IsNumber(j) || !(j->valuedouble > 0 && j->valuedouble <= 86400)) FAIL("config: timeout: expected seconds in (0, 86400]");
         cfg->timeout = j->valuedouble;
     }
     if ((j = cJSON_GetObjectItemCaseSensitive(root, "fsync"))) {
@@ -554,6 +564,7 @@ int nmo_camp_mkdirs(const char *path)
 
 nmo_status nmo_camp_write_file(const char *path, const char *data, size_t len, nmo_err *err)
 {
+    if (nmo__out_is_direct(path)) return nmo__write_direct(path, data, len, err); /* never rename over a device */
     char tmp[1200];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");

@@ -44,6 +44,7 @@
 
 #include "campaign/campaign.h"
 #include "campaign/engine.h"
+#include "campaign/journal.h"
 #include "nmo_gpu.h"
 #include "nmo_runner.h"
 
@@ -1345,10 +1346,19 @@ static nmo_status journal_open(ctx_t *x, const nmo_camp_opts *o, nmo_err *err)
         *sl = '\0';
         if (dir[0] && nmo_camp_mkdirs(dir) != 0) return nmo_err_set(err, NMO_ERR_IO, "%s: cannot create: %s", dir, strerror(errno));
     }
-    int fd = open(cfg->journal, O_RDWR | O_CREAT, 0666);
+    /* O_APPEND: every record lands at the end whatever else holds the file; the lock:
+     * one campaign per journal (a second one is refused, never interleaved) */
+    int fd = open(cfg->journal, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
     if (fd < 0) return nmo_err_set(err, NMO_ERR_IO, "%s: cannot open: %s", cfg->journal, strerror(errno));
+    if (nmo_camp_journal_lock(fd) != 0) {
+        close(fd);
+        return nmo_err_set(err, NMO_ERR_USAGE, "%s: the journal is in use by another campaign (locked)", cfg->journal);
+    }
     struct stat st;
-    fstat(fd, &st);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return nmo_err_set(err, NMO_ERR_IO, "%s: not a regular file", cfg->journal);
+    }
     size_t n = (size_t)st.st_size;
     char *buf = malloc(n + 1);
     if (!buf) return nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
@@ -1368,6 +1378,17 @@ static nmo_status journal_open(ctx_t *x, const nmo_camp_opts *o, nmo_err *err)
     }
     int have_header = 0;
     char id[512];
+    {
+        /* every complete line must be a whole record and no run journaled twice: a
+         * damaged journal is named, never resumed over */
+        char bad[300];
+        long ln = nmo_camp_journal_verify(buf, bad, sizeof bad);
+        if (ln > 0) {
+            free(buf);
+            close(fd);
+            return nmo_err_set(err, NMO_ERR_PARSE, "%s: line %ld is damaged: %s", cfg->journal, ln, bad);
+        }
+    }
     for (char *line = buf; *line;) {
         char *nl = strchr(line, '\n');
         if (!nl) break;

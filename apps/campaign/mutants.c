@@ -26,6 +26,8 @@
 #include <cjson/cJSON.h>
 
 #include "campaign/campaign.h"
+#include "campaign/spawn.h"
+#include "nmo_internal.h"
 #include "nmo_runner.h"
 
 /* ---------------------------------------------------------------- the mutant runtime */
@@ -117,7 +119,7 @@ const nmo_cand *nmo_camp_correct(const nmo_op *op, int k)
 
 static char *read_all(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = nmo__fopen_regular(path, NULL);
     if (!f) return NULL;
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
@@ -398,27 +400,13 @@ static int coverage(cov_t *cov, const nmo_camp_cfg *cfg, int oi, const char *bas
         if (errno != EINTR) return -1;
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return -1;
 
-    char cmd[2800];
-    snprintf(cmd, sizeof cmd, "cd '%s' && gcov --json-format --stdout -o . %s_cand.c 2>/dev/null", dir, op->name);
-    FILE *pf = popen(cmd, "r");
-    if (!pf) return -1;
-    size_t cap = 1 << 16, got = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (got + 4096 > cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) break;
-            buf = nb;
-            cap *= 2;
-        }
-        size_t r = fread(buf + got, 1, cap - got - 1, pf);
-        if (r == 0) break;
-        got += r;
-    }
-    int prc = pclose(pf);
-    if (!buf) return -1;
-    buf[got] = '\0';
-    if (prc != 0 || got == 0) {
+    char gcov_src[160];
+    snprintf(gcov_src, sizeof gcov_src, "%s_cand.c", op->name);
+    char *argv[] = {"gcov", "--json-format", "--stdout", "-o", ".", gcov_src, NULL};
+    char *buf;
+    size_t got;
+    if (nmo_camp_run_capture(dir, argv, &buf, &got) != 0) return -1;
+    if (got == 0) {
         free(buf);
         return -1;
     }

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "numoracle/status.h"
+#include "nmo_internal.h"
 
 /* ---------------------------------------------------------------- profiles */
 
@@ -367,8 +368,8 @@ nmo_status nmo_src_parse(nmo_src *s, const char *path, const char *text, size_t 
 nmo_status nmo_src_load(nmo_src *s, const char *path, nmo_err *err)
 {
     memset(s, 0, sizeof *s);
-    FILE *f = fopen(path, "rb");
-    if (!f) return nmo_err_set(err, NMO_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f = nmo__fopen_regular(path, err);
+    if (!f) return NMO_ERR_IO;
     char *buf = NULL;
     size_t n = 0, cap = 0;
     for (;;) {

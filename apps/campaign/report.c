@@ -21,6 +21,7 @@
 
 #include "campaign/campaign.h"
 #include "campaign/engine.h"
+#include "nmo_internal.h"
 
 /* ---------------------------------------------------------------- line reader */
 
@@ -34,9 +35,9 @@ static nmo_status stream(const char *const *journals, int nj, line_fn fn, void *
     size_t cap = 0;
     nmo_status st = NMO_OK;
     for (int f = 0; f < nj && st == NMO_OK; f++) {
-        FILE *fp = fopen(journals[f], "rb");
+        FILE *fp = nmo__fopen_regular(journals[f], err);
         if (!fp) {
-            st = nmo_err_set(err, NMO_ERR_IO, "%s: cannot open: %s", journals[f], strerror(errno));
+            st = NMO_ERR_IO;
             break;
         }
         ssize_t n;
@@ -948,7 +949,7 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
         if (m->diff) cJSON_AddStringToObject(x, "diff", m->diff);
         cJSON_AddItemToArray(ml, x);
     }
-    char *js = cJSON_Print(R);
+    char *js = nmo__json_print(R, 1);
     cJSON_Delete(R);
 
     /* ---- Markdown -------------------------------------------------------------------- */

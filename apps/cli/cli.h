@@ -42,6 +42,10 @@ typedef struct {
     const char *epilog;   /* optional free text printed after the options */
     cli_opt *opts;
     int nopts;
+    /* Optional: plan text laid over the dtype's default before --plan (a kernel's
+     * declared plan). Each text is parsed on its own: --plan overrides it field by
+     * field, and a field repeated inside either text is an error. */
+    const char *base_plan;
 } cli_cmd;
 
 /* Parse argv[1..argc-1] (argv[0] is the verb). Returns 0 on success, -1 when help was
@@ -129,6 +133,9 @@ typedef struct {
     int n;
     char *tmp[3 * NMO_MAX_TENSORS + 2];
     char *dst[3 * NMO_MAX_TENSORS + 2];
+    /* "-" and device targets (tmp NULL): the bytes, written directly at commit */
+    unsigned char *direct[3 * NMO_MAX_TENSORS + 2];
+    size_t direct_len[3 * NMO_MAX_TENSORS + 2];
 } cli_stage;
 
 /* Write data to a temporary file next to path. Returns 0, or CLI_EXIT_USAGE after

@@ -152,7 +152,7 @@ int cmd_calibrate(int argc, char **argv)
         cJSON_AddStringToObject(cal, "engine", eng.spec);
         cJSON_DeleteItemFromObjectCaseSensitive(meta, "tolerance");
         cJSON_AddItemToObject(meta, "tolerance", tol);
-        char *text = cJSON_Print(meta);
+        char *text = nmo__json_print(meta, 1);
         cJSON_Delete(meta);
         int werr = 0;
         if (!dry && (!text || nmo__write_file_atomic(b.meta_path, text, strlen(text), &err) != NMO_OK)) {

@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "nmo_internal.h"
 #include "nmo_gpu.h"
 #include "nmo_runner.h"
 
@@ -143,7 +145,6 @@ typedef struct {
     const nmo_plugin_kernel *k; /* selected kernel */
     int skip;                   /* SKIPPED before running: why */
     char why[600];
-    char *merged_plan;          /* kernel plan + --plan text (owned) */
 } kcand;
 
 /* plugin:PATH[:NAME]: PATH is taken whole when such a file exists; otherwise the text
@@ -151,11 +152,8 @@ typedef struct {
 static void parse_plugin_spec(kcand *kc, const char *rest)
 {
     snprintf(kc->path, sizeof kc->path, "%s", rest);
-    FILE *f = fopen(kc->path, "rb");
-    if (f) {
-        fclose(f);
-        return;
-    }
+    struct stat pst; /* stat, not fopen: a FIFO must not block the parse */
+    if (stat(kc->path, &pst) == 0) return;
     char *colon = strrchr(kc->path, ':');
     if (colon && colon[1] && !strchr(colon + 1, '/')) {
         snprintf(kc->namebuf, sizeof kc->namebuf, "%s", colon + 1);
@@ -181,6 +179,8 @@ static int kernel_prepare(kcand *kc, cli_cmd *cmd, const nmo_op *op, const char 
     } else if (strncmp(spec, "plugin:", 7) == 0) {
         if (!spec[7]) return cli_error("candidate 'plugin:': missing path (plugin:PATH[:NAME])");
         kc->is_kernel = 1;
+        double tmo; /* a bad NMO_PLUGIN_TIMEOUT is the user's error, not the plugin's skip */
+        if (nmo_plugin_timeout(&tmo, &err) != NMO_OK) return cli_error("%s", err.msg);
         parse_plugin_spec(kc, spec + 7);
         /* expected plugins must all load: an expected plugin that fails is an error */
         cli_opt *eo = cli_get(cmd, "expect-plugin");
@@ -217,19 +217,13 @@ static int kernel_prepare(kcand *kc, cli_cmd *cmd, const nmo_op *op, const char 
         nmo_plan_default(&test, dt);
         if (nmo_plan_parse(&test, kc->k->plan, &err) != NMO_OK)
             return cli_error("kernel %s declares a bad plan: %s", kc->k->name, err.msg);
-        size_t n = strlen(kc->k->plan) + (ut ? strlen(ut) : 0) + 2;
-        kc->merged_plan = malloc(n);
-        if (!kc->merged_plan) return cli_error("out of memory");
-        snprintf(kc->merged_plan, n, "%s%s%s", kc->k->plan, ut ? " " : "", ut ? ut : "");
-        cli_get(cmd, "plan")->val = kc->merged_plan;
+        cmd->base_plan = kc->k->plan; /* --plan is laid over it (cli_problem_build) */
     }
     return 0;
 }
 
 static void kernel_release(kcand *kc)
 {
-    free(kc->merged_plan);
-    kc->merged_plan = NULL;
     nmo_plugin_close(kc->plugin);
     kc->plugin = NULL;
 }
@@ -264,7 +258,7 @@ static int report_skipped(const cli_problem *pb, const char *name, const char *w
         char *cmdl = cli_command_line(argc, argv);
         if (cmdl) cJSON_AddStringToObject(o, "command", cmdl);
         free(cmdl);
-        char *js = cJSON_Print(o);
+        char *js = nmo__json_print(o, 1);
         cJSON_Delete(o);
         cli_stage st = {0};
         int rc;
@@ -318,7 +312,7 @@ static char *check_json(const nmo_report *rep, const cli_problem *pb, const char
     char *cmd = cli_command_line(argc, argv);
     if (cmd) cJSON_AddStringToObject(o, "command", cmd);
     free(cmd);
-    char *s = cJSON_Print(o);
+    char *s = nmo__json_print(o, 1);
     cJSON_Delete(o);
     return s;
 }

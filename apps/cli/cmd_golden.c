@@ -164,8 +164,15 @@ static int golden_sweep(cli_cmd *cmd, const char *file, int force, nmo_mode mode
         if (s.cases[i].error[0]) rc = cli_error("%s", s.cases[i].error);
     /* existing golden data is never replaced without --force: check all before any work */
     for (int i = 0; i < s.n_cases && !rc; i++)
-        if (!s.cases[i].golden_null && nmo__exists(s.cases[i].golden_dir) && !force)
-            rc = cli_error("%s exists (use --force to replace it)", s.cases[i].golden_dir);
+        if (!s.cases[i].golden_null && nmo__exists(s.cases[i].golden_dir)) {
+            char sub[256];
+            if (!force) rc = cli_error("%s exists (use --force to replace it)", s.cases[i].golden_dir);
+            else if (!nmo__is_dir(s.cases[i].golden_dir))
+                rc = cli_error("%s: case %s: golden directory is not a directory; not replaced", s.path, s.cases[i].id);
+            else if (nmo__dir_holds_dir(s.cases[i].golden_dir, sub, sizeof sub))
+                rc = cli_error("%s: case %s: golden directory %s holds a directory (%s), not one case's tensors; not replaced",
+                               s.path, s.cases[i].id, s.cases[i].golden_dir, sub);
+        }
     nmo_family fam_opt = NMO_FAM_GAUSSIAN;
     const char *fo = cli_val(cmd, "family"), *so = cli_val(cmd, "seed");
     if (!rc && fo && nmo_family_from_name(&fam_opt, fo) != NMO_OK) rc = cli_error("unknown family '%s'", fo);

@@ -336,7 +336,7 @@ int cmd_bounds(int argc, char **argv)
             char *cl = cli_command_line(argc, argv);
             if (cl) cJSON_AddStringToObject(o, "command", cl);
             free(cl);
-            char *js = cJSON_Print(o);
+            char *js = nmo__json_print(o, 1);
             cJSON_Delete(o);
             if (!js) rc = cli_error("out of memory");
             else rc = cli_stage_file(&st, pjs, js, strlen(js));

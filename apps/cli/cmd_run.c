@@ -744,7 +744,7 @@ int cmd_run(int argc, char **argv)
         cJSON_AddNumberToObject(s, "inconclusive", n_inc);
         cJSON_AddItemToObject(o, "cases", R.jcases);
         R.jcases = NULL;
-        char *js = cJSON_Print(o);
+        char *js = nmo__json_print(o, 1);
         cJSON_Delete(o);
         cli_stage st = {0};
         int wrc = !js ? cli_error("out of memory") : cli_stage_file(&st, jpath, js, strlen(js));

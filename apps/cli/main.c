@@ -15,6 +15,7 @@
 
 #include "campaign/engine.h"
 #include "cli.h"
+#include "nmo_internal.h"
 
 /* ---- errors ------------------------------------------------------------------------ */
 
@@ -96,6 +97,29 @@ const char *cli_given(const cli_opt *o)
     return o->name;
 }
 
+/* An output FILE must be "-", an existing non-directory, or a new name in an existing,
+ * writable folder. */
+static int out_path_check(const char *opt, const char *path)
+{
+    if (!*path) return cli_error("--%s: empty file name", opt);
+    if (strcmp(path, "-") == 0) return 0;
+    struct stat sb;
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode)) return cli_error("--%s %s: is a directory", opt, path);
+        return 0;
+    }
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    if (!dir) return cli_error("out of memory");
+    int rc = 0;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        rc = cli_error("--%s %s: folder '%s' does not exist", opt, path, dir);
+    else if (access(dir, W_OK | X_OK) != 0)
+        rc = cli_error("--%s %s: folder '%s' is not writable", opt, path, dir);
+    free(dir);
+    return rc;
+}
+
 int cli_parse(cli_cmd *cmd, int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -127,6 +151,8 @@ int cli_parse(cli_cmd *cmd, int argc, char **argv)
             if (i + 1 >= argc) return cli_error("option --%s needs a value (%s)", o->name, o->metavar);
             v = argv[++i];
         }
+        /* last-one-wins would silently drop the first value (issue 16.12) */
+        if (!o->repeat && o->val) return cli_error("option --%s given twice", o->name);
         if (o->repeat) {
             if (o->nvals >= CLI_MAX_REPEAT)
                 return cli_error("option --%s given more than %d times", o->name, CLI_MAX_REPEAT);
@@ -138,6 +164,15 @@ int cli_parse(cli_cmd *cmd, int argc, char **argv)
         if (cmd->opts[k].required && !cmd->opts[k].val)
             return cli_error("missing required option --%s (see numoracle %s --help)",
                              cmd->opts[k].name, cmd->verb);
+    /* output files (--json, bounds' --lo/--hi/--flags): a folder that is not there is
+     * reported now, not after the whole check ran (issue 16.12) */
+    static const char *const outs[] = {"json", "lo", "hi", "flags"};
+    for (int k = 0; k < cmd->nopts; k++)
+        for (size_t q = 0; q < sizeof outs / sizeof outs[0]; q++)
+            if (cmd->opts[k].val && cmd->opts[k].metavar && strcmp(cmd->opts[k].name, outs[q]) == 0) {
+                int rc = out_path_check(cmd->opts[k].name, cmd->opts[k].val);
+                if (rc) return rc;
+            }
     return 0;
 }
 
@@ -215,8 +250,11 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
         return cli_error("op %s has no dtype %s (dtypes: %s; see numoracle ops)", op->name,
                          nmo_fmt_name(pb->dtype), op->dtypes);
 
-    /* plan: the dtype's default, then --plan on top, then --max-ulps */
+    /* plan: the dtype's default, the kernel's declared plan, --plan on top, then
+     * --max-ulps (an overlay: each text parsed on its own) */
     nmo_plan_default(&pb->plan, pb->dtype);
+    if (cmd->base_plan && nmo_plan_parse_op(&pb->plan, op->name, cmd->base_plan, &err) != NMO_OK)
+        return cli_error("the kernel's declared plan: %s", err.msg);
     const char *pt = cli_val(cmd, "plan");
     if (pt && nmo_plan_parse_op(&pb->plan, op->name, pt, &err) != NMO_OK) return cli_error("%s", err.msg);
     const char *mu = cli_val(cmd, "max-ulps");
@@ -274,6 +312,7 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
         if (!eq[1] || *end || errno == ERANGE || v != v || v - v != 0)
             return cli_error("bad value '%s' for param %s of op %s (expected a finite number)",
                              eq + 1, name, op->name);
+        if (pset[k]) return cli_error("param %s given twice (--param)", name);
         pval[k] = v;
         pset[k] = 1;
     }
@@ -290,6 +329,7 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
             join_names(list, sizeof list, get_in, op->n_in, op);
             return cli_error("unknown input '%s' for op %s (inputs: %s)", name, op->name, list);
         }
+        if (pb->input_path[k]) return cli_error("input %s given twice (--input)", name);
         pb->input_path[k] = eq + 1;
     }
     for (int k = 0; k < NMO_MAX_TENSORS; k++) pb->input_dt[k] = -1; /* the input's own dtype */
@@ -307,6 +347,7 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
         if (!pb->input_path[k])
             return cli_error("--input-dtype %s: input %s is not read from a file (give --input %s=FILE)", a,
                              name, name);
+        if (pb->input_dt[k] != -1) return cli_error("input %s given twice (--input-dtype)", name);
         nmo_fmt f;
         if (strcmp(eq + 1, "int32") == 0) pb->input_dt[k] = NMO_DT_INT32;
         else if (strcmp(eq + 1, "int64") == 0) pb->input_dt[k] = NMO_DT_INT64;
@@ -457,6 +498,8 @@ void cli_stage_abort(cli_stage *st)
         if (st->tmp[i]) unlink(st->tmp[i]);
         free(st->tmp[i]);
         free(st->dst[i]);
+        free(st->direct[i]);
+        st->direct[i] = NULL;
     }
     st->n = 0;
 }
@@ -472,6 +515,23 @@ int cli_stage_file(cli_stage *st, const char *path, const void *data, size_t len
             cli_stage_abort(st);
             return cli_error("%s: named twice as an output", path);
         }
+    if (nmo__out_is_direct(path)) {
+        /* "-" or a device: renaming a temporary over /dev/null would replace the node */
+        unsigned char *copy = malloc(len ? len : 1);
+        char *d = strdup(path);
+        if (!copy || !d) {
+            free(copy), free(d);
+            cli_stage_abort(st);
+            return cli_error("out of memory");
+        }
+        if (len) memcpy(copy, data, len);
+        st->tmp[st->n] = NULL;
+        st->dst[st->n] = d;
+        st->direct[st->n] = copy;
+        st->direct_len[st->n] = len;
+        st->n++;
+        return 0;
+    }
     size_t pl = strlen(path);
     char *tmp = malloc(pl + 32), *dst = strdup(path);
     if (!tmp || !dst) {
@@ -489,6 +549,7 @@ int cli_stage_file(cli_stage *st, const char *path, const void *data, size_t len
     }
     st->tmp[st->n] = tmp;
     st->dst[st->n] = dst;
+    st->direct[st->n] = NULL;
     st->n++;
     const unsigned char *p = data;
     size_t done = 0;
@@ -517,6 +578,15 @@ int cli_stage_file(cli_stage *st, const char *path, const void *data, size_t len
 int cli_stage_commit(cli_stage *st)
 {
     for (int i = 0; i < st->n; i++) {
+        if (st->direct[i]) {
+            nmo_err err;
+            if (nmo__write_direct(st->dst[i], st->direct[i], st->direct_len[i], &err) != NMO_OK) {
+                cli_stage_abort(st);
+                cli_error("%s", err.msg);
+                return CLI_EXIT_USAGE;
+            }
+            continue;
+        }
         if (rename(st->tmp[i], st->dst[i]) != 0) {
             int e = errno;
             char *d = strdup(st->dst[i]);

@@ -13,6 +13,7 @@
 #   stdout-each: ERE      every stdout line must match, and stdout is not empty
 #   setup: SHELL          run before the command (bash -c, in the case's directory)
 #   post: SHELL           run after; must exit 0 (e.g. files written, JSON parses)
+#   env: NAME=VALUE       set in the command's environment (repeatable)
 # Every case runs in its own empty temporary directory; $NMO is the binary (absolute),
 # $NMO_SRC the source tree.
 # A case expecting exit 2 (usage or input error) must also leave stdout empty.
@@ -48,6 +49,7 @@ for f in "$here"/cases/$only.case; do
     eachs=()
     setups=()
     posts=()
+    envs=()
     problems=()
     : >"$work/$name.stderr.want"
     while IFS= read -r line || [ -n "$line" ]; do
@@ -60,6 +62,7 @@ for f in "$here"/cases/$only.case; do
         'stdout-each: '*) eachs+=("${line#stdout-each: }") ;;
         'setup: '*) setups+=("${line#setup: }") ;;
         'post: '*) posts+=("${line#post: }") ;;
+        'env: '*) envs+=("${line#env: }") ;;
         *) problems+=("malformed case line: $line") ;;
         esac
     done <"$f"
@@ -73,7 +76,7 @@ for f in "$here"/cases/$only.case; do
         fi
     done
 
-    (cd "$d" && eval "set -- $args" && exec "$NMO" "$@") >"$work/$name.stdout" 2>"$work/$name.stderr"
+    (cd "$d" && eval "set -- $args" && exec env ${envs[@]+"${envs[@]}"} "$NMO" "$@") >"$work/$name.stdout" 2>"$work/$name.stderr"
     rc=$?
 
     if [ "$rc" != "$exit_want" ]; then

@@ -60,10 +60,16 @@ typedef struct {
     unsigned flags;       /* NMO_IN_* (0: required, read by the reference) */
 } nmo_tspec;
 
+/* A parameter's documented domain (nmo_case_init_params refuses values outside it,
+ * naming the parameter). Discrete parameters (layout, reduction, ...) are checked by
+ * their operator's setup. */
+enum { NMO_PDOM_FINITE = 0, NMO_PDOM_NONNEG = 1 /* >= 0 */, NMO_PDOM_POS = 2 /* > 0 */ };
+
 typedef struct {
     const char *name;
     double def;
     const char *doc;
+    int domain;           /* NMO_PDOM_* (0: any finite value) */
 } nmo_pspec;
 
 /* Plan fields an operator declares (DESIGN §4: every operator honours every field of the

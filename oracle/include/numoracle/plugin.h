@@ -21,6 +21,8 @@
  *  - Structs carry their size (struct_size / kernel_size) so that fields may be
  *    appended within a version; readers only look at fields inside the given size.
  *  - Every pointer in the table must stay valid until the library is unloaded.
+ *  - numoracle validates the table and runs host kernels in a child process with a
+ *    timeout (NMO_PLUGIN_TIMEOUT seconds, default 600): hip/README.md "Isolation".
  *
  * Tensors and arguments, per operator (see `numoracle ops` and refs/<op>.c):
  *  - in[] / out[] follow the operator's tensor order; dims are logical (row-major

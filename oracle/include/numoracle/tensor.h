@@ -13,6 +13,9 @@ extern "C" {
 #define NMO_MAX_DIMS 8
 /* Absurd-shape guard: more elements than this is refused (NMO_ERR_SHAPE). */
 #define NMO_MAX_ELEMS ((int64_t)1 << 34)
+/* One tensor's storage is refused beyond 16 GiB, and beyond the physical memory, before
+ * anything is allocated (a 234-byte graph once asked for 32 GiB). */
+#define NMO_MAX_TENSOR_BYTES ((int64_t)1 << 34)
 
 typedef struct {
     nmo_fmt dtype;
