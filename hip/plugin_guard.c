@@ -231,6 +231,10 @@ static int run_child(double timeout, void (*fn)(void *, int), void *ctx, char *r
     }
     if (pid == 0) {
         close(fds[0]);
+        /* a fault in plugin code kills the child by its signal: handlers the parent
+         * installed (a sanitizer's, a crash reporter's) would turn it into an exit */
+        static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP};
+        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], SIG_DFL);
         fn(ctx, fds[1]);
         _exit(0);
     }
