@@ -23,6 +23,9 @@ typedef struct {
     int dq_blocks;      /* dq: per key block of 16 a partial from 0, partials added last-first */
     /* mutant knobs */
     int no_D, dk_no_scale, gqa_last_head, p_no_scale, causal_off1, ds_bf16;
+    int p_inter;        /* P rounded to the storage dtype before dV and inside dS =
+                           RN(P_dt (dP - D)), dS rounded before dQ/dK: PyTorch's
+                           memory-efficient backward (correct under inter=<dtype>) */
     int d_self;         /* D_i = sum_j P_ij dP_ij in fp32 (fmaf, in key order) from its own P,
                            o never read: PyTorch's math SDPA backward (correct with o absent) */
     int gqa_heads_out;  /* dk, dv per query head (scaled), each rounded to the output
@@ -96,8 +99,10 @@ static nmo_status sb_run(const nmo_cand_args *a, nmo_err *err, const sb_cfg *c) 
                         Di = fmaf(p, dp, Di);
                         continue;
                     }
+                    if (c->p_inter) p = nmo_cu_round_to(a->plan->in, p);
                     float ds = c->no_D ? p * dp : p * (dp - Di);
                     if (c->ds_bf16) ds = nmo_cu_round_bf16(ds);
+                    if (c->p_inter) ds = nmo_cu_round_to(a->plan->in, ds);
                     int64_t at = ((b * Hq + h) * S + i) * S + j;
                     P[at] = p;
                     dS[at] = c->ds_scaled ? ds * sc : ds;
@@ -172,6 +177,7 @@ SB_CAND(sb_prescaled, .prescale_q = 1, .red = NMO_CU_RED_VEC4, .fma = 1, .ds_sca
 SB_CAND(sb_dq_blocks_warp, .red = NMO_CU_RED_WARP32, .fma = 0, .dq_blocks = 1)
 
 SB_CAND(sb_math, SB_DEFAULT, .d_self = 1)
+SB_CAND(sb_efficient, SB_DEFAULT, .p_inter = 1)
 
 SB_CAND(sb_mut_no_delta, SB_DEFAULT, .no_D = 1)
 SB_CAND(sb_mut_dk_no_scale, SB_DEFAULT, .dk_no_scale = 1)
@@ -191,6 +197,9 @@ const nmo_cand nmo_cand_sdpa_bwd[] = {
     {"sdpa_bwd", "dq_blocks_warp", 1,
      "warp-butterfly dots (no FMA); dq as per-16-key-block partials added last block first (atomics)",
      sb_dq_blocks_warp, NULL},
+    {"sdpa_bwd", "efficient", 0,
+     "memory-efficient backward: P rounded to the dtype for dV and inside dS, dS rounded before dQ/dK "
+     "(correct under inter=<dtype>)", sb_efficient, "inter={dtype}"},
     {"sdpa_bwd", "mut_no_delta", 0, "MUTANT: dS = P*dP (the D_i = rowsum(dO*O) term forgotten)", sb_mut_no_delta, NULL},
     {"sdpa_bwd", "mut_dk_no_scale", 0, "MUTANT: dk not multiplied by the softmax scale", sb_mut_dk_no_scale, NULL},
     {"sdpa_bwd", "mut_gqa_last_head", 0,
