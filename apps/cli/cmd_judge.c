@@ -114,6 +114,11 @@ static int resolve_cand(jcand *jc, jplugin *pl, int *npl, const nmo_op *op, nmo_
         if (spec[3] == ':') name = spec + 4;
         nmo_kernel_set_hip(&jc->ks);
         jc->jc.backend = "hip";
+        /* what the runner knows of its own kernels (hip/kernels): fp32 FMA or MMA with fp32
+         * accumulation, no TF32, no 16-bit partials, no atomics (profile "hip") */
+        jc->jc.tf32 = 0;
+        jc->jc.rpr = 0;
+        jc->jc.deterministic = 1;
     } else if (strncmp(spec, "plugin:", 7) == 0 && spec[7]) {
         char path[1024];
         snprintf(path, sizeof path, "%s", spec + 7);
