@@ -104,6 +104,9 @@ static int resolve_cand(jcand *jc, jplugin *pl, int *npl, const nmo_op *op, nmo_
         jc->jc.tf32 = 0;
         jc->jc.rpr = 0;
         jc->jc.deterministic = 1;
+        /* one that follows the contract only with its intermediates (split-K partials)
+         * stored in the storage dtype is a reduced-precision reduction */
+        if (jc->cpu->plan && strstr(jc->cpu->plan, "inter=")) jc->jc.rpr = 1;
         return 0;
     }
     const char *name = NULL;

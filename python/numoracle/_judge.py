@@ -216,6 +216,29 @@ class _Runner:
             rec.update(self.provenance)
         return rec
 
+    def _accepted(self, fn, op: str, kw: Dict[str, Any]) -> Dict[str, Any]:
+        """The arguments fn takes (all of them when it has **kwargs). A parameter fn does
+        not take is refused unless it has the operator's default value: the kernel would
+        silently compute another case (an input it does not take it simply does not read)."""
+        import inspect
+
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError):
+            return kw
+        ps = sig.parameters.values()
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in ps):
+            return kw
+        names = {p.name for p in ps if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                  inspect.Parameter.KEYWORD_ONLY)}
+        from ._api import ops
+        defaults = {p["name"]: p["default"] for p in ops()[op]["params"]}
+        for k, v in kw.items():
+            if k not in names and k in defaults and v != defaults[k]:
+                raise ValueError(f"{getattr(fn, '__name__', fn)} takes no parameter {k}, but the case sets "
+                                 f"{k}={v} (default {defaults[k]})")
+        return {k: v for k, v in kw.items() if k in names}
+
     def _call(self, which, _ctx, op, n_param, pnames, pvals, n_in, ins, n_out, outs, prov, msg, msg_n):
         try:
             return self._run(which, op.decode(), n_param, pnames, pvals, n_in, ins, n_out, outs, prov)
@@ -246,7 +269,7 @@ class _Runner:
                 kw[v.name.decode()] = _to_device(torch, _torch_view(torch, v), self.device) if v.data else None
         for i in range(n_param):
             kw[pnames[i].decode()] = float(pvals[i])
-        res = fn(**kw)
+        res = fn(**self._accepted(fn, op, kw))
         names = [outs[k].name.decode() for k in range(n_out)]
         if isinstance(res, Mapping):
             missing = [n for n in names if n not in res]
