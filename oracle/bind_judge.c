@@ -241,7 +241,8 @@ NMO_API nmo_bind_result *nmo_bind_judge(const nmo_bind_judge_req *q)
         snprintf(dev, sizeof dev, "%.*s", (int)sizeof q->prov.device, q->prov.device);
         snprintf(be, sizeof be, "%.*s", (int)sizeof q->prov.backend, q->prov.backend);
         char label[128];
-        snprintf(label, sizeof label, "%s", q->label ? q->label : "python");
+        if (t.fn) snprintf(label, sizeof label, "%s", q->label ? q->label : "python");
+        else snprintf(label, sizeof label, "no %s callable given", grad ? "gradient" : "forward");
         nmo_judge_cand cand = {label, be[0] ? be : NULL, t.fn ? tramp_run : NULL, &t,
                                q->prov.tf32, q->prov.rpr, q->prov.deterministic, dev[0] ? dev : NULL};
         nmo_err e2 = {{0}};

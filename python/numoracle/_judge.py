@@ -84,25 +84,34 @@ def default_contract() -> str:
 
 # ---- provenance -----------------------------------------------------------------------------
 
+def _get(obj, name, default=None):
+    """getattr that survives torch.backends' __getattr__ (it raises AssertionError for a
+    name the installed version lacks)."""
+    try:
+        return getattr(obj, name, default)
+    except Exception:  # noqa: BLE001
+        return default
+
+
 def _torch_settings(dtype: str) -> Dict[str, Optional[bool]]:
     """What PyTorch's global settings say now (None: not recorded: torch not imported)."""
     torch = sys.modules.get("torch")
     if torch is None:
         return {"tf32": None, "reduced_precision_reduction": None, "deterministic": None}
     m = torch.backends.cuda.matmul
-    tf32 = bool(getattr(m, "allow_tf32", False))
+    tf32 = bool(_get(m, "allow_tf32", False))
     # PyTorch >= 2.9 also spells it fp32_precision ("tf32" / "ieee"); either means TF32
-    fp = getattr(m, "fp32_precision", None)
+    fp = _get(m, "fp32_precision")
     if isinstance(fp, str) and fp.lower() == "tf32":
         tf32 = True
-    cudnn = getattr(torch.backends, "cudnn", None)
-    if cudnn is not None and getattr(cudnn, "allow_tf32", False) and torch.cuda.is_available():
-        tf32 = True  # convolutions: cuDNN's own TF32 switch
+    cudnn = _get(torch.backends, "cudnn")
+    if cudnn is not None and _get(cudnn, "allow_tf32", False) and torch.cuda.is_available():
+        tf32 = True  # convolutions on a GPU: cuDNN's own TF32 switch (on by default)
     rpr = False
     if dtype == "bf16":
-        rpr = bool(getattr(m, "allow_bf16_reduced_precision_reduction", False))
+        rpr = bool(_get(m, "allow_bf16_reduced_precision_reduction", False))
     elif dtype == "fp16":
-        rpr = bool(getattr(m, "allow_fp16_reduced_precision_reduction", False))
+        rpr = bool(_get(m, "allow_fp16_reduced_precision_reduction", False))
     return {"tf32": tf32, "reduced_precision_reduction": rpr,
             "deterministic": bool(torch.are_deterministic_algorithms_enabled())}
 

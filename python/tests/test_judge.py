@@ -239,3 +239,61 @@ def test_same_contract_as_the_cli():
                             "--profile", "python-host"])
     assert rc == 1, (out, err)  # the CLI's CPU candidates are not python runs: rejected
     assert "the run's backend is cpu; profile python-host requires python" in out
+
+
+# ---- PyTorch callables (CPU here; the H200 script runs them on CUDA) --------------------------
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+def rms_torch(x, w, eps):
+    xf = x.float()
+    return (xf * _torch().rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps) * w.float()).to(x.dtype)
+
+
+@pytest.mark.parametrize("dt", ["fp32", "bf16"])
+def test_torch_callable_matrix(dt):
+    torch = _torch()
+    seen = []
+
+    def fn(x, w, eps):
+        seen.append((x.dtype, tuple(x.stride())))
+        return rms_torch(x, w, eps)
+    m = numoracle.judge("rms_norm", dt, fn, like="torch", contract=CONTRACT,
+                        judgments=["forward_accuracy", "forward_invariance"])
+    assert [c.verdict for c in m.cells.values()] == ["PASS", "PASS"], m.text()
+    want = torch.float32 if dt == "fp32" else torch.bfloat16
+    assert all(d == want for d, _ in seen)
+    assert (69, 1) in [s for _, s in seen]  # stride:5: rows 64 + 5 elements apart, as the harness laid them
+    pv = m.cells["forward_invariance"].provenance
+    assert pv["device"] == "cpu" and pv["tf32"] is False and pv["output_dtypes"] == [dt]
+
+
+def test_torch_settings_are_recorded_per_run():
+    torch = _torch()
+    m = torch.backends.cuda.matmul
+    try:
+        old = m.allow_fp16_reduced_precision_reduction
+    except Exception:  # noqa: BLE001
+        pytest.skip("this torch has no allow_fp16_reduced_precision_reduction")
+    try:
+        m.allow_fp16_reduced_precision_reduction = True
+        r = numoracle.judge("rms_norm", "fp16", rms_torch, like="torch", contract=CONTRACT,
+                            judgments=["forward_invariance"]).cells["forward_invariance"]
+        assert r.verdict == "REJECTED" and "reduced_precision_reduction=on" in r.detail
+        m.allow_fp16_reduced_precision_reduction = False
+        r = numoracle.judge("rms_norm", "fp16", rms_torch, like="torch", contract=CONTRACT,
+                            judgments=["forward_invariance"]).cells["forward_invariance"]
+        assert r.verdict == "PASS", r.detail
+        assert numoracle.record_provenance("torch", "fp16", "cpu")["reduced_precision_reduction"] is False
+    finally:
+        m.allow_fp16_reduced_precision_reduction = old
+    # the torch-cuda profile requires deterministic algorithms: off by default
+    r = numoracle.judge("rms_norm", "fp32", rms_torch, like="torch", contract=CONTRACT, profile="torch-cuda",
+                        device="cuda:0" if torch.cuda.is_available() else None,
+                        provenance={"device": "cuda:0"}, judgments=["forward_invariance"])
+    if not torch.are_deterministic_algorithms_enabled():
+        assert r.cells["forward_invariance"].verdict == "REJECTED"
+        assert "does not record" not in r.cells["forward_invariance"].detail
+        assert "deterministic=off" in r.cells["forward_invariance"].detail
