@@ -251,6 +251,8 @@ NMO_API nmo_bind_result *nmo_bind_judge(const nmo_bind_judge_req *q)
             /* a call's record disagreed: whatever was judged so far is not reported */
             cell->verdict = NMO_CELL_REJECTED;
             cell->have_inv = 0;
+            cell->nseeds = 0;
+            cell->n_elems = cell->n_fail = cell->n_inconc = 0;
             snprintf(cell->detail, sizeof cell->detail, "provenance: %s", t.why);
         } else if (s != NMO_OK) {
             st = s;

@@ -403,6 +403,7 @@ int cmd_judge(int argc, char **argv)
         cJSON *pj = cJSON_AddObjectToObject(o, "profile");
         cJSON_AddStringToObject(pj, "name", pr->name);
         cJSON_AddStringToObject(pj, "backend", pr->backend);
+        if (pr->device[0]) cJSON_AddStringToObject(pj, "device", pr->device);
         cJSON *cells = cJSON_AddArrayToObject(o, "rows");
         for (int i = 0; i < nrow; i++) {
             const nmo_contract_op *cop = nmo_contract_op_at(ct, rows[i].op);

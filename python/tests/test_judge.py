@@ -165,16 +165,21 @@ def test_provenance_disagreeing_is_rejected_before_running(fake, why):
 
 
 def test_a_call_that_falls_back_is_rejected_mid_run():
-    n = {"calls": 0}
+    n = {"calls": 0, "flip": 4}
 
-    def rec(r):  # records: the pre-run one, then one per call; the 3rd call ran elsewhere
+    def rec(r):  # records: the pre-run one, then one per call; call flip-1 ran elsewhere
         n["calls"] += 1
-        return {**r, "device": "cuda:0"} if n["calls"] == 4 else r
+        return {**r, "device": "cuda:0"} if n["calls"] == n["flip"] else r
     cell = numoracle.judge("rms_norm", "fp32", rms_fixed("fp32"), contract=CONTRACT, provenance=rec,
                            judgments=["forward_invariance"]).cells["forward_invariance"]
     assert cell.verdict == "REJECTED", cell.detail
     assert "call 3 of rms_norm: the run's device is cuda:0; profile python-host requires cpu" in cell.detail
     assert cell.configurations == []  # nothing judged is reported
+    n.update(calls=0, flip=3)
+    acc = numoracle.judge("rms_norm", "fp32", rms_fixed("fp32"), contract=CONTRACT, provenance=rec,
+                          judgments=["forward_accuracy"]).cells["forward_accuracy"].to_dict()
+    assert acc["verdict"] == "REJECTED" and "call 2 of rms_norm" in acc["detail"], acc
+    assert acc["seeds"] == [] and acc["elements"] == 0  # seed 0 was judged: not reported
 
 
 def test_dtype_drift_is_rejected():
