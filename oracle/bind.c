@@ -51,6 +51,20 @@ static nmo_bind_result *result_new(void)
     return r;
 }
 
+nmo_bind_result *nmo__bind_result_make(int status, const char *msg, char *json, int verdict)
+{
+    nmo_bind_result *r = result_new();
+    if (!r) {
+        free(json);
+        return NULL;
+    }
+    r->status = status;
+    snprintf(r->msg, sizeof r->msg, "%s", msg ? msg : "");
+    r->json = json;
+    r->verdict = verdict;
+    return r;
+}
+
 NMO_API void nmo_bind_free(nmo_bind_result *r)
 {
     if (!r) return;

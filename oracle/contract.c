@@ -179,7 +179,7 @@ static nmo_status parse_judgment(nmo_jspec *js, nmo_judgment j, const cJSON *o, 
 {
     static const char *const acc_keys[] = {"required", "plan", "seeds", "family", "doc", NULL};
     static const char *const inv_keys[] = {"required", "mode", "plan", "configurations", "batch_summed",
-                                           "batch_summed_na", "seed", "family", "doc", NULL};
+                                           "batch_summed_na", "seed", "family", "shape", "doc", NULL};
     static const char *const na_keys[] = {"na", NULL};
     memset(js, 0, sizeof *js);
     snprintf(js->where, sizeof js->where, "%.95s", path);
@@ -243,6 +243,11 @@ static nmo_status parse_judgment(nmo_jspec *js, nmo_judgment j, const cJSON *o, 
         js->seeds[0] = (uint64_t)seed->valuedouble;
     }
     js->nseeds = 1;
+    /* a cell's own shape: in 16-bit formats an fp32-level batch variance shows only on the
+     * elements that lie near a rounding boundary, so those cells need more of them (checked
+     * against the operator in check_coverage) */
+    if (cJSON_GetObjectItemCaseSensitive(o, "shape"))
+        NMO_RETURN_IF_ERR(get_shape(&js->nshape, js->shape, o, "shape", what, path, err));
     if (!cJSON_GetObjectItemCaseSensitive(o, "configurations"))
         return FAIL("%s: %s.configurations: missing (an array; [] when only batch_summed applies)", what, path);
     NMO_RETURN_IF_ERR(parse_cfgs(js->cfg, &js->ncfg, (int)(sizeof js->cfg / sizeof js->cfg[0]), o,
@@ -268,7 +273,7 @@ static nmo_status parse_judgment(nmo_jspec *js, nmo_judgment j, const cJSON *o, 
 
 static nmo_status parse_profiles(nmo_contract *ct, const cJSON *root, nmo_err *err)
 {
-    static const char *const keys[] = {"backend", "doc", "settings", NULL};
+    static const char *const keys[] = {"backend", "device", "doc", "settings", NULL};
     static const char *const skeys[] = {"tf32", "reduced_precision_reduction", "deterministic", NULL};
     const char *what = ct->what;
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(root, "profiles");
@@ -284,9 +289,14 @@ static nmo_status parse_profiles(nmo_contract *ct, const cJSON *root, nmo_err *e
         snprintf(pr->name, sizeof pr->name, "%s", it->string);
         const char *b, *doc;
         NMO_RETURN_IF_ERR(get_str(&b, it, "backend", 1, what, path, err));
-        if (strcmp(b, "cpu") && strcmp(b, "hip") && strcmp(b, "plugin"))
-            return FAIL("%s: %s.backend: unknown backend '%s' (known: cpu, hip, plugin)", what, path, b);
+        if (strcmp(b, "cpu") && strcmp(b, "hip") && strcmp(b, "plugin") && strcmp(b, "python"))
+            return FAIL("%s: %s.backend: unknown backend '%s' (known: cpu, hip, plugin, python)", what, path, b);
         snprintf(pr->backend, sizeof pr->backend, "%s", b);
+        const char *dev;
+        NMO_RETURN_IF_ERR(get_str(&dev, it, "device", 0, what, path, err));
+        if (dev && strcmp(dev, "cpu") && strcmp(dev, "cuda"))
+            return FAIL("%s: %s.device: unknown device kind '%s' (known: cpu, cuda)", what, path, dev);
+        if (dev) snprintf(pr->device, sizeof pr->device, "%s", dev);
         NMO_RETURN_IF_ERR(get_str(&doc, it, "doc", 0, what, path, err));
         if (doc) snprintf(pr->doc, sizeof pr->doc, "%s", doc);
         const cJSON *st = cJSON_GetObjectItemCaseSensitive(it, "settings");
@@ -496,9 +506,22 @@ static nmo_status check_coverage(const nmo_contract *ct, nmo_err *err)
                     nmo_err e2 = {{0}};
                     if (nmo_contract_resolve(&js, ct, o, (nmo_fmt)f, p, (nmo_judgment)j, &e2) != NMO_OK)
                         return nmo_err_set(err, NMO_ERR_PARSE, "%s", e2.msg);
-                    if (js.na || !js.plan[0]) continue;
-                    /* the plan must apply to the operator the cell runs (presets included) */
+                    if (js.na) continue;
                     const nmo_op *op = j == NMO_J_GRAD_ACC || j == NMO_J_GRAD_INV ? ct->ops[o].grad : ct->ops[o].op;
+                    if (js.nshape) {
+                        /* a cell's own shape must be one the operator accepts */
+                        nmo_plan pl;
+                        nmo_case c;
+                        int g = j == NMO_J_GRAD_INV;
+                        nmo_plan_default(&pl, (nmo_fmt)f);
+                        if (nmo_case_init_params(&c, op, &pl, js.nshape, js.shape, g ? ct->ops[o].gparam : ct->ops[o].param,
+                                                 g ? ct->ops[o].gpset : ct->ops[o].pset, &e2) != NMO_OK)
+                            return nmo_err_set(err, NMO_ERR_PARSE, "%s: %s.shape (for %s %s): %s", ct->what, js.where,
+                                               op->name, nmo_fmt_name((nmo_fmt)f), e2.msg);
+                        nmo_case_free(&c);
+                    }
+                    if (!js.plan[0]) continue;
+                    /* the plan must apply to the operator the cell runs (presets included) */
                     nmo_plan pl;
                     nmo_plan_default(&pl, (nmo_fmt)f);
                     if (nmo_plan_parse_op(&pl, op->name, js.plan, &e2) != NMO_OK ||

@@ -25,6 +25,26 @@ static int setting_ok(char *why, size_t n, const char *name, int want, int got)
     return 0;
 }
 
+int nmo_judge_prov_ok(const nmo_contract_profile *pr, const nmo_judge_prov *p, char *why, size_t n)
+{
+    why[0] = '\0';
+    if (!p->backend || strcmp(p->backend, pr->backend) != 0) {
+        snprintf(why, n, "the run's backend is %s; profile %s requires %s", p->backend ? p->backend : "unrecorded",
+                 pr->name, pr->backend);
+        return 0;
+    }
+    /* "cuda" matches "cuda:1": the profile names a device kind */
+    size_t dl = strlen(pr->device);
+    if (dl && (!p->device || strncmp(p->device, pr->device, dl) != 0 || (p->device[dl] && p->device[dl] != ':'))) {
+        snprintf(why, n, "the run's device is %s; profile %s requires %s", p->device ? p->device : "unrecorded",
+                 pr->name, pr->device);
+        return 0;
+    }
+    return setting_ok(why, n, "tf32", pr->tf32, p->tf32) &&
+           setting_ok(why, n, "reduced_precision_reduction", pr->rpr, p->rpr) &&
+           setting_ok(why, n, "deterministic", pr->deterministic, p->deterministic);
+}
+
 static void add_detail(nmo_cell *cell, const char *fmt, const char *a)
 {
     size_t l = strlen(cell->detail);
@@ -38,8 +58,10 @@ static nmo_status build_case(nmo_case *c, const nmo_contract_op *co, int grad, n
     nmo_plan plan;
     nmo_plan_default(&plan, dt);
     if (js->plan[0]) NMO_RETURN_IF_ERR(nmo_plan_parse_op(&plan, op->name, js->plan, err));
-    NMO_RETURN_IF_ERR(nmo_case_init_params(c, op, &plan, grad ? co->gnshape : co->nshape,
-                                           grad ? co->gshape : co->shape, grad ? co->gparam : co->param,
+    /* the cell's own shape (invariance cells may state one), else the operator's */
+    int ns = js->nshape ? js->nshape : grad ? co->gnshape : co->nshape;
+    const int64_t *shape = js->nshape ? js->shape : grad ? co->gshape : co->shape;
+    NMO_RETURN_IF_ERR(nmo_case_init_params(c, op, &plan, ns, shape, grad ? co->gparam : co->param,
                                            grad ? co->gpset : co->pset, err));
     nmo_case_fill(c, js->family, seed);
     return NMO_OK;
@@ -190,14 +212,8 @@ nmo_status nmo_judge_cell(nmo_cell *cell, const nmo_contract *ct, int op, nmo_fm
     }
     /* provenance before any verdict: backend and the settings the profile states */
     char why[256] = "";
-    if (!cand->backend || strcmp(cand->backend, pr->backend) != 0)
-        snprintf(why, sizeof why, "the run's backend is %s; profile %s requires %s",
-                 cand->backend ? cand->backend : "unrecorded", pr->name, pr->backend);
-    else if (!setting_ok(why, sizeof why, "tf32", pr->tf32, cand->tf32) ||
-             !setting_ok(why, sizeof why, "reduced_precision_reduction", pr->rpr, cand->rpr) ||
-             !setting_ok(why, sizeof why, "deterministic", pr->deterministic, cand->deterministic)) {
-    }
-    if (why[0]) {
+    nmo_judge_prov pv = {cand->backend, cand->device, cand->tf32, cand->rpr, cand->deterministic};
+    if (!nmo_judge_prov_ok(pr, &pv, why, sizeof why)) {
         cell->verdict = NMO_CELL_REJECTED;
         snprintf(cell->detail, sizeof cell->detail, "provenance: %s", why);
         return NMO_OK;

@@ -108,4 +108,9 @@ static inline nmo_verdict nmo__verdict_in_r(double v, double rlo, double rhi, ui
     return NMO_PASS;
 }
 
+/* A binding result (bind.c) with status, message and JSON (taken over; may be NULL) and
+ * verdict: for bind_judge.c, which builds its own report. NULL when out of memory. */
+struct nmo_bind_result;
+struct nmo_bind_result *nmo__bind_result_make(int status, const char *msg, char *json, int verdict);
+
 #endif

@@ -398,6 +398,21 @@ static void m_plan(cJSON *r)
     cJSON_ReplaceItemInObject(cJSON_GetObjectItem(rule(r, 0), "forward_accuracy"), "plan",
                               cJSON_CreateString("inter=fp16"));
 }
+static cJSON *profile_of(cJSON *r, const char *name)
+{
+    return cJSON_GetObjectItem(cJSON_GetObjectItem(r, "profiles"), name);
+}
+static void m_device(cJSON *r) { cJSON_ReplaceItemInObject(profile_of(r, "python-host"), "device", cJSON_CreateString("tpu")); }
+static void m_backend(cJSON *r) { cJSON_ReplaceItemInObject(profile_of(r, "torch-cuda"), "backend", cJSON_CreateString("gpu")); }
+static void m_shape_text(cJSON *r)
+{
+    cJSON_AddStringToObject(cJSON_GetObjectItem(rule(r, 0), "forward_invariance"), "shape", "8x");
+}
+static void m_shape_op(cJSON *r)
+{
+    /* rule 0 covers every operator: conv2d cannot take a 2-D shape */
+    cJSON_AddStringToObject(cJSON_GetObjectItem(rule(r, 0), "forward_invariance"), "shape", "8x64");
+}
 static void m_required(cJSON *r) { cJSON_DeleteItemFromObject(cJSON_GetObjectItem(rule(r, 0), "forward_accuracy"), "required"); }
 static void m_param(cJSON *r)
 {
@@ -443,6 +458,10 @@ Test(contract, strict_fields_named)
         {m_plan, "rules[0].forward_accuracy.plan (for"},
         {m_required, "rules[0].forward_accuracy.required: missing"},
         {m_param, "operators.cross_entropy.params.reductoin: unknown param"},
+        {m_device, "profiles.python-host.device: unknown device kind 'tpu' (known: cpu, cuda)"},
+        {m_backend, "profiles.torch-cuda.backend: unknown backend 'gpu' (known: cpu, hip, plugin, python)"},
+        {m_shape_text, "rules[0].forward_invariance.shape: "},
+        {m_shape_op, "rules[0].forward_invariance.shape (for "},
     };
     const char *text = default_text();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -467,7 +486,7 @@ Test(contract, provenance_rejected_before_pass)
     nmo_contract *ct = load_default();
     int o = nmo_contract_op_find(ct, "rms_norm"), p = nmo_contract_profile_find(ct, "cpu-emulated");
     const nmo_cand *cd = nmo_cand_find("rms_norm", NULL);
-    nmo_judge_cand jc = {"cpu:block256", "cpu", nmo_inv_run_cand, (void *)cd, 0, 0, 1};
+    nmo_judge_cand jc = {"cpu:block256", "cpu", nmo_inv_run_cand, (void *)cd, 0, 0, 1, NULL};
     nmo_cell cell;
     cr_assert_eq(nmo_judge_cell(&cell, ct, o, NMO_BF16, p, NMO_J_FWD_ACC, &jc, NULL), NMO_OK);
     cr_expect_eq(cell.verdict, NMO_CELL_PASS);
@@ -487,5 +506,118 @@ Test(contract, provenance_rejected_before_pass)
     cr_assert_eq(nmo_judge_cell(&cell, ct, g, NMO_BF16, p, NMO_J_GRAD_ACC, &jc, NULL), NMO_OK);
     cr_expect_eq(cell.verdict, NMO_CELL_NA);
     cr_expect(strstr(cell.detail, "no gelu backward") != NULL, "%s", cell.detail);
+    nmo_contract_free(ct);
+}
+
+/* The device rule: a profile names a device kind; "cuda" takes "cuda" and "cuda:N" only. */
+Test(contract, provenance_device_kind)
+{
+    nmo_contract *ct = load_default();
+    const nmo_contract_profile *pr = nmo_contract_profile_at(ct, nmo_contract_profile_find(ct, "torch-cuda"));
+    cr_assert(pr);
+    cr_expect_str_eq(pr->backend, "python");
+    cr_expect_str_eq(pr->device, "cuda");
+    char why[256];
+    nmo_judge_prov p = {"python", "cuda:1", 0, 0, 1};
+    cr_expect(nmo_judge_prov_ok(pr, &p, why, sizeof why), "%s", why);
+    p.device = "cuda";
+    cr_expect(nmo_judge_prov_ok(pr, &p, why, sizeof why), "%s", why);
+    static const char *bad[] = {"cpu", "cudax", "cud", NULL};
+    for (int i = 0; i < 4; i++) {
+        p.device = bad[i];
+        cr_expect(!nmo_judge_prov_ok(pr, &p, why, sizeof why), "device %s accepted", bad[i] ? bad[i] : "NULL");
+        cr_expect(strstr(why, "device") != NULL, "%s", why);
+    }
+    p.device = "cuda:0";
+    p.deterministic = 0;
+    cr_expect(!nmo_judge_prov_ok(pr, &p, why, sizeof why));
+    cr_expect_str_eq(why, "the run has deterministic=off; the profile requires deterministic=on");
+    p.deterministic = 1;
+    p.backend = "cpu";
+    cr_expect(!nmo_judge_prov_ok(pr, &p, why, sizeof why));
+    cr_expect_str_eq(why, "the run's backend is cpu; profile torch-cuda requires python");
+    nmo_contract_free(ct);
+}
+
+/* bf16/fp16 batch variance: matmul/bv_rpr_splitk_by_m rounds its split-K partials to the
+ * storage format (cuBLAS's reduced-precision reduction) with a split chosen from M, so the
+ * variance is 16-bit sized: under profile cpu-rpr (accuracy under inter=<dtype>) accuracy
+ * PASSes and invariance FAILs in bf16 and fp16; under cpu-emulated (no 16-bit partials) the
+ * CLI's record (rpr on) is REJECTED. The fp32-partial bv_splitk_by_m at the same shape is
+ * caught in fp16 but not in bf16 (its variance rounds away there: why the rpr control
+ * exists); logged, not asserted, as it depends on the data. */
+Test(inv_cand, bv_rpr_fails_invariance_in_16_bits)
+{
+    nmo_contract *ct = load_default();
+    int o = nmo_contract_op_find(ct, "matmul");
+    int rpr = nmo_contract_profile_find(ct, "cpu-rpr"), emu = nmo_contract_profile_find(ct, "cpu-emulated");
+    cr_assert(o >= 0 && rpr >= 0 && emu >= 0);
+    const nmo_cand *cd = nmo_cand_find("matmul", "bv_rpr_splitk_by_m");
+    cr_assert(cd && !cd->correct && cd->plan && strstr(cd->plan, "inter="));
+    static const nmo_fmt dts[] = {NMO_BF16, NMO_FP16};
+    for (int d = 0; d < 2; d++) {
+        nmo_judge_cand jc = {"cpu:bv_rpr_splitk_by_m", "cpu", nmo_inv_run_cand, (void *)cd, 0, 1, 1, NULL};
+        nmo_cell cell;
+        nmo_err err = {{0}};
+        cr_assert_eq(nmo_judge_cell(&cell, ct, o, dts[d], rpr, NMO_J_FWD_ACC, &jc, &err), NMO_OK, "%s", err.msg);
+        cr_expect_eq(cell.verdict, NMO_CELL_PASS, "%s accuracy: %s", nmo_fmt_name(dts[d]), cell.detail);
+        cr_expect(strstr(cell.spec.plan, "inter=") != NULL, "plan %s", cell.spec.plan);
+        cr_assert_eq(nmo_judge_cell(&cell, ct, o, dts[d], rpr, NMO_J_FWD_INV, &jc, &err), NMO_OK, "%s", err.msg);
+        cr_expect_eq(cell.verdict, NMO_CELL_FAIL, "%s invariance: %s", nmo_fmt_name(dts[d]), cell.detail);
+        cr_expect(strncmp(cell.detail, "sizes: differs", 14) == 0, "%s", cell.detail);
+        cr_assert_eq(nmo_judge_cell(&cell, ct, o, dts[d], emu, NMO_J_FWD_INV, &jc, &err), NMO_OK);
+        cr_expect_eq(cell.verdict, NMO_CELL_REJECTED, "%s", cell.detail);
+        /* the fp32-partial variant at the same shape: rounded away in 16 bits */
+        const nmo_cand *b32 = nmo_cand_find("matmul", "bv_splitk_by_m");
+        nmo_judge_cand j32 = {"cpu:bv_splitk_by_m", "cpu", nmo_inv_run_cand, (void *)b32, 0, 0, 1, NULL};
+        cr_assert_eq(nmo_judge_cell(&cell, ct, o, dts[d], emu, NMO_J_FWD_INV, &j32, &err), NMO_OK);
+        cr_log_info("bv_splitk_by_m %s at the contract's shape: %s", nmo_fmt_name(dts[d]),
+                    nmo_cell_verdict_name(cell.verdict));
+    }
+    nmo_contract_free(ct);
+}
+
+/* A cell's own invariance shape is used: rms_norm/bv_split_rows (fp32-sized variance) is
+ * caught in fp16 once the cell runs 8x8192 (65536 elements, of which some lie near an fp16
+ * rounding boundary), and stays invariant-looking at the operator's 8x64. */
+Test(contract, invariance_shape_per_cell, .timeout = 300)
+{
+    const char *text = default_text();
+    cJSON *root = cJSON_Parse(text);
+    cr_assert(root);
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "doc", "test");
+    cJSON *ops = cJSON_AddArrayToObject(r, "operators");
+    cJSON_AddItemToArray(ops, cJSON_CreateString("rms_norm"));
+    cJSON *dts = cJSON_AddArrayToObject(r, "dtypes");
+    cJSON_AddItemToArray(dts, cJSON_CreateString("fp16"));
+    cJSON *fi = cJSON_Duplicate(cJSON_GetObjectItem(rule(root, 0), "forward_invariance"), 1);
+    cJSON_AddStringToObject(fi, "shape", "8x8192");
+    cJSON_AddItemToObject(r, "forward_invariance", fi);
+    cJSON_AddItemToArray(cJSON_GetObjectItem(root, "rules"), r);
+    char *t = cJSON_Print(root);
+    cJSON_Delete(root);
+    nmo_contract *big = NULL, *ct = load_default();
+    nmo_err err = {{0}};
+    cr_assert_eq(nmo_contract_parse(&big, t, "big.json", &err), NMO_OK, "%s", err.msg);
+    free(t);
+    int o = nmo_contract_op_find(ct, "rms_norm"), p = nmo_contract_profile_find(ct, "cpu-emulated");
+    const nmo_cand *cd = nmo_cand_find("rms_norm", "bv_split_rows");
+    cr_assert(cd);
+    nmo_judge_cand jc = {"cpu:bv_split_rows", "cpu", nmo_inv_run_cand, (void *)cd, 0, 0, 1, NULL};
+    nmo_cell cell;
+    cr_assert_eq(nmo_judge_cell(&cell, big, o, NMO_FP16, p, NMO_J_FWD_INV, &jc, &err), NMO_OK, "%s", err.msg);
+    cr_expect_eq(cell.spec.nshape, 2);
+    cr_expect_eq(cell.spec.shape[1], 8192);
+    cr_expect_eq(cell.verdict, NMO_CELL_FAIL, "%s", cell.detail);
+    cr_expect_eq(cell.inv.batch, 8);
+    cr_assert_eq(nmo_judge_cell(&cell, ct, o, NMO_FP16, p, NMO_J_FWD_INV, &jc, &err), NMO_OK, "%s", err.msg);
+    cr_expect_eq(cell.verdict, NMO_CELL_PASS, "at 8x64: %s", cell.detail);
+    /* a correct candidate stays invariant at the big shape */
+    const nmo_cand *ok = nmo_cand_find("rms_norm", NULL);
+    nmo_judge_cand jo = {"cpu", "cpu", nmo_inv_run_cand, (void *)ok, 0, 0, 1, NULL};
+    cr_assert_eq(nmo_judge_cell(&cell, big, o, NMO_FP16, p, NMO_J_FWD_INV, &jo, &err), NMO_OK, "%s", err.msg);
+    cr_expect_eq(cell.verdict, NMO_CELL_PASS, "%s", cell.detail);
+    nmo_contract_free(big);
     nmo_contract_free(ct);
 }

@@ -104,6 +104,9 @@ static int resolve_cand(jcand *jc, jplugin *pl, int *npl, const nmo_op *op, nmo_
         jc->jc.tf32 = 0;
         jc->jc.rpr = 0;
         jc->jc.deterministic = 1;
+        /* one that follows the contract only with its intermediates (split-K partials)
+         * stored in the storage dtype is a reduced-precision reduction */
+        if (jc->cpu->plan && strstr(jc->cpu->plan, "inter=")) jc->jc.rpr = 1;
         return 0;
     }
     const char *name = NULL;
@@ -114,6 +117,11 @@ static int resolve_cand(jcand *jc, jplugin *pl, int *npl, const nmo_op *op, nmo_
         if (spec[3] == ':') name = spec + 4;
         nmo_kernel_set_hip(&jc->ks);
         jc->jc.backend = "hip";
+        /* what the runner knows of its own kernels (hip/kernels): fp32 FMA or MMA with fp32
+         * accumulation, no TF32, no 16-bit partials, no atomics (profile "hip") */
+        jc->jc.tf32 = 0;
+        jc->jc.rpr = 0;
+        jc->jc.deterministic = 1;
     } else if (strncmp(spec, "plugin:", 7) == 0 && spec[7]) {
         char path[1024];
         snprintf(path, sizeof path, "%s", spec + 7);
@@ -395,6 +403,7 @@ int cmd_judge(int argc, char **argv)
         cJSON *pj = cJSON_AddObjectToObject(o, "profile");
         cJSON_AddStringToObject(pj, "name", pr->name);
         cJSON_AddStringToObject(pj, "backend", pr->backend);
+        if (pr->device[0]) cJSON_AddStringToObject(pj, "device", pr->device);
         cJSON *cells = cJSON_AddArrayToObject(o, "rows");
         for (int i = 0; i < nrow; i++) {
             const nmo_contract_op *cop = nmo_contract_op_at(ct, rows[i].op);

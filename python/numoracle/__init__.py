@@ -16,13 +16,15 @@ From a build tree: ``PYTHONPATH=python NUMORACLE_LIB=build/oracle/libnumoracle.s
 
 from ._api import (EXIT_USAGE, FAIL, INCONCLUSIVE, PASS, Element, Error, Report, bounds,
                    candidates, check, inputs, ops, plans, version)
+from ._judge import JUDGMENTS, Cell, Matrix, judge, record_provenance
 from ._lib import API_VERSION, LibraryNotFound, library_path
 
 __version__ = "0.1.0"
 
 __all__ = ["check", "bounds", "inputs", "ops", "candidates", "plans", "library_path", "version",
            "Report", "Element", "Error", "LibraryNotFound", "PASS", "FAIL", "INCONCLUSIVE",
-           "API_VERSION", "EXIT_USAGE", "testing"]
+           "API_VERSION", "EXIT_USAGE", "testing", "judge", "Matrix", "Cell", "JUDGMENTS",
+           "record_provenance"]
 
 
 def __getattr__(name):

@@ -15,7 +15,7 @@ from typing import Any, Mapping, Optional
 
 from ._api import Report, Shape, Tensors, _Case, _run_check, _write_case
 
-__all__ = ["assert_certified"]
+__all__ = ["assert_certified", "assert_invariant"]
 
 
 def _g(v: float) -> str:
@@ -106,7 +106,42 @@ def assert_certified(actual: Tensors, *, op: str, inputs: Tensors, dtype: Option
     raise AssertionError(_message(rep, case, repro))
 
 
-# ---- invariants ----------------------------------------------------------------------
-# assert_invariant (issue 21: relations between outputs that hold for every plan-following
-# implementation, judged by the CLI's `judge` verb) belongs here, beside assert_certified,
-# and shares _Case for its arguments.
+# ---- invariance ---------------------------------------------------------------------
+
+def assert_invariant(fn, *, op: str, dtype: str = "fp32", gradient: bool = False,
+                     contract: Optional[str] = None, profile: Optional[str] = None, like: str = "numpy",
+                     device: Any = None, provenance=None, allow_inconclusive: bool = False):
+    """Assert that ``fn`` gives each batch row bitwise the same outputs whatever the batch
+    around it, across the compositions the contract names for the cell (batch sizes 1 to
+    B, chunks, reversed and rotated rows, padding rows, strided rows, a repeat run): the
+    forward_invariance cell of ``op`` (``gradient=True``: gradient_invariance, ``fn`` then
+    being the contract's gradient operator of op, e.g. rms_norm_bwd).
+
+    ``fn`` is called with the operator's tensors and parameters by name and returns its
+    outputs (see :func:`numoracle.judge`). Raises ``AssertionError`` when the cell is not
+    PASS (INCONCLUSIVE passes only with ``allow_inconclusive``): the message names the
+    first composition that differs, the output, the batch row and the element within the
+    row, both values and their bits; or why the run was REJECTED (its provenance
+    disagrees with the profile). Returns the :class:`numoracle.Cell`."""
+    from ._judge import judge
+
+    j = "gradient_invariance" if gradient else "forward_invariance"
+    m = judge(op, dtype, None if gradient else fn, fn if gradient else None, contract=contract,
+              profile=profile, judgments=[j], like=like, device=device, provenance=provenance)
+    cell = m.cells[j]
+    if cell.verdict == "PASS" or cell.verdict == "N/A" or (cell.verdict == "INCONCLUSIVE" and allow_inconclusive):
+        return cell
+    lines = [f"numoracle: {cell.operator} {dtype} not batch-invariant: {j} {cell.verdict} "
+             f"(contract {m.to_dict()['contract']['path']}, profile {m.profile})"]
+    fd = cell.first_difference()
+    if fd is not None:
+        lines.append(f"  first difference: composition {fd['configuration']}, output {fd['output']}, "
+                     f"row {fd['row']}, element {fd['element']}")
+        lines.append(f"    reference (whole batch): {_g(fd['reference'])} ({fd['reference_bits']})")
+        lines.append(f"    this composition:        {_g(fd['candidate'])} ({fd['candidate_bits']})")
+    lines.append(f"  {cell.detail}")
+    comp = [f"{c['name']}: {'identical' if c['identical'] else 'skipped' if c['skipped'] else 'differs'}"
+            for c in cell.configurations]
+    if comp:
+        lines.append("  compositions: " + ", ".join(comp))
+    raise AssertionError("\n".join(lines))

@@ -25,7 +25,8 @@ typedef struct {
     int b_layout;     /* reads B as if stored [N,K] (B^T layout confusion) */
     int store_rz;     /* truncating store regardless of the plan */
     int bv_splitk;    /* batch-variant: split-K factor from the number of 4x32 output tiles
-                         (few tiles: more K pieces, as a GEMM heuristic fills the SMs) */
+                         (few tiles: more K pieces, as a GEMM heuristic fills the SMs);
+                         2: the partials rounded to the output format (rpr) */
 } mm_cfg;
 
 /* The bv_splitk factor: tiles of 4 rows x 32 columns; fewer than 8 tiles -> 8/tiles K
@@ -60,6 +61,17 @@ static void mm_compute(const mm_cfg *c, const float *av, const float *bt, float 
                 for (int s = 0; s < 4; s++) {
                     int64_t lo = s * kc, hi = lo + kc < K ? lo + kc : K;
                     acc = acc + nmo_cu_round_to(pout, nmo_cu_sum_seq(ar, bc, lo, hi, 1, c->fma));
+                }
+            } else if (c->bv_splitk == 2) {
+                /* the heuristic's split-K with cuBLAS's reduced-precision reduction: each
+                 * partial rounded to the output format, so the batch variance is 16-bit sized */
+                int parts = mm_bv_splitk(M, N);
+                if (parts == 1) acc = nmo_cu_sum_seq(ar, bc, 0, K, 1, c->fma);
+                else {
+                    const int64_t pc = (K + parts - 1) / parts;
+                    acc = 0.0f;
+                    for (int64_t lo = 0; lo < K; lo += pc)
+                        acc = acc + nmo_cu_round_to(pout, nmo_cu_sum_seq(ar, bc, lo, lo + pc < K ? lo + pc : K, 1, c->fma));
                 }
             } else if (c->bv_splitk) {
                 acc = nmo_cu_reduce_parts(ar, bc, K, mm_bv_splitk(M, N), NMO_CU_RED_SEQ, c->fma);
@@ -117,6 +129,7 @@ MM_CAND(mm_vec4, .red = NMO_CU_RED_VEC4, .fma = 0)
 MM_CAND(mm_pairwise, .red = NMO_CU_RED_PAIRWISE, .fma = 0)
 
 MM_CAND(mm_bv_splitk_by_m, MM_DEFAULT, .bv_splitk = 1)
+MM_CAND(mm_bv_rpr_splitk_by_m, MM_DEFAULT, .bv_splitk = 2)
 
 MM_CAND(mm_mut_acc_bf16, MM_DEFAULT, .acc16 = NMO_BF16)
 MM_CAND(mm_mut_acc_fp16, MM_DEFAULT, .acc16 = NMO_FP16)
@@ -154,5 +167,9 @@ const nmo_cand nmo_cand_matmul[] = {
      "MUTANT of the fused plan: split-K = 4 partials rounded to the output format, then summed "
      "in fp32 (cuBLAS reduced-precision reduction); correct under --plan inter=<dtype>",
      mm_mut_rpr_splitk4, "inter={dtype}"},
+    {"matmul", "bv_rpr_splitk_by_m", 0,
+     "BATCH-VARIANT (accurate under --plan inter=<dtype>): bv_splitk_by_m's split-K with each partial rounded "
+     "to the output format (cuBLAS reduced-precision reduction): rows differ at 16-bit size with M",
+     mm_bv_rpr_splitk_by_m, "inter={dtype}"},
 };
 const int nmo_cand_matmul_n = (int)(sizeof nmo_cand_matmul / sizeof nmo_cand_matmul[0]);

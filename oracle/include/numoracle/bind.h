@@ -139,6 +139,71 @@ NMO_API const void *nmo_bind_array(const nmo_bind_result *r, int kind, int k, in
 
 NMO_API void nmo_bind_free(nmo_bind_result *r);
 
+/* ---- the four-judgment matrix for a binding's callable (numoracle/contract.h) ----------- */
+
+/* A tensor handed to a binding's run callback: strided (element strides, as the harness
+ * lays it out: the invariance composition stride:S gives rows S elements apart), `span`
+ * elements of storage from data (host memory, little-endian). Inputs are read-only;
+ * outputs are poisoned (0xFF bytes) and the callback writes every element, then names the
+ * dtype its kernel produced in got_dtype (a dtype other than `dtype` is dtype drift: the
+ * run is rejected). data is NULL for an input the reference never reads. */
+typedef struct {
+    const char *name;
+    const char *dtype;
+    int ndims;
+    const int64_t *dims;
+    const int64_t *strides;
+    int64_t span;
+    void *data;
+    char got_dtype[16];
+} nmo_bind_view;
+
+/* What one run recorded, filled by the callback at every call (nmo_bind_judge_req.prov is
+ * the record taken before the first call). backend "python"; device as the run used it
+ * ("cpu", "cuda:0"; "" not recorded); settings 0/1, -1 not recorded. */
+typedef struct {
+    char backend[16];
+    char device[32];
+    int tf32, rpr, deterministic;
+} nmo_bind_prov;
+
+/* Run the candidate on one composition: fill out[0..n_out-1] and *prov. op: the operator
+ * the cell runs (the forward operator, or its gradient operator); params: all of op's, by
+ * name. Returns 0, NMO_ERR_UNSUPPORTED (11) to decline the call (the composition is then
+ * skipped: INCONCLUSIVE, never PASS), any other value to abort with msg. */
+typedef int (*nmo_bind_run_fn)(void *ctx, const char *op, int n_param, const char *const *param_names,
+                               const double *param_values, int n_in, const nmo_bind_view *in, int n_out,
+                               nmo_bind_view *out, nmo_bind_prov *prov, char *msg, int msg_size);
+
+typedef struct {
+    int api_version;           /* NMO_API_VERSION */
+    const char *contract;      /* contract file (contracts/default.json) */
+    const char *op;            /* a forward operator of the contract */
+    const char *dtype;         /* a dtype the contract covers for op */
+    const char *profile;       /* NULL: the contract's first profile of backend "python" */
+    unsigned judgments;        /* bit (1u << nmo_judgment) per cell to judge; 0: all four */
+    nmo_bind_run_fn run_fwd;   /* the forward operator's callable (NULL: those cells SKIPPED) */
+    nmo_bind_run_fn run_grad;  /* the gradient operator's (NULL: SKIPPED) */
+    void *ctx;
+    const char *label;         /* the candidate's name in the report */
+    nmo_bind_prov prov;        /* recorded before the first call: checked before anything runs */
+} nmo_bind_judge_req;
+
+/* Judge the cells of (op, dtype, profile) of a contract for a binding's callables, as
+ * `numoracle judge` does for its candidates: provenance first (req->prov, then the record of
+ * every call: backend, device, settings, the dtype of every output; the first disagreement
+ * with the profile stops the cell, REJECTED), then accuracy (nmo_check on each seed under
+ * the contract's plan) or invariance (nmo_inv_judge across the contract's compositions).
+ * nmo_bind_json: {"contract", "profile", "op", "dtype", "candidate", "cells": [{"judgment",
+ * "operator", "verdict", "required", "detail", "where", "plan", "provenance", "seeds",
+ * "configurations": [{"name", "outputs", "identical", "skipped", "calls", "compared",
+ * "first_difference": {"output", "row", "element", "reference", "candidate",
+ * "reference_bits", "candidate_bits"}}]}], "summary": {"verdict", "required_failing",
+ * "exit"}}; exit as the CLI's: 0 every required cell PASS, 1 one FAIL or REJECTED, 3 one
+ * INCONCLUSIVE or SKIPPED. A contract error, an unknown op/dtype/profile, or a callback that
+ * aborts: the status, with the message naming the file, field or call. */
+NMO_API nmo_bind_result *nmo_bind_judge(const nmo_bind_judge_req *req);
+
 /* The bit pattern of R's end v in format f, as reachable-set files store it: finite ends
  * are values of f; an unbounded end is +-inf, saturated to +-max in formats without inf;
  * NaN (every implementation gives NaN) is the canonical NaN. */

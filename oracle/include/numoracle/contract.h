@@ -49,8 +49,9 @@ const char *nmo_contract_name(const nmo_contract *ct);
 const char *nmo_contract_what(const nmo_contract *ct);
 int nmo_contract_version(const nmo_contract *ct);
 
-/* Profiles: a backend ("cpu", "hip", "plugin") and the settings a candidate run must
- * record before any PASS (-1: not stated). */
+/* Profiles: a backend ("cpu", "hip", "plugin", "python"), optionally the device kind the
+ * run must record ("cpu", "cuda": a fallback to another device is a provenance mismatch),
+ * and the settings a candidate run must record before any PASS (-1: not stated). */
 typedef struct {
     char name[64];
     char backend[16];
@@ -58,6 +59,7 @@ typedef struct {
     int tf32;          /* TF32 matrix products allowed */
     int rpr;           /* reduced-precision reductions (split-K partials in 16 bits) */
     int deterministic; /* deterministic algorithms */
+    char device[32];   /* "" = not stated */
 } nmo_contract_profile;
 
 int nmo_contract_profile_count(const nmo_contract *ct);
@@ -105,6 +107,8 @@ typedef struct {
     int nsum;               /* orderings named for batch-summed outputs */
     nmo_inv_config sum_cfg[NMO_JSPEC_MAX_SUM];
     char sum_na[256];       /* or why batch-summed outputs are not judged ("" = not said) */
+    int nshape;             /* invariance: the problem shape of this cell (0: the operator's) */
+    int64_t shape[NMO_MAX_DIMS];
 } nmo_jspec;
 
 /* The specification of (operator, dtype, profile, judgment): the last rule that matches
@@ -129,11 +133,26 @@ const char *nmo_cell_verdict_name(nmo_cell_verdict v); /* "PASS", "N/A", ... */
 /* A candidate for one operator: how to run it and what the run records. */
 typedef struct {
     const char *label;      /* "cpu:block256" */
-    const char *backend;    /* "cpu", "hip", "plugin" */
+    const char *backend;    /* "cpu", "hip", "plugin", "python" */
     nmo_inv_run_fn run;     /* NULL: no candidate for this operator (cell SKIPPED) */
     void *ctx;
     int tf32, rpr, deterministic; /* settings of the run (-1: not recorded) */
+    const char *device;     /* device kind the run used ("cpu", "cuda"; NULL: not recorded) */
 } nmo_judge_cand;
+
+/* What one run recorded (a candidate's declaration, or a binding's record of one call). */
+typedef struct {
+    const char *backend;    /* NULL: not recorded */
+    const char *device;     /* NULL: not recorded */
+    int tf32, rpr, deterministic; /* -1: not recorded */
+} nmo_judge_prov;
+
+/* The provenance rule, one copy for every caller: 1 when p agrees with profile pr (its
+ * backend; its device and each setting the profile states), else 0 with why set to one
+ * line naming the first disagreement ("the run has tf32=on; the profile requires
+ * tf32=off"). A setting or device the profile states and the run does not record
+ * disagrees. */
+int nmo_judge_prov_ok(const nmo_contract_profile *pr, const nmo_judge_prov *p, char *why, size_t n);
 
 typedef struct {
     nmo_cell_verdict verdict;
