@@ -112,11 +112,11 @@ static int s_crash(const nmo_plugin_args *a)
     return *p;
 }
 
-#define K(nm, fn) {"rms_norm", nm, "fp32", "", 1, "misbehaves: " nm, NULL, fn}
+#define K(nm, fn) {"rms_norm", nm, "fp32", "", 1, "misbehaves: " nm, NULL, fn, NULL}
 static nmo_plugin_kernel kernels[] = {
     K("ok", k_ok),           K("crash", k_crash),     K("abort", k_abort),   K("hang", k_hang),
     K("overflow", k_overflow), K("underflow", k_underflow), K("exit", k_exit), K("badrc", k_badrc),
-    K("failmsg", k_failmsg), K("inputs", k_inputs),   {"rms_norm", "supcrash", "fp32", "", 1, "", s_crash, k_ok},
+    K("failmsg", k_failmsg), K("inputs", k_inputs),   {"rms_norm", "supcrash", "fp32", "", 1, "", s_crash, k_ok, NULL},
 };
 
 static nmo_plugin_info info = {
