@@ -721,6 +721,18 @@ Test(sum_geom, deeper_candidate_fails, .timeout = 600)
     }
     printf("sum_geom: rms_norm seq declared tree:13: %lld elements FAIL\n", (long long)fails);
     cr_expect_gt(fails, 0, "a sequential sum declared as a depth-13 tree never FAILs: the model is vacuous");
+    /* the same with a relative run: declared as a 256-thread block (blocked:n/256:8, the
+     * block256 candidate's registry geometry) */
+    plan_of(&p, NMO_FP32, "sum=blocked:n/256:8");
+    int64_t fails_rel = 0;
+    for (size_t f = 0; f < sizeof op_fams / sizeof op_fams[0]; f++) {
+        nmo_report r;
+        cr_assert_eq(run_op(&r, op, cand, &p, "16x8192", op_fams[f], 1, NULL, NULL, &err), NMO_OK, "%s", err.msg);
+        fails_rel += r.n_fail;
+        nmo_report_free(&r);
+    }
+    printf("sum_geom: rms_norm seq declared blocked:n/256:8: %lld elements FAIL\n", (long long)fails_rel);
+    cr_expect_gt(fails_rel, 0, "a sequential sum declared as a 256-thread block never FAILs");
     /* a reduction longer than the geometry holds is an error, not a verdict */
     nmo_report r;
     plan_of(&p, NMO_FP32, "sum=tree:12");
