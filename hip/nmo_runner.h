@@ -52,6 +52,15 @@ void nmo_kernel_set_plugin(nmo_kernel_set *s, const nmo_plugin *pl);
 int nmo_kernel_set_count(const nmo_kernel_set *s);
 const nmo_plugin_kernel *nmo_kernel_set_at(const nmo_kernel_set *s, int i);
 
+/* The plugin's table for the newest ABI version it serves (2, then 1), or NULL. */
+const nmo_plugin_info *nmo_plugin_query_any(nmo_plugin_query_fn q);
+
+/* The reduction geometry kernel k of set s declares for case c (ABI 2's
+ * nmo_plugin_kernel.geometry, called on metadata): 1 with plan text in text, 0 for none
+ * (no callback, a version-1 plugin, or the kernel has none at this case). */
+int nmo_kernel_geometry(const nmo_kernel_set *s, const nmo_plugin_kernel *k, const nmo_case *c, char *text,
+                        size_t len);
+
 /* Does kernel k claim storage dtypes (in, out)? ("bf16" = in=out=bf16; "bf16>fp32"). */
 int nmo_kernel_claims_dtype(const nmo_plugin_kernel *k, nmo_fmt in, nmo_fmt out);
 

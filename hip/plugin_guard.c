@@ -86,12 +86,14 @@ static int dtypes_ok(const char *s, char *bad, size_t n)
 
 int nmo_plugin_table_check(const nmo_plugin_info *in, char *why, size_t wn)
 {
-    if (in->abi_version != NMO_PLUGIN_ABI_VERSION) {
-        snprintf(why, wn, "plugin ABI version %u, numoracle speaks %u", in->abi_version, NMO_PLUGIN_ABI_VERSION);
+    if (in->abi_version < NMO_PLUGIN_ABI_VERSION_MIN || in->abi_version > NMO_PLUGIN_ABI_VERSION) {
+        snprintf(why, wn, "plugin ABI version %u, numoracle speaks %u to %u", in->abi_version,
+                 NMO_PLUGIN_ABI_VERSION_MIN, NMO_PLUGIN_ABI_VERSION);
         return 1;
     }
-    if (in->struct_size < sizeof(nmo_plugin_info) || in->kernel_size < sizeof(nmo_plugin_kernel)) {
-        snprintf(why, wn, "capability table smaller than ABI version 1 defines");
+    size_t ksz = in->abi_version >= 2 ? sizeof(nmo_plugin_kernel) : NMO_PLUGIN_KERNEL_SIZE_V1;
+    if (in->struct_size < sizeof(nmo_plugin_info) || in->kernel_size < ksz) {
+        snprintf(why, wn, "capability table smaller than ABI version %u defines", in->abi_version);
         return 1;
     }
     /* sizes beyond any real table: a kernel_size of 1 GiB made kernels[i] point anywhere */
@@ -304,7 +306,7 @@ static void probe_child(void *ctx, int wfd)
     }
     nmo_plugin_query_fn q;
     *(void **)&q = dlsym(h, NMO_PLUGIN_QUERY_SYMBOL);
-    const nmo_plugin_info *in = q ? q(NMO_PLUGIN_ABI_VERSION) : NULL;
+    const nmo_plugin_info *in = q ? nmo_plugin_query_any(q) : NULL;
     if (!in || !nmo_plugin_table_check(in, why, sizeof why)) write_all(wfd, "OK"); /* the parent says why */
     else write_all(wfd, why);
 }

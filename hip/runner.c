@@ -85,7 +85,7 @@ nmo_status nmo_plugin_open(nmo_plugin **out, const char *path, nmo_err *err)
     const char *why = NULL;
     const nmo_plugin_info *in = NULL;
     if (!q) why = "no symbol " NMO_PLUGIN_QUERY_SYMBOL;
-    else if (!(in = q(NMO_PLUGIN_ABI_VERSION))) why = "the plugin declined numoracle's ABI version";
+    else if (!(in = nmo_plugin_query_any(q))) why = "the plugin declined numoracle's ABI versions (2 and 1)";
     else if (nmo_plugin_table_check(in, buf, sizeof buf)) why = buf;
     if (why) {
         nmo_status s = nmo_err_set(err, NMO_ERR_UNSUPPORTED, "plugin '%s': %s", path, why);
@@ -172,6 +172,36 @@ void nmo_kernel_set_plugin(nmo_kernel_set *s, const nmo_plugin *pl)
 int nmo_kernel_set_count(const nmo_kernel_set *s)
 {
     return s->plugin ? s->plugin->info->n_kernels : nmo_hip_kernel_count();
+}
+
+static void desc_tensor(nmo_plugin_tensor *d, const nmo_tensor *t, void *data);
+
+const nmo_plugin_info *nmo_plugin_query_any(nmo_plugin_query_fn q)
+{
+    const nmo_plugin_info *in = q(NMO_PLUGIN_ABI_VERSION);
+    for (uint32_t v = NMO_PLUGIN_ABI_VERSION; !in && v-- > NMO_PLUGIN_ABI_VERSION_MIN;) in = q(v);
+    return in;
+}
+
+int nmo_kernel_geometry(const nmo_kernel_set *s, const nmo_plugin_kernel *k, const nmo_case *c, char *text,
+                        size_t len)
+{
+    /* a version-1 table has no geometry field: do not read past its kernel_size */
+    if (s->plugin && (s->plugin->info->abi_version < 2 || s->plugin->info->kernel_size < sizeof(nmo_plugin_kernel)))
+        return 0;
+    if (!k->geometry || len == 0) return 0;
+    nmo_plugin_tensor tin[NMO_MAX_TENSORS], tout[NMO_MAX_TENSORS];
+    for (int i = 0; i < c->n_in; i++) desc_tensor(&tin[i], &c->in[i], NULL);
+    for (int i = 0; i < c->n_out; i++) desc_tensor(&tout[i], &c->out[i], NULL);
+    char plan[512];
+    nmo_plan_to_string(&c->plan, plan, sizeof plan);
+    nmo_plugin_args a = {.struct_size = (uint32_t)sizeof a, .abi_version = NMO_PLUGIN_ABI_VERSION,
+                         .op = c->op->name, .n_in = c->n_in, .n_out = c->n_out, .n_param = c->op->n_param,
+                         .in = tin, .out = tout, .param = c->param, .plan = plan, .stream = NULL};
+    text[0] = 0;
+    int r = k->geometry(&a, text, len);
+    text[len - 1] = 0;
+    return r == 1 && text[0];
 }
 
 const nmo_plugin_kernel *nmo_kernel_set_at(const nmo_kernel_set *s, int i)

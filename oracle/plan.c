@@ -263,6 +263,7 @@ static int apply_kv(nmo_plan *q, const char *key, const char *val)
         long k;
         q->geo_b = q->geo_d = 0; /* q is a copy: a bad value leaves *p as it was */
         q->geo_p = 0;
+        q->geo_t = 0;
         int g = nmo_plan_geo_parse(q, val); /* tree:D, blocked:B[:D[:P]] (sum_geom.c) */
         if (g >= 0) return g;
         if (strcmp(val, "any") == 0) { q->sum = NMO_SUM_ANY; q->mma_k = q->mma_p = 0; return 1; }
@@ -392,7 +393,10 @@ cJSON *nmo_plan_to_json(const nmo_plan *p)
     if (p->sum == NMO_SUM_GEOM) { /* the geometry in force (sum_geom.c) */
         cJSON *g = cJSON_AddObjectToObject(o, "sum_geometry");
         if (g) {
-            cJSON_AddNumberToObject(g, "run", p->geo_b);
+            if (p->geo_t > 0) { /* run = ceil(n / threads) + slack */
+                cJSON_AddNumberToObject(g, "run_threads", p->geo_t);
+                cJSON_AddNumberToObject(g, "run_slack", p->geo_b);
+            } else cJSON_AddNumberToObject(g, "run", p->geo_b);
             cJSON_AddNumberToObject(g, "tree_depth", p->geo_d);
             if (p->geo_p) cJSON_AddNumberToObject(g, "partials", (double)p->geo_p);
             else cJSON_AddStringToObject(g, "partials", "any");

@@ -88,6 +88,22 @@ static const preset presets[] = {
       {"rms_norm,rms_norm_bwd,fused_add_rms_norm,swiglu,swiglu_bwd,geglu,geglu_bwd,rope,rope_bwd",
        "inter=io"},
       {"rms_norm,layer_norm", "sum=blocked:64:10"}}},
+    {"torch-reduce",
+     "PyTorch's CUDA reduction kernels (ATen Reduce.cuh: torch.sum/mean over the last, "
+     "contiguous axis): the torch-eager preset plus their reduction geometry",
+     "aten/src/ATen/native/cuda/Reduce.cuh (ReduceConfig, ReduceOp::thread_reduce, "
+     "block_y_reduce, block_x_reduce, global_reduce; read at pytorch commit 00ef8f06): at most "
+     "MAX_NUM_THREADS = 512 threads a block (block_width = min(last_pow2(N), 32) lanes over "
+     "the reduced axis, so at least 32 of them stride over a row of N >= 32); a thread folds "
+     "the terms j = t, t + step, ... (step >= 32) into vt0 = 4 accumulators combined at the "
+     "end: a run of <= ceil(N/32) terms in any order (+12: newer versions load 4-element "
+     "vectors, 4 ceil(N/128) <= ceil(N/32) + 3, an unaligned head, rows N < 128 of <= 8 "
+     "terms a thread); block_y_reduce and block_x_reduce (shared-memory halving, then "
+     "shfl_down 1..16) are trees of depth log2(threads) <= 9; with global_reduce the "
+     "blocks' partials are combined by the last block, any order here, ctas_per_output <= "
+     "65535 (the grid's y limit). Rows of 2^31 elements or more (TensorIterator's 32-bit "
+     "split, more partials) are not covered",
+     {{"*", "fn=cuda"}, {EAGER_OPS, "inter=io"}, {"reduction", "sum=blocked:n/32+12:9:65535"}}},
     {"cublas",
      "cuBLAS/cuBLASLt GEMMs on Hopper tensor cores: exact products, fp32 block "
      "accumulation in blocks of 16 (the wider of the validated block models)",

@@ -82,11 +82,14 @@ void nmo_report_print(FILE *f, const nmo_report *rep, const nmo_case *c, const c
     if (c->plan.sum == NMO_SUM_GEOM) { /* the reduction geometry in force (sum_geom.c) */
         const nmo_plan *p = &c->plan;
         int64_t cap = nmo_plan_geo_capacity(p);
-        char pb[96];
+        char pb[160], rb[64];
+        if (p->geo_t > 0) snprintf(rb, sizeof rb, "ceil(n/%d)+%d", p->geo_t, p->geo_b);
+        else snprintf(rb, sizeof rb, "%d", p->geo_b);
         if (p->geo_p) snprintf(pb, sizeof pb, "the chunk partials (at most %lld)", (long long)p->geo_p);
+        else if (p->geo_t > 0) snprintf(pb, sizeof pb, "the partials of chunks of %s * %.0f consecutive terms", rb, ldexp(1.0, p->geo_d));
         else snprintf(pb, sizeof pb, "the partials of chunks of %.0f consecutive terms", ldexp((double)p->geo_b, p->geo_d));
-        fprintf(f, "reduction geometry: runs of <= %d terms (any order), a tree of depth <= %d over them, "
-                "%s added in any order; ", p->geo_b, p->geo_d, pb);
+        fprintf(f, "reduction geometry: runs of <= %s terms (any order), a tree of depth <= %d over them, "
+                "%s added in any order; ", rb, p->geo_d, pb);
         if (cap < INT64_MAX) fprintf(f, "at most %lld terms per reduction\n", (long long)cap);
         else fprintf(f, "any number of terms\n");
     }

@@ -14,6 +14,12 @@
  *     algorithms", with its block sums added in any order). `any` is NOT "any number of
  *     chunks": a kernel whose chunks are rows, or tails of rows (a per-row loop over
  *     BLOCK-sized chunks, then the rows added), declares P = rows x chunks per row.
+ * Relative run length (text n/T or n/T+E in place of B): B = ceil(n / T) + E for a
+ * reduction of n terms. T threads (or T accumulators) taking the terms j = t, t + T, ...
+ * (or contiguous slices of ceil(n / T)) hold at most ceil(n / T) terms each; E covers
+ * what a kernel adds on top (a vector load's group: 4 ceil(n / 4T) <= ceil(n / T) + 3, an
+ * alignment head). With explicit P, T <= 2^D P is required (parse): then
+ * ceil(n / T) 2^D P >= n and every n fits.
  * Text: tree:D = blocked:1:D (one tree, no runs, one chunk); blocked:B = blocked:B:0:any
  * (consecutive runs of B, full but the last, their partials in any order: Blanchard,
  * Higham & Mary's blocked summation); blocked:B:D = blocked:B:D:1.
@@ -70,15 +76,24 @@ static int64_t sat_mul(int64_t a, int64_t b)
     return a * b;
 }
 
-static int64_t chunk_cap(const nmo_plan *p)
+int64_t nmo_plan_geo_run(const nmo_plan *p, int64_t n)
 {
-    return sat_mul(p->geo_b, p->geo_d >= 62 ? INT64_MAX : (int64_t)1 << p->geo_d);
+    if (p->geo_t <= 0) return p->geo_b;
+    int64_t r = n > 0 ? (n - 1) / p->geo_t + 1 : 0;
+    return r + p->geo_b; /* r <= n / 1, geo_b <= 2^30: no overflow */
+}
+
+/* terms of one chunk for a reduction of n terms */
+static int64_t chunk_cap(const nmo_plan *p, int64_t n)
+{
+    return sat_mul(nmo_plan_geo_run(p, n), p->geo_d >= 62 ? INT64_MAX : (int64_t)1 << p->geo_d);
 }
 
 int64_t nmo_plan_geo_capacity(const nmo_plan *p)
 {
-    if (p->sum != NMO_SUM_GEOM || p->geo_p == 0) return INT64_MAX;
-    return sat_mul(chunk_cap(p), p->geo_p);
+    /* relative runs: T <= 2^D P (parse), so ceil(n/T) 2^D P >= n for every n */
+    if (p->sum != NMO_SUM_GEOM || p->geo_p == 0 || p->geo_t > 0) return INT64_MAX;
+    return sat_mul(chunk_cap(p, 0), p->geo_p);
 }
 
 /* k rounded up onto the multiples of 2^-10 (and its binary64 evaluation error covered) */
@@ -86,13 +101,13 @@ static double k_up(double k) { return ceil(k * (1 + 0x1p-40) * 1024) / 1024; }
 
 int nmo_plan_geo_chunk(const nmo_plan *p, int64_t n, int64_t m, int dot, double *kchunk, int64_t *parts)
 {
-    if (p->sum != NMO_SUM_GEOM || p->geo_b < 1) return 0;
+    if (p->sum != NMO_SUM_GEOM || (p->geo_b < 1 && p->geo_t <= 0)) return 0;
     if (n > nmo_plan_geo_capacity(p)) return 0;
     const nmo_fmt_info *ai = nmo_fmt_get(p->acc);
     double u = ldexp(1.0, -(ai ? ai->prec : 24));
     double md = (double)(m > 0 ? m : 0);
-    /* runs */
-    double r = fmin((double)p->geo_b, md);
+    /* runs (relative: of the n terms the kernel distributes, zeros included) */
+    double r = fmin((double)nmo_plan_geo_run(p, n), md);
     double k = dot ? r : fmax(r - 1, 0);
     /* the tree over at most min(2^D, m) run partials */
     double g = fmin(ldexp(1.0, p->geo_d), md);
@@ -100,7 +115,8 @@ int nmo_plan_geo_chunk(const nmo_plan *p, int64_t n, int64_t m, int dot, double 
     double du = (double)p->geo_d * u;
     if (du <= 0.25) c = fmin(c, (double)p->geo_d * (1 + 2 * du));
     k = k + c * (1 + k * u);
-    int64_t cc = chunk_cap(p);
+    int64_t cc = chunk_cap(p, n);
+    if (cc < 1) cc = 1; /* n = 0 under a relative run */
     int64_t P = p->geo_p ? p->geo_p : (n + cc - 1) / cc; /* cc >= 1 */
     if (P > m) P = m;
     if (P < 1) P = 1;
@@ -126,11 +142,15 @@ double nmo_plan_red_k(const nmo_plan *p, int64_t n, int64_t m, int dot)
 
 char *nmo_plan_geo_text(const nmo_plan *p, char *buf, size_t n)
 {
-    if (p->geo_b == 1 && p->geo_p == 1) snprintf(buf, n, "tree:%d", p->geo_d);
-    else if (p->geo_d == 0 && p->geo_p == 0) snprintf(buf, n, "blocked:%d", p->geo_b);
-    else if (p->geo_p == 1) snprintf(buf, n, "blocked:%d:%d", p->geo_b, p->geo_d);
-    else if (p->geo_p == 0) snprintf(buf, n, "blocked:%d:%d:any", p->geo_b, p->geo_d);
-    else snprintf(buf, n, "blocked:%d:%d:%lld", p->geo_b, p->geo_d, (long long)p->geo_p);
+    char b[40];
+    if (p->geo_t > 0 && p->geo_b > 0) snprintf(b, sizeof b, "n/%d+%d", p->geo_t, p->geo_b);
+    else if (p->geo_t > 0) snprintf(b, sizeof b, "n/%d", p->geo_t);
+    else snprintf(b, sizeof b, "%d", p->geo_b);
+    if (p->geo_t <= 0 && p->geo_b == 1 && p->geo_p == 1) snprintf(buf, n, "tree:%d", p->geo_d);
+    else if (p->geo_d == 0 && p->geo_p == 0) snprintf(buf, n, "blocked:%s", b);
+    else if (p->geo_p == 1) snprintf(buf, n, "blocked:%s:%d", b, p->geo_d);
+    else if (p->geo_p == 0) snprintf(buf, n, "blocked:%s:%d:any", b, p->geo_d);
+    else snprintf(buf, n, "blocked:%s:%d:%lld", b, p->geo_d, (long long)p->geo_p);
     return buf;
 }
 
@@ -165,22 +185,35 @@ int nmo_plan_geo_parse(nmo_plan *q, const char *val)
         if (!s[l]) break;
         s += l + 1;
     }
-    int64_t b = 1, d = 0, pp = 1;
+    int64_t b = 1, d = 0, pp = 1, t = 0;
     if (tree) {
         if (nf != 1 || !geo_num(f[0], fl[0], 0, GEO_D_MAX, &d)) return 0;
+    } else if (fl[0] > 2 && strncmp(f[0], "n/", 2) == 0) {
+        /* relative run length n/T[+E] */
+        const char *ts = f[0] + 2;
+        size_t tl = fl[0] - 2, pl = 0;
+        while (pl < tl && ts[pl] != '+') pl++;
+        if (!geo_num(ts, pl, 1, GEO_B_MAX, &t)) return 0;
+        b = 0;
+        if (pl < tl && !geo_num(ts + pl + 1, tl - pl - 1, 0, GEO_B_MAX, &b)) return 0;
     } else {
         if (!geo_num(f[0], fl[0], 1, GEO_B_MAX, &b)) return 0;
+    }
+    if (!tree) {
         if (nf == 1) pp = 0; /* blocked:B: the run partials in any order */
         if (nf > 1 && !geo_num(f[1], fl[1], 0, GEO_D_MAX, &d)) return 0;
         if (nf > 2) {
             if (fl[2] == 3 && strncmp(f[2], "any", 3) == 0) pp = 0;
             else if (!geo_num(f[2], fl[2], 1, GEO_P_MAX, &pp)) return 0;
         }
+        /* n/T with P partials: fewer than T runs cannot hold n terms of ceil(n/T) */
+        if (t > 0 && pp > 0 && d < 62 && (double)pp * ldexp(1.0, (int)d) < (double)t) return 0;
     }
     q->sum = NMO_SUM_GEOM;
     q->mma_k = q->mma_p = 0;
     q->geo_b = (int)b;
     q->geo_d = (int)d;
     q->geo_p = pp;
+    q->geo_t = (int)t;
     return 1;
 }

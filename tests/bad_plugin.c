@@ -15,7 +15,10 @@
  *   crash, hang, kernel_size (1 GiB), n_kernels (1e6), name (no NUL within 1 MiB of
  *   bytes 'A'), op (an unknown operator), dtypes ("fp32 fp33"), plan ("fn=cuda fn=fast"),
  *   dup (two rms_norm kernels named ok), correct (2), control (a kernel name with a newline),
- *   ok_plan (kernel ok declares "fn=ocml max_ulps=7": the CLI's overlay test). */
+ *   ok_plan (kernel ok declares "fn=ocml max_ulps=7": the CLI's overlay test),
+ *   v1 (an ABI version-1 table: serves only version 1, kernel_size without the geometry
+ *   field; it must still load), geo_bad (kernel ok's ABI-2 geometry is "sum=blocked:0"),
+ *   geo_short (its geometry "sum=tree:2" holds 4 terms: rows of 64 do not fit). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,11 +115,11 @@ static int s_crash(const nmo_plugin_args *a)
     return *p;
 }
 
-#define K(nm, fn) {"rms_norm", nm, "fp32", "", 1, "misbehaves: " nm, NULL, fn}
+#define K(nm, fn) {"rms_norm", nm, "fp32", "", 1, "misbehaves: " nm, NULL, fn, NULL}
 static nmo_plugin_kernel kernels[] = {
     K("ok", k_ok),           K("crash", k_crash),     K("abort", k_abort),   K("hang", k_hang),
     K("overflow", k_overflow), K("underflow", k_underflow), K("exit", k_exit), K("badrc", k_badrc),
-    K("failmsg", k_failmsg), K("inputs", k_inputs),   {"rms_norm", "supcrash", "fp32", "", 1, "", s_crash, k_ok},
+    K("failmsg", k_failmsg), K("inputs", k_inputs),   {"rms_norm", "supcrash", "fp32", "", 1, "", s_crash, k_ok, NULL},
 };
 
 static nmo_plugin_info info = {
@@ -125,6 +128,34 @@ static nmo_plugin_info info = {
 };
 
 static char long_name[1 << 20];
+
+/* nmo_plugin_kernel as ABI version 1 laid it out (no geometry) */
+typedef struct {
+    const char *op, *name, *dtypes, *plan;
+    int32_t correct;
+    const char *desc;
+    int (*supports)(const nmo_plugin_args *args);
+    int (*launch)(const nmo_plugin_args *args, char *msg, size_t msglen);
+} kernel_v1;
+_Static_assert(sizeof(kernel_v1) == NMO_PLUGIN_KERNEL_SIZE_V1, "ABI 1 kernel layout");
+static const kernel_v1 kernels_v1[] = {{"rms_norm", "ok", "fp32", "", 1, "a version-1 kernel", NULL, k_ok}};
+static nmo_plugin_info info_v1 = {
+    1u, sizeof(nmo_plugin_info), sizeof(kernel_v1), NMO_PLUGIN_MEM_HOST, "bad_v1", "1", 1,
+    (const nmo_plugin_kernel *)(const void *)kernels_v1, NULL,
+};
+
+static int geo_bad(const nmo_plugin_args *a, char *text, size_t len)
+{
+    (void)a;
+    strncpy(text, "sum=blocked:0", len - 1);
+    return 1;
+}
+static int geo_short(const nmo_plugin_args *a, char *text, size_t len)
+{
+    (void)a;
+    strncpy(text, "sum=tree:2", len - 1);
+    return 1;
+}
 
 NMO_PLUGIN_EXPORT const nmo_plugin_info *nmo_plugin_query(uint32_t v)
 {
@@ -150,5 +181,8 @@ NMO_PLUGIN_EXPORT const nmo_plugin_info *nmo_plugin_query(uint32_t v)
     if (strcmp(m, "correct") == 0) kernels[0].correct = 2;
     if (strcmp(m, "control") == 0) kernels[0].name = "o\nk";
     if (strcmp(m, "ok_plan") == 0) kernels[0].plan = "fn=ocml max_ulps=7";
+    if (strcmp(m, "v1") == 0) return v == 1 ? &info_v1 : NULL;
+    if (strcmp(m, "geo_bad") == 0) kernels[0].geometry = geo_bad;
+    if (strcmp(m, "geo_short") == 0) kernels[0].geometry = geo_short;
     return &info;
 }

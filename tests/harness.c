@@ -66,13 +66,14 @@ static nmo_status run_cand(nmo_tensor *out, const nmo_case *c, const nmo_cand *c
 /* The case (op, dtype, family, seed, shape) under the default plan of dtype, with the
  * plan candidate plan_of states on top (NULL: none), the inputs in `absent` recomputed by
  * the reference. */
-static nmo_status run_core(nmo_report *rep, const nmo_op *op, const nmo_cand *cand, nmo_fmt dtype,
-                           const nmo_cand *plan_of, int family, uint64_t seed,
-                           const nmo_test_shape *sh, const nmo_check_opts *opts, uint32_t absent,
-                           nmo_err *err)
+static nmo_status run_core_g(nmo_report *rep, const nmo_op *op, const nmo_cand *cand, nmo_fmt dtype,
+                             const nmo_cand *plan_of, int family, uint64_t seed,
+                             const nmo_test_shape *sh, const nmo_check_opts *opts, uint32_t absent,
+                             int geom, nmo_err *err)
 {
     nmo_plan p;
-    nmo_status s0 = nmo_cand_plan(&p, plan_of, dtype, err);
+    nmo_status s0 = geom ? nmo_cand_geom_plan(&p, plan_of, dtype, sh->nshape, sh->shape, NULL, err)
+                         : nmo_cand_plan(&p, plan_of, dtype, err);
     if (s0 != NMO_OK) return s0;
     /* fp8 inputs: real fp8 kernels (cuBLASLt fp8 GEMM, FlashAttention-3 fp8) write bf16 */
     if (dtype == NMO_FP8_E4M3 || dtype == NMO_FP8_E5M2) p.out = NMO_BF16;
@@ -88,6 +89,21 @@ static nmo_status run_core(nmo_report *rep, const nmo_op *op, const nmo_cand *ca
     for (int k = 0; k < c.n_out; k++) nmo_tensor_free(&out[k]);
     nmo_case_free(&c);
     return s;
+}
+
+static nmo_status run_core(nmo_report *rep, const nmo_op *op, const nmo_cand *cand, nmo_fmt dtype,
+                           const nmo_cand *plan_of, int family, uint64_t seed,
+                           const nmo_test_shape *sh, const nmo_check_opts *opts, uint32_t absent,
+                           nmo_err *err)
+{
+    return run_core_g(rep, op, cand, dtype, plan_of, family, seed, sh, opts, absent, 0, err);
+}
+
+nmo_status nmo_test_run_geom(nmo_report *rep, const nmo_op *op, const nmo_cand *cand, nmo_fmt dtype,
+                             int family, uint64_t seed, const nmo_test_shape *sh,
+                             const nmo_check_opts *opts, nmo_err *err)
+{
+    return run_core_g(rep, op, cand, dtype, cand, family, seed, sh, opts, 0, 1, err);
 }
 
 nmo_status nmo_test_run_absent(nmo_report *rep, const nmo_op *op, const nmo_cand *cand, nmo_fmt dtype,

@@ -34,6 +34,12 @@ nmo_status nmo_test_run_cand_plan(nmo_report *rep, const nmo_op *op, const nmo_c
                                   const nmo_test_shape *sh, const nmo_check_opts *opts,
                                   nmo_err *err);
 
+/* As nmo_test_run_cand_plan, with the reduction geometry the candidate declares at that
+ * shape on top (nmo_cand_geom_plan; unchanged when it declares none). */
+nmo_status nmo_test_run_geom(nmo_report *rep, const nmo_op *op, const nmo_cand *cand, nmo_fmt dtype,
+                             int family, uint64_t seed, const nmo_test_shape *sh,
+                             const nmo_check_opts *opts, nmo_err *err);
+
 /* The same case judged twice (fast+escalation and certified only); returns the number of
  * elements whose verdict, reachable set or enclosure differ. */
 int64_t nmo_test_engines_differ(const nmo_op *op, const nmo_cand *cand, const nmo_plan *plan,

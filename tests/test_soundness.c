@@ -5,7 +5,8 @@
  * (one with an odd reduction width); operators with optional inputs (saved statistics)
  * once with them given and once with them absent (recomputed by the reference; the
  * candidate reads the derived values: tests/test_recompute.c samples other
- * recomputations). NMO_SEEDS sets the seed count (default 3 here;
+ * recomputations). A correct variant that declares its reduction geometry
+ * (refs/cand/cand_geom.c) runs once more under it (statistics given). NMO_SEEDS sets the seed count (default 3 here;
  * `make soundness` runs 20 at the large shapes), NMO_LARGE=1 the large test shapes,
  * NMO_OPS=a,b,c restricts the run to those operators (tests/soundness_sweep.sh runs one
  * process per operator). One summary line per operator is printed. */
@@ -30,7 +31,7 @@ Test(soundness, correct_variants_never_fail, .timeout = 1200)
     for (int oi = 0; oi < nmo_op_count(); oi++) {
         const nmo_op *op = nmo_op_at(oi);
         if (only && *only && !nmo_test_name_in_list(op->name, only)) continue;
-        long op_runs = runs, op_fails = fails, op_inconc = inconc, inc_fam[NMO_FAM_COUNT] = {0};
+        long op_runs = runs, op_fails = fails, op_inconc = inconc, inc_fam[NMO_FAM_COUNT] = {0}, geo_runs = 0;
         nmo_test_shape sh[4];
         int nsh = nmo_test_shapes(op, sh, large);
         uint32_t opt = nmo_op_optional_mask(op);
@@ -73,11 +74,32 @@ Test(soundness, correct_variants_never_fail, .timeout = 1200)
                             }
                             nmo_report_free(&rep);
                             }
+                            /* under the reduction geometry the candidate declares
+                             * (refs/cand/cand_geom.c): a narrower model, still 0 FAIL */
+                            if (!nmo_cand_geom(cd) || !cd->correct) continue;
+                            nmo_report rep;
+                            nmo_err err = {{0}};
+                            nmo_status st = nmo_test_run_geom(&rep, op, cd, dts[d], f, (uint64_t)s + 1, &sh[h],
+                                                              NULL, &err);
+                            cr_assert_eq(st, NMO_OK, "%s/%s geometry: %s", op->name, cd->name, err.msg);
+                            runs++, geo_runs++;
+                            if (rep.verdict == NMO_INCONCLUSIVE) inconc++, inc_fam[f]++;
+                            if (rep.verdict == NMO_FAIL) {
+                                fails++;
+                                cr_expect(0,
+                                          "FALSE ALARM %s/%s geometry %s dtype=%s family=%s seed=%d shape#%d: "
+                                          "%lld fails, worst idx %lld cand %.9g R=[%.9g, %.9g]",
+                                          op->name, cd->name, nmo_cand_geom(cd), nmo_fmt_name(dts[d]),
+                                          nmo_family_name(f), s + 1, h, (long long)rep.n_fail,
+                                          (long long)rep.worst.index, rep.worst.cand, rep.worst.rlo,
+                                          rep.worst.rhi);
+                            }
+                            nmo_report_free(&rep);
                         }
         }
         cr_expect_geq(ncorrect, 3, "%s has %d correct variants, need >= 3", op->name, ncorrect);
-        printf("soundness-op: %-22s variants=%d (+%d under their own plan) runs=%ld FAIL=%ld "
-               "INCONCLUSIVE=%ld inc_by_family=", op->name, ncorrect, nplan, runs - op_runs,
+        printf("soundness-op: %-22s variants=%d (+%d under their own plan) geometry_runs=%ld runs=%ld FAIL=%ld "
+               "INCONCLUSIVE=%ld inc_by_family=", op->name, ncorrect, nplan, geo_runs, runs - op_runs,
                fails - op_fails, inconc - op_inconc);
         for (int f = 0; f < NMO_FAM_COUNT; f++) printf("%s%s:%ld", f ? "," : "", nmo_family_name(f), inc_fam[f]);
         printf("\n");

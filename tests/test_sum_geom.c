@@ -73,7 +73,43 @@ Test(sum_geom, plan_text)
         cr_assert_eq(nmo_plan_parse(&q, "sum=any", NULL), NMO_OK);
         cr_expect(q.sum == NMO_SUM_ANY && q.geo_b == 0 && q.geo_d == 0 && q.geo_p == 0, "%s", ok[i].in);
     }
-    static const char *bad[] = {"sum=tree:", "sum=tree:63", "sum=tree:-1", "sum=tree:3:1", "sum=blocked:",
+    /* relative run lengths: geo_t threads, geo_b the slack */
+    static const struct {
+        const char *in, *canon;
+        int t, b, d;
+        long long p;
+    } rel[] = {
+        {"sum=blocked:n/256:8", "blocked:n/256:8", 256, 0, 8, 1},
+        {"sum=blocked:n/256+0:8", "blocked:n/256:8", 256, 0, 8, 1},
+        {"sum=blocked:n/32+12:9:65535", "blocked:n/32+12:9:65535", 32, 12, 9, 65535},
+        {"sum=blocked:n/4:0:4", "blocked:n/4:0:4", 4, 0, 0, 4},
+        {"sum=blocked:n/4", "blocked:n/4", 4, 0, 0, 0},
+        {"sum=blocked:n/32+3:5:any", "blocked:n/32+3:5:any", 32, 3, 5, 0},
+        {"sum=blocked:n/1:0", "blocked:n/1:0", 1, 0, 0, 1},
+        {"sum=blocked:n/1073741824+1073741824:62:1099511627776", "blocked:n/1073741824+1073741824:62:1099511627776",
+         1 << 30, 1 << 30, 62, 1LL << 40},
+    };
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        nmo_plan p, q;
+        plan_of(&p, NMO_FP32, rel[i].in);
+        cr_expect(p.sum == NMO_SUM_GEOM && p.geo_t == rel[i].t && p.geo_b == rel[i].b && p.geo_d == rel[i].d &&
+                      p.geo_p == rel[i].p,
+                  "%s: t %d b %d d %d p %lld", rel[i].in, p.geo_t, p.geo_b, p.geo_d, (long long)p.geo_p);
+        char buf[512], want[80];
+        nmo_plan_to_string(&p, buf, sizeof buf);
+        snprintf(want, sizeof want, " sum=%s ", rel[i].canon);
+        cr_expect(strstr(buf, want), "%s: text '%s'", rel[i].in, buf);
+        plan_of(&q, NMO_FP32, buf);
+        cr_expect(q.geo_t == p.geo_t && q.geo_b == p.geo_b && q.geo_d == p.geo_d && q.geo_p == p.geo_p,
+                  "%s: round trip of '%s'", rel[i].in, buf);
+        cr_expect_eq(nmo_plan_geo_capacity(&p), INT64_MAX, "%s: every n fits", rel[i].in);
+        cr_assert_eq(nmo_plan_parse(&q, "sum=tree:4", NULL), NMO_OK);
+        cr_expect_eq(q.geo_t, 0, "%s: tree:4 after it keeps no relative run", rel[i].in);
+    }
+    static const char *bad[] = {"sum=blocked:n/0", "sum=blocked:n/", "sum=blocked:n/4+", "sum=blocked:n/+4",
+                                "sum=blocked:n/x", "sum=blocked:n/4+x", "sum=blocked:n/1024:2:4",
+                                "sum=blocked:n/257:8", "sum=blocked:n/4:0:3", "sum=tree:n/4", "sum=blocked:n4",
+                                "sum=tree:", "sum=tree:63", "sum=tree:-1", "sum=tree:3:1", "sum=blocked:",
                                 "sum=blocked:0", "sum=blocked:4:", "sum=blocked:4:2:0", "sum=blocked:4:2:x",
                                 "sum=blocked:4:2:3:1", "sum=blocked:+4", "sum=tree:05x", "sum=blocked:4:63"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -109,6 +145,28 @@ Test(sum_geom, multiplier)
     cr_expect_eq(nmo_plan_red_k(&a, 100, 90, 0), 89);
     cr_expect_eq(nmo_plan_red_k(&a, 100, 90, 1), 90);
     cr_expect_eq(nmo_plan_dot_k2(&p, 4096, 4096), nmo_plan_red_k(&p, 4096, 4096, 1));
+    /* a relative run is the absolute run ceil(n/T) + E at each n (sums and products,
+     * zeros dropped: m < n) */
+    static const int64_t ns[] = {1, 2, 31, 32, 33, 255, 256, 257, 4097, 65537, 1 << 24};
+    nmo_plan r, b;
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+        for (int dot = 0; dot < 2; dot++) {
+            int64_t n = ns[i], m = n > 4 ? n - 3 : n;
+            char t[64];
+            plan_of(&r, NMO_FP32, "sum=blocked:n/256+3:8:6");
+            snprintf(t, sizeof t, "sum=blocked:%lld:8:6", (long long)((n + 255) / 256 + 3));
+            plan_of(&b, NMO_FP32, t);
+            cr_expect_eq(nmo_plan_red_k(&r, n, m, dot), nmo_plan_red_k(&b, n, m, dot), "n %lld dot %d", (long long)n,
+                         dot);
+            cr_expect_eq(nmo_plan_geo_run(&r, n), (n + 255) / 256 + 3);
+        }
+    /* torch-reduce at 16.8M terms: (*) level by level — runs of 2^19 + 12 (c = r - 1), a
+     * depth-9 tree, 65535 partials; 591,890: 28x below the any-order n - 1 */
+    plan_of(&r, NMO_FP32, "sum=blocked:n/32+12:9:65535");
+    double kt = nmo_plan_red_k(&r, 1 << 24, 1 << 24, 0);
+    double k1 = (1 << 19) + 11, k2 = k1 + 9 * (1 + 18 * u) * (1 + k1 * u), k3 = k2 + 65534 * (1 + k2 * u);
+    cr_expect(kt >= k3 && kt < k3 + 0.01, "k = %.3f, derivation %.3f", kt, k3);
+    cr_expect(kt < (double)((1 << 24) - 1) / 28, "k = %.3f", kt);
 }
 
 /* ---- enclosures of both engines ------------------------------------------------------- */
@@ -406,8 +464,12 @@ Test(sum_geom, sampled_blocked_inside, .timeout = 900)
         int b, d;
         int64_t p;
         int64_t n;
-    } g[] = {{17, 8, 1, 4097}, {16, 8, 1, 4096}, {8, 5, 0, 3000}, {1, 12, 1, 4096}, {4, 2, 64, 1000},
-             {32, 0, 0, 2049}, {64, 10, 1, 5000}, {2, 3, 300, 4000}};
+        int t; /* > 0: the relative form n/t+b (runs of ceil(n/t) + b) */
+    } g[] = {{17, 8, 1, 4097, 0}, {16, 8, 1, 4096, 0}, {8, 5, 0, 3000, 0}, {1, 12, 1, 4096, 0},
+             {4, 2, 64, 1000, 0}, {32, 0, 0, 2049, 0}, {64, 10, 1, 5000, 0}, {2, 3, 300, 4000, 0},
+             /* relative runs: a 256-thread block (n/256:8), a split-K of 4 (n/4:0:4),
+              * torch-reduce's n/32+12:9:65535, a warp with a vector slack (n/32+3:5:any) */
+             {0, 8, 1, 4097, 256}, {0, 0, 4, 1023, 4}, {12, 9, 65535, 3001, 32}, {3, 5, 0, 2500, 32}};
     static const nmo_fmt accs[2] = {NMO_FP32, NMO_BF16};
     long evals = 0;
     for (size_t gi = 0; gi < sizeof g / sizeof g[0]; gi++)
@@ -422,9 +484,14 @@ Test(sum_geom, sampled_blocked_inside, .timeout = 900)
                         x[i] = dot ? term(&s, NMO_BF16, seed == 1) : term(&s, af, seed == 1);
                         y[i] = term(&s, NMO_BF16, 1);
                     }
-                    char text[128], gt[48];
-                    if (g[gi].p == 0) snprintf(gt, sizeof gt, "blocked:%d:%d:any", g[gi].b, g[gi].d);
-                    else snprintf(gt, sizeof gt, "blocked:%d:%d:%lld", g[gi].b, g[gi].d, (long long)g[gi].p);
+                    char text[128], gt[48], bt[24];
+                    int b = g[gi].b;
+                    if (g[gi].t > 0) {
+                        snprintf(bt, sizeof bt, "n/%d+%d", g[gi].t, g[gi].b);
+                        b = (int)((n + g[gi].t - 1) / g[gi].t) + g[gi].b; /* the runs the model allows */
+                    } else snprintf(bt, sizeof bt, "%d", g[gi].b);
+                    if (g[gi].p == 0) snprintf(gt, sizeof gt, "blocked:%s:%d:any", bt, g[gi].d);
+                    else snprintf(gt, sizeof gt, "blocked:%s:%d:%lld", bt, g[gi].d, (long long)g[gi].p);
                     snprintf(text, sizeof text, "acc=%s compute=%s inter=%s sum=%s", nmo_fmt_name(af),
                              nmo_fmt_name(af), nmo_fmt_name(af), gt);
                     nmo_plan p;
@@ -435,7 +502,7 @@ Test(sum_geom, sampled_blocked_inside, .timeout = 900)
                         nmo_fenc r = eng_red(&e, x, dot ? y : NULL, n, dot, sharp);
                         cr_assert(isfinite(r.lo) && isfinite(r.hi), "%s n %lld: not bounded", text, (long long)n);
                         for (int t = 0; t < 20; t++) {
-                            double v = geom_eval(af, x, dot ? y : NULL, n, g[gi].b, g[gi].d, g[gi].p, &s);
+                            double v = geom_eval(af, x, dot ? y : NULL, n, b, g[gi].d, g[gi].p, &s);
                             cr_expect(v >= r.lo && v <= r.hi, "%s dot %d n %lld seed %d: %a outside [%a, %a]", text,
                                       dot, (long long)n, seed, v, r.lo, r.hi);
                             evals++;
@@ -487,60 +554,27 @@ Test(sum_geom, deeper_order_outside)
 
 /* ---- operators ------------------------------------------------------------------------ */
 
-/* The geometry of a candidate's reduction (refs/cand/cand_util.h's nmo_cu_reduce shapes)
- * for rows of n terms; rows > 0: the row partials are then added (P = rows). */
-static void red_geom(char *buf, size_t len, const char *name, int64_t n, int64_t rows)
-{
-    int64_t b;
-    int d;
-    if (strstr(name, "block256")) b = (n + 255) / 256, d = 8;   /* 256 strided + 8 warps */
-    else if (strstr(name, "warp32")) b = (n + 31) / 32, d = 5;  /* 32 strided + butterfly */
-    else if (strstr(name, "vec4")) b = (n + 3) / 4, d = 2;      /* 4 accumulators, 2 levels */
-    else if (strstr(name, "pairwise")) {                        /* recursive halving */
-        b = 1, d = 0;
-        while (((int64_t)1 << d) < n) d++;
-    } else b = n, d = 0;                                        /* sequential: one run */
-    if (rows > 0) snprintf(buf, len, "sum=blocked:%lld:%d:%lld", (long long)b, d, (long long)rows);
-    else snprintf(buf, len, "sum=blocked:%lld:%d", (long long)b, d);
-}
-
 typedef struct {
     const char *op, *cand;
     const char *shape;
-    int64_t n, rows; /* reduction length, and the partials added after it (0: none) */
-    const char *geom; /* a fixed geometry, or NULL: red_geom(cand) */
 } geo_case;
 
-/* Shapes: rows of an odd length. The mapping of each candidate's tree (its emulation):
- *   rms_norm, layer_norm, softmax: each row reduced alone (P = 1);
- *   kl_div, jsd, cross_entropy: row sums, then the M row partials added (P = M);
- *   kl_div torch: one pairwise sum over all M x N terms; matmul: K. */
+/* Shapes: rows of an odd length; each candidate under the geometry it declares in the
+ * registry (refs/cand/cand_geom.c, from its emulation's reduction shape). */
 static const geo_case cases[] = {
-    {"rms_norm", "block256", "6x4097", 4097, 0, NULL},
-    {"rms_norm", "warp32", "6x4097", 4097, 0, NULL},
-    {"rms_norm", "vec4", "6x4097", 4097, 0, NULL},
-    {"rms_norm", "pairwise", "6x4097", 4097, 0, NULL},
-    {"layer_norm", "liger", "6x4097", 4097, 0, "sum=tree:13"},
-    {"layer_norm", "warp32", "6x4097", 4097, 0, NULL},
-    {"layer_norm", "block256_div", "6x4097", 4097, 0, NULL},
-    {"layer_norm", "vec4", "6x4097", 4097, 0, NULL},
-    {"softmax", "block256", "6x4097", 4097, 0, NULL},
-    {"softmax", "warp32", "6x4097", 4097, 0, NULL},
-    {"softmax", "vec4", "6x4097", 4097, 0, NULL},
-    {"softmax", "pairwise", "6x4097", 4097, 0, NULL},
-    {"kl_div", "liger", "6x1025", 1025, 6, "sum=blocked:5:8:6"},
-    {"kl_div", "warp32", "6x1025", 1025, 6, NULL},
-    {"kl_div", "torch", "6x1025", 6150, 0, "sum=tree:13"},
-    {"jsd", "liger", "6x1025", 1025, 6, "sum=blocked:5:8:6"},
-    {"jsd", "warp32", "6x1025", 1025, 6, NULL},
-    {"cross_entropy", "liger", "6x1025", 1025, 6, "sum=blocked:5:8:6"},
-    {"cross_entropy", "warp32", "6x1025", 1025, 6, NULL},
-    {"cross_entropy", "vec4", "6x1025", 1025, 6, NULL},
-    {"matmul", "ktile32", "8x16x1023", 1023, 0, "sum=blocked:32"},
-    {"matmul", "splitk4", "8x16x1023", 1023, 0, "sum=blocked:256:0:4"},
-    {"matmul", "warp32", "8x16x1023", 1023, 0, NULL},
-    {"matmul", "vec4", "8x16x1023", 1023, 0, NULL},
-    {"matmul", "pairwise", "8x16x1023", 1023, 0, NULL},
+    {"rms_norm", "block256", "6x4097"},   {"rms_norm", "warp32", "6x4097"},
+    {"rms_norm", "vec4", "6x4097"},       {"rms_norm", "pairwise", "6x4097"},
+    {"layer_norm", "liger", "6x4097"},    {"layer_norm", "warp32", "6x4097"},
+    {"layer_norm", "block256_div", "6x4097"}, {"layer_norm", "vec4", "6x4097"},
+    {"softmax", "block256", "6x4097"},    {"softmax", "warp32", "6x4097"},
+    {"softmax", "vec4", "6x4097"},        {"softmax", "pairwise", "6x4097"},
+    {"kl_div", "liger", "6x1025"},        {"kl_div", "warp32", "6x1025"},
+    {"kl_div", "torch", "6x1025"},        {"jsd", "liger", "6x1025"},
+    {"jsd", "warp32", "6x1025"},          {"cross_entropy", "liger", "6x1025"},
+    {"cross_entropy", "warp32", "6x1025"}, {"cross_entropy", "vec4", "6x1025"},
+    {"matmul", "ktile32", "8x16x1023"},   {"matmul", "splitk4", "8x16x1023"},
+    {"matmul", "warp32", "8x16x1023"},    {"matmul", "vec4", "8x16x1023"},
+    {"matmul", "pairwise", "8x16x1023"},
 };
 
 /* The case (op, plan, shape, family, seed), candidate run with its parameters cparam
@@ -618,16 +652,17 @@ Test(sum_geom, candidates_pass_under_their_geometry, .timeout = 1800)
         const nmo_cand *cand = nmo_cand_find(gc->op, gc->cand);
         cr_assert(op && cand, "%s/%s", gc->op, gc->cand);
         cr_assert(cand->correct);
-        char g[64];
-        if (gc->geom) snprintf(g, sizeof g, "%s", gc->geom);
-        else red_geom(g, sizeof g, gc->cand, gc->n, gc->rows);
+        cr_assert(nmo_cand_geom(cand), "%s/%s declares no geometry", gc->op, gc->cand);
         for (int di = 0; di < 2; di++) {
             nmo_fmt dt = di ? NMO_BF16 : NMO_FP32;
             nmo_plan pa, pg;
             nmo_err err = {{0}};
             cr_assert_eq(nmo_cand_plan(&pa, cand, dt, &err), NMO_OK);
-            pg = pa;
-            cr_assert_eq(nmo_plan_parse(&pg, g, &err), NMO_OK, "%s", err.msg);
+            nmo_test_shape ts0;
+            cr_assert_eq(nmo_shape_parse(&ts0.nshape, ts0.shape, gc->shape, &err), NMO_OK);
+            cr_assert_eq(nmo_cand_geom_plan(&pg, cand, dt, ts0.nshape, ts0.shape, NULL, &err), NMO_OK, "%s", err.msg);
+            char g[64] = "sum=";
+            nmo_plan_geo_text(&pg, g + 4, sizeof g - 4);
             double *wa = NULL, *wg = NULL;
             int64_t na = 0, ng = 0, ca = 0, cg = 0, fails = 0, inconc = 0;
             for (size_t f = 0; f < sizeof op_fams / sizeof op_fams[0]; f++)
@@ -686,6 +721,18 @@ Test(sum_geom, deeper_candidate_fails, .timeout = 600)
     }
     printf("sum_geom: rms_norm seq declared tree:13: %lld elements FAIL\n", (long long)fails);
     cr_expect_gt(fails, 0, "a sequential sum declared as a depth-13 tree never FAILs: the model is vacuous");
+    /* the same with a relative run: declared as a 256-thread block (blocked:n/256:8, the
+     * block256 candidate's registry geometry) */
+    plan_of(&p, NMO_FP32, "sum=blocked:n/256:8");
+    int64_t fails_rel = 0;
+    for (size_t f = 0; f < sizeof op_fams / sizeof op_fams[0]; f++) {
+        nmo_report r;
+        cr_assert_eq(run_op(&r, op, cand, &p, "16x8192", op_fams[f], 1, NULL, NULL, &err), NMO_OK, "%s", err.msg);
+        fails_rel += r.n_fail;
+        nmo_report_free(&r);
+    }
+    printf("sum_geom: rms_norm seq declared blocked:n/256:8: %lld elements FAIL\n", (long long)fails_rel);
+    cr_expect_gt(fails_rel, 0, "a sequential sum declared as a 256-thread block never FAILs");
     /* a reduction longer than the geometry holds is an error, not a verdict */
     nmo_report r;
     plan_of(&p, NMO_FP32, "sum=tree:12");
@@ -840,4 +887,67 @@ Test(sum_geom, liger_preset, .timeout = 600)
             nmo_report_free(&r);
         }
     }
+}
+
+/* The geometries the CPU candidates declare (refs/cand/cand_geom.c): every entry names a
+ * correct candidate of its operator and parses at that operator's test shapes; the shape
+ * tokens expand as pinned; a candidate without one keeps its plan. */
+Test(sum_geom, cand_geometry_registry)
+{
+    int listed = 0;
+    for (int i = 0; i < nmo_cand_count(); i++) {
+        const nmo_cand *c = nmo_cand_at(i);
+        const char *g = nmo_cand_geom(c);
+        if (!g) continue;
+        listed++;
+        cr_expect(c->correct, "%s/%s: a mutant declares a geometry", c->op, c->name);
+        const nmo_op *op = nmo_op_find(c->op);
+        cr_assert(op, "%s", c->op);
+        cr_expect(op->plan_fields & NMO_PF_SUM_GEOM, "%s does not model the geometry", c->op);
+        nmo_test_shape sh[4];
+        int nsh = nmo_test_shapes(op, sh, 0);
+        for (int h = 0; h < nsh; h++) {
+            nmo_plan p;
+            nmo_err err = {{0}};
+            int dec = 0;
+            cr_expect_eq(nmo_cand_geom_plan(&p, c, NMO_BF16, sh[h].nshape, sh[h].shape, &dec, &err), NMO_OK,
+                         "%s/%s '%s': %s", c->op, c->name, g, err.msg);
+            cr_expect(dec && p.sum == NMO_SUM_GEOM, "%s/%s", c->op, c->name);
+        }
+    }
+    cr_expect_eq(listed, nmo_cand_geom_count(), "an entry names no candidate (stale or misspelt)");
+    static const struct {
+        const char *g, *shape, *want;
+    } ex[] = {
+        {"sum=blocked:{L/256}:8:{R}", "4096x4096", "sum=blocked:16:8:4096"},
+        {"sum=blocked:{L/256}:8:{R}", "2x3x1025", "sum=blocked:5:8:6"},
+        {"sum=tree:{log2L}", "6x4097", "sum=tree:13"},
+        {"sum=tree:{log2L}", "6x4096", "sum=tree:12"},
+        {"sum=tree:{log2RL}", "6x1025", "sum=tree:13"},
+        {"sum=tree:{log2L}", "5x1", "sum=tree:1"}, /* a geometry of one term at least */
+        {"sum=blocked:n/256:8", "6x4097", "sum=blocked:n/256:8"},
+    };
+    for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
+        int ns;
+        int64_t sh[NMO_MAX_DIMS];
+        nmo_err err = {{0}};
+        cr_assert_eq(nmo_shape_parse(&ns, sh, ex[i].shape, &err), NMO_OK);
+        char buf[128];
+        cr_expect_eq(nmo_cand_geom_text(buf, sizeof buf, ex[i].g, ns, sh, &err), NMO_OK, "%s", err.msg);
+        cr_expect_str_eq(buf, ex[i].want, "%s at %s", ex[i].g, ex[i].shape);
+    }
+    int ns;
+    int64_t sh[NMO_MAX_DIMS];
+    nmo_err err = {{0}};
+    cr_assert_eq(nmo_shape_parse(&ns, sh, "4x8", &err), NMO_OK);
+    char buf[128];
+    cr_expect_eq(nmo_cand_geom_text(buf, sizeof buf, "sum=blocked:{N/4}", ns, sh, &err), NMO_ERR_PARSE);
+    cr_expect_eq(nmo_cand_geom_text(buf, sizeof buf, "sum=blocked:{L/0}", ns, sh, &err), NMO_ERR_PARSE);
+    /* no declaration: the plan stays the candidate's own */
+    const nmo_cand *seq = nmo_cand_find("rms_norm", "seq");
+    cr_assert(seq && !nmo_cand_geom(seq));
+    nmo_plan p;
+    int dec = 1;
+    cr_expect_eq(nmo_cand_geom_plan(&p, seq, NMO_FP32, ns, sh, &dec, &err), NMO_OK);
+    cr_expect(!dec && p.sum == NMO_SUM_ANY);
 }

@@ -46,6 +46,10 @@ typedef struct {
      * declared plan). Each text is parsed on its own: --plan overrides it field by
      * field, and a field repeated inside either text is an error. */
     const char *base_plan;
+    /* Optional: the reduction geometry a kernel declares for the built case (plugin ABI
+     * 2's geometry callback): 1 with plan text laid over base_plan, under --plan. */
+    int (*geometry)(void *ctx, const nmo_case *c, char *text, size_t len);
+    void *geometry_ctx;
 } cli_cmd;
 
 /* Parse argv[1..argc-1] (argv[0] is the verb). Returns 0 on success, -1 when help was

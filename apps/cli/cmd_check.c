@@ -162,6 +162,12 @@ static void parse_plugin_spec(kcand *kc, const char *rest)
     }
 }
 
+static int kernel_geometry(void *ctx, const nmo_case *c, char *text, size_t len)
+{
+    const kcand *kc = ctx;
+    return kc->k ? nmo_kernel_geometry(&kc->ks, kc->k, c, text, len) : 0;
+}
+
 /* Resolve a hip or plugin candidate before the problem is built: the kernel's plan
  * enters the case. Returns 0, or CLI_EXIT_USAGE after printing the error. */
 static int kernel_prepare(kcand *kc, cli_cmd *cmd, const nmo_op *op, const char *spec)
@@ -219,6 +225,8 @@ static int kernel_prepare(kcand *kc, cli_cmd *cmd, const nmo_op *op, const char 
             return cli_error("kernel %s declares a bad plan: %s", kc->k->name, err.msg);
         cmd->base_plan = kc->k->plan; /* --plan is laid over it (cli_problem_build) */
     }
+    cmd->geometry = kernel_geometry; /* ABI 2: the launch's reduction geometry at the shape */
+    cmd->geometry_ctx = kc;
     return 0;
 }
 

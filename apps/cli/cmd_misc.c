@@ -185,8 +185,12 @@ int cmd_candidates(int argc, char **argv)
             snprintf(dts, sizeof dts, "%s", k->dtypes);
             for (char *q = dts; *q; q++)
                 if (*q == ' ') *q = ',';
-            printf("%s %s dtypes=%s plan='%s' %s\n", k->name, k->correct ? "correct" : "mutant", dts,
-                   k->plan ? k->plan : "", k->desc ? k->desc : "");
+            /* ABI 2: a kernel whose launch geometry is declared per shape says so */
+            int geo = (!pl || (nmo_plugin_get_info(pl)->abi_version >= 2 &&
+                               nmo_plugin_get_info(pl)->kernel_size >= sizeof(nmo_plugin_kernel))) &&
+                      k->geometry;
+            printf("%s %s dtypes=%s plan='%s'%s %s\n", k->name, k->correct ? "correct" : "mutant", dts,
+                   k->plan ? k->plan : "", geo ? " geometry=per-shape" : "", k->desc ? k->desc : "");
         }
         nmo_plugin_close(pl);
         return 0;
@@ -194,10 +198,13 @@ int cmd_candidates(int argc, char **argv)
     for (int i = 0; i < nmo_cand_count(); i++) {
         const nmo_cand *c = nmo_cand_at(i);
         if (strcmp(c->op, op->name) != 0) continue;
+        const char *g = nmo_cand_geom(c); /* the reduction geometry it declares (cand_geom.c) */
+        char gb[96] = "";
+        if (g) snprintf(gb, sizeof gb, " geometry='%s'", g);
         if (c->plan) /* a mutant of the default plan that follows this one */
-            printf("%s %s plan='%s' %s\n", c->name, c->correct ? "correct" : "mutant", c->plan, c->desc);
+            printf("%s %s plan='%s'%s %s\n", c->name, c->correct ? "correct" : "mutant", c->plan, gb, c->desc);
         else
-            printf("%s %s %s\n", c->name, c->correct ? "correct" : "mutant", c->desc);
+            printf("%s %s%s %s\n", c->name, c->correct ? "correct" : "mutant", gb, c->desc);
     }
     return 0;
 }

@@ -412,6 +412,20 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
         return cli_error("%s", err.msg);
     pb->have_case = 1;
     pb->c.absent = absent;
+    /* the kernel's reduction geometry at this shape: over its declared plan, under
+     * --plan (which is laid over it again, field by field) */
+    if (cmd->geometry) {
+        char gt[256];
+        if (cmd->geometry(cmd->geometry_ctx, &pb->c, gt, sizeof gt)) {
+            nmo_plan q = pb->c.plan;
+            if (nmo_plan_parse_op(&q, op->name, gt, &err) != NMO_OK)
+                return cli_error("the kernel's declared geometry '%s': %s", gt, err.msg);
+            if (pt && nmo_plan_parse_op(&q, op->name, pt, &err) != NMO_OK) return cli_error("%s", err.msg);
+            q.max_ulps = pb->c.plan.max_ulps;
+            pb->c.plan = q;
+            pb->plan = q;
+        }
+    }
     nmo_tensor given[NMO_MAX_TENSORS];
     memset(given, 0, sizeof given);
     int ngiven = 0, rc2 = 0;

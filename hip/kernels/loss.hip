@@ -24,6 +24,8 @@
  * not model the online, multi-block softmax Liger runs for very large V).
  *
  * Mutants: names of refs/cand/<op>_cand.c, the default kernel with one bug each. */
+#include <cstdio>
+
 #include "kcommon.h"
 
 namespace {
@@ -568,6 +570,54 @@ JS_MUT(js_mut_p_only, JS_P_ONLY)
 JS_MUT(js_mut_skip_last, JS_SKIP_LAST)
 JS_MUT(js_mut_m_unweighted, JS_M_UNWEIGHTED)
 
+/* ------------------------------------------------------------------ reduction geometry */
+
+/* The reduction geometry of the kl_div / jsd launches (plugin ABI 2's geometry; the model
+ * and its bound: oracle/sum_geom.c). A row of n terms is reduced by one row group of NT
+ * threads: a block (NT = BLOCK) or one warp (32 lanes on NVIDIA, 64 on CDNA: 32 is the
+ * fewer, so the longer runs). Thread t folds in order, in one fp32 accumulator
+ * (nmo_row_visit), at most one scalar head element, the VB-byte vectors t, t + NT, ...
+ * of E = VB / (element size) terms each and at most one scalar tail element: a run of
+ * <= E ceil(ceil(n / E) / NT) + 2 terms. The row sum (nmo_grp_sum): a warp tree of depth
+ * log2(warp) <= 6, then for a block warp 0's tree over the warp partials (<= 6 more):
+ * depth <= 12; NMO_RED_SMEM_TREE halves over all BLOCK threads: depth log2(BLOCK). The
+ * row partials (fp32, rows_final_kernel: a 256-thread strided fold and a block tree) are
+ * added in any order: P = rows. NT <= 2^depth and the run >= n / NT, so every row fits. */
+static int loss_geom_text(const nmo_plugin_args *a, char *text, size_t len, int group, int block, int vb, int red)
+{
+    int64_t rows, n;
+    nmo_k_rows(&a->in[0], &rows, &n);
+    if (rows < 1 || n < 1) return 0;
+    const int64_t es = a->in[0].dtype == NMO_PLUGIN_DT_FP32 ? 4 : 2;
+    const int64_t e = vb / es > 0 ? vb / es : 1;
+    const int64_t nt = group == NMO_G_BLOCK ? block : 32;
+    const int64_t nv = (n + e - 1) / e;
+    const int64_t b = e * ((nv + nt - 1) / nt) + 2;
+    int d = 12;
+    if (group == NMO_G_WARP) d = 6;
+    else if (red == NMO_RED_SMEM_TREE)
+        for (d = 0; ((int64_t)1 << d) < block; d++) {}
+    snprintf(text, len, "sum=blocked:%lld:%d:%lld", (long long)b, d, (long long)rows);
+    return 1;
+}
+/* kl_div with reduction 'none' (param 0 == 0) has no reduction: no geometry */
+template <int GROUP, int BLOCK, int VB, int RED> int kl_geom(const nmo_plugin_args *a, char *text, size_t len)
+{
+    if ((int)nmo_k_param(a, 0, 3.0) == 0) return 0;
+    return loss_geom_text(a, text, len, GROUP, BLOCK, VB, RED);
+}
+template <int GROUP, int BLOCK, int VB, int RED> int js_geom(const nmo_plugin_args *a, char *text, size_t len)
+{
+    return loss_geom_text(a, text, len, GROUP, BLOCK, VB, RED);
+}
+/* the launches' (GROUP, BLOCK, VB, RED), as in the LOSS_K lines above */
+#define KL_G_BLOCK256 kl_geom<NMO_G_BLOCK, 256, 16, NMO_RED_SHFL_DOWN>
+#define KL_G_BLOCK1024 kl_geom<NMO_G_BLOCK, 1024, 16, NMO_RED_SMEM_TREE>
+#define KL_G_WARP kl_geom<NMO_G_WARP, 256, 8, NMO_RED_SHFL_XOR>
+#define JS_G_BLOCK256 js_geom<NMO_G_BLOCK, 256, 16, NMO_RED_SHFL_DOWN>
+#define JS_G_BLOCK1024 js_geom<NMO_G_BLOCK, 1024, 16, NMO_RED_SMEM_TREE>
+#define JS_G_WARP js_geom<NMO_G_WARP, 256, 8, NMO_RED_SHFL_XOR>
+
 } // namespace
 
 #if !defined(__HIP_DEVICE_COMPILE__)
@@ -615,42 +665,42 @@ extern "C" const nmo_plugin_kernel nmo_hip_kernels_cross_entropy_bwd[] = {
 extern "C" const int nmo_hip_kernels_cross_entropy_bwd_n =
     (int)(sizeof nmo_hip_kernels_cross_entropy_bwd / sizeof nmo_hip_kernels_cross_entropy_bwd[0]);
 
-#define KL_ENTRY(name, correct, desc, fn)                                                \
-    {"kl_div", name, "fp32 bf16 fp16", NMO_HIP_FN_PLAN, correct, desc, kl_supports, fn}
+#define KL_ENTRY(name, correct, desc, fn, geo)                                           \
+    {"kl_div", name, "fp32 bf16 fp16", NMO_HIP_FN_PLAN, correct, desc, kl_supports, fn, geo}
 NMO_HIP_TABLE(kl_div);
 extern "C" const nmo_plugin_kernel nmo_hip_kernels_kl_div[] = {
     KL_ENTRY("block256", 1,
              "Liger-style t*(logf(t)-x), block per row (256), 16-byte vectors, row sums, one-block sum, /divisor",
-             kl_block256),
-    KL_ENTRY("block1024_torch", 1, "PyTorch xlogy(t,t) - t*x, block per row (1024), smem tree", kl_block1024_torch),
+             kl_block256, KL_G_BLOCK256),
+    KL_ENTRY("block1024_torch", 1, "PyTorch xlogy(t,t) - t*x, block per row (1024), smem tree", kl_block1024_torch, KL_G_BLOCK1024),
     KL_ENTRY("warp_row_fma", 1, "fmaf(t, logf(t), -(t*x)), warp per row, 8-byte vectors, *RN(1/divisor)",
-             kl_warp_row_fma),
+             kl_warp_row_fma, KL_G_WARP),
     KL_ENTRY("mut_batchmean_as_mean", 0, "MUTANT: batchmean divides by numel instead of the batch",
-             kl_mut_batchmean_as_mean),
-    KL_ENTRY("mut_no_log", 0, "MUTANT: log of the target forgotten: t*(t - x)", kl_mut_no_log),
-    KL_ENTRY("mut_acc_bf16", 0, "MUTANT: row sums in a bf16 accumulator", kl_mut_acc_bf16),
-    KL_ENTRY("mut_swapped", 0, "MUTANT: arguments swapped: exp(x)*(x - log t)", kl_mut_swapped),
-    KL_ENTRY("mut_skip_last", 0, "MUTANT: row sum skips the last element", kl_mut_skip_last),
+             kl_mut_batchmean_as_mean, KL_G_BLOCK256),
+    KL_ENTRY("mut_no_log", 0, "MUTANT: log of the target forgotten: t*(t - x)", kl_mut_no_log, KL_G_BLOCK256),
+    KL_ENTRY("mut_acc_bf16", 0, "MUTANT: row sums in a bf16 accumulator", kl_mut_acc_bf16, KL_G_BLOCK256),
+    KL_ENTRY("mut_swapped", 0, "MUTANT: arguments swapped: exp(x)*(x - log t)", kl_mut_swapped, KL_G_BLOCK256),
+    KL_ENTRY("mut_skip_last", 0, "MUTANT: row sum skips the last element", kl_mut_skip_last, KL_G_BLOCK256),
 };
 extern "C" const int nmo_hip_kernels_kl_div_n = (int)(sizeof nmo_hip_kernels_kl_div / sizeof nmo_hip_kernels_kl_div[0]);
 
-#define JS_ENTRY(name, correct, desc, fn)                                                \
-    {"jsd", name, "fp32 bf16 fp16", NMO_HIP_FN_PLAN, correct, desc, jsd_supports, fn}
+#define JS_ENTRY(name, correct, desc, fn, geo)                                           \
+    {"jsd", name, "fp32 bf16 fp16", NMO_HIP_FN_PLAN, correct, desc, jsd_supports, fn, geo}
 NMO_HIP_TABLE(jsd);
 extern "C" const nmo_plugin_kernel nmo_hip_kernels_jsd[] = {
     JS_ENTRY("block256", 1,
              "Liger: compensated expf, fmaf(-M, logf(M), fmaf(bP, Y, oQ*X)) * RN(1/rows), block per row (256), "
              "one-block sum over rows",
-             js_block256),
+             js_block256, JS_G_BLOCK256),
     JS_ENTRY("block1024_direct", 1, "direct expf, (bP*Y + oQ*X) - M*logf(M), smem tree, sum*RN(1/rows)",
-             js_block1024_direct),
-    JS_ENTRY("warp_row", 1, "Liger's form, warp per row, 8-byte vectors, xor butterfly", js_warp_row),
-    JS_ENTRY("mut_no_scale", 0, "MUTANT: the 1/rows scaling forgotten", js_mut_no_scale),
-    JS_ENTRY("mut_geometric_m", 0, "MUTANT: M = exp(beta*Y + (1-beta)*X) (geometric mixture)", js_mut_geometric_m),
-    JS_ENTRY("mut_acc_bf16", 0, "MUTANT: row sums in a bf16 accumulator", js_mut_acc_bf16),
-    JS_ENTRY("mut_p_only", 0, "MUTANT: only the teacher's KL term", js_mut_p_only),
-    JS_ENTRY("mut_skip_last", 0, "MUTANT: row sum skips the last element", js_mut_skip_last),
-    JS_ENTRY("mut_m_unweighted", 0, "MUTANT: M = P + Q (mixture weights forgotten)", js_mut_m_unweighted),
+             js_block1024_direct, JS_G_BLOCK1024),
+    JS_ENTRY("warp_row", 1, "Liger's form, warp per row, 8-byte vectors, xor butterfly", js_warp_row, JS_G_WARP),
+    JS_ENTRY("mut_no_scale", 0, "MUTANT: the 1/rows scaling forgotten", js_mut_no_scale, JS_G_BLOCK256),
+    JS_ENTRY("mut_geometric_m", 0, "MUTANT: M = exp(beta*Y + (1-beta)*X) (geometric mixture)", js_mut_geometric_m, JS_G_BLOCK256),
+    JS_ENTRY("mut_acc_bf16", 0, "MUTANT: row sums in a bf16 accumulator", js_mut_acc_bf16, JS_G_BLOCK256),
+    JS_ENTRY("mut_p_only", 0, "MUTANT: only the teacher's KL term", js_mut_p_only, JS_G_BLOCK256),
+    JS_ENTRY("mut_skip_last", 0, "MUTANT: row sum skips the last element", js_mut_skip_last, JS_G_BLOCK256),
+    JS_ENTRY("mut_m_unweighted", 0, "MUTANT: M = P + Q (mixture weights forgotten)", js_mut_m_unweighted, JS_G_BLOCK256),
 };
 extern "C" const int nmo_hip_kernels_jsd_n = (int)(sizeof nmo_hip_kernels_jsd / sizeof nmo_hip_kernels_jsd[0]);
 #endif

@@ -1,4 +1,4 @@
-/* numoracle: an example plugin with HOST kernels (numoracle/plugin.h, ABI version 1).
+/* numoracle: an example plugin with HOST kernels (numoracle/plugin.h, ABI version 2).
  *
  * Built in every configuration (also -Dgpu=none) so that CI exercises the plugin ABI
  * without a GPU:
@@ -125,12 +125,33 @@ static int sm_seq(const nmo_plugin_args *a, char *msg, size_t msglen)
     return NMO_PLUGIN_OK;
 }
 
+/* ABI 2's geometry: rms_seq reduces each row of N in one sequential run (one thread, no
+ * tree): sum=blocked:N:0:1, which the check shows (its bound equals any order's). */
+static int rms_geometry(const nmo_plugin_args *a, char *text, size_t len)
+{
+    const nmo_plugin_tensor *x = &a->in[0];
+    if (x->ndims < 1 || len < 32) return 0;
+    long long n = (long long)x->dims[x->ndims - 1];
+    char buf[32];
+    int i = 0;
+    /* "sum=blocked:" N ":0:1" without stdio (this file needs only libm) */
+    const char *pre = "sum=blocked:", *post = ":0:1";
+    while (*pre) text[i++] = *pre++;
+    int d = 0;
+    do buf[d++] = (char)('0' + n % 10), n /= 10; while (n && d < 20);
+    while (d) text[i++] = buf[--d];
+    while (*post) text[i++] = *post++;
+    text[i] = 0;
+    return 1;
+}
+
 static const nmo_plugin_kernel kernels[] = {
     {"rms_norm", "seq", "fp32 bf16", "", 1,
-     "sequential fmaf sum of squares, ss/N, 1/sqrtf, (x*r)*w; rows up to 4096", rms_supports, rms_seq},
+     "sequential fmaf sum of squares, ss/N, 1/sqrtf, (x*r)*w; rows up to 4096", rms_supports, rms_seq,
+     rms_geometry},
     {"rms_norm", "mut_mean_n1", "fp32 bf16", "", 0, "MUTANT: mean of squares divided by N-1",
-     rms_supports, rms_mut_mean_n1},
-    {"softmax", "seq", "fp32", "", 1, "sequential max, sum of expf, e/s", sm_supports, sm_seq},
+     rms_supports, rms_mut_mean_n1, rms_geometry},
+    {"softmax", "seq", "fp32", "", 1, "sequential max, sum of expf, e/s", sm_supports, sm_seq, NULL},
 };
 
 static const nmo_plugin_info info = {

@@ -44,6 +44,19 @@ const nmo_cand *nmo_cand_find(const char *op, const char *name);
  * c->plan applied ({dtype} replaced by dt's name). NMO_ERR_PARSE for a bad plan text. */
 nmo_status nmo_cand_plan(nmo_plan *p, const nmo_cand *c, nmo_fmt dt, nmo_err *err);
 
+/* The reduction geometry candidate c declares (refs/cand/cand_geom.c): plan text with
+ * shape tokens ({L/k}, {R}, {log2L}, {log2RL}), or NULL (sum=any: sequential, or not one
+ * geometry). */
+const char *nmo_cand_geom(const nmo_cand *c);
+int nmo_cand_geom_count(void);
+/* geom with its tokens replaced for a case of shape[0..ns) (L = the last dimension, R =
+ * the product of the others), into buf. NMO_ERR_PARSE for an unknown token. */
+nmo_status nmo_cand_geom_text(char *buf, size_t len, const char *geom, int ns, const int64_t *shape, nmo_err *err);
+/* nmo_cand_plan, then the candidate's geometry at that shape (*declared = 0 and the plan
+ * unchanged when it declares none). */
+nmo_status nmo_cand_geom_plan(nmo_plan *p, const nmo_cand *c, nmo_fmt dt, int ns, const int64_t *shape,
+                              int *declared, nmo_err *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -35,9 +35,13 @@ typedef struct {
     /* sum=tree / sum=blocked (NMO_SUM_GEOM): runs of at most geo_b terms (any order inside),
      * their partials combined by a tree of depth <= geo_d, the chunk partials so formed
      * (at most geo_b 2^geo_d terms each) combined in any order, geo_p of them (0: as many
-     * as n terms need, ceil(n / (geo_b 2^geo_d))). tree:D = 1:D:1. */
+     * as n terms need, ceil(n / (geo_b 2^geo_d))). tree:D = 1:D:1.
+     * geo_t > 0 (text "n/T" or "n/T+E"): the run length depends on the reduction's n,
+     * ceil(n / geo_t) + geo_b (geo_b is then the slack E >= 0): T threads striding over
+     * the n terms (nmo_plan_geo_run). */
     int geo_b, geo_d;
     int64_t geo_p;
+    int geo_t;
     char fn_name[16];    /* "cr", "ulp:N", "cuda", "ocml", "fast" as written */
     int fn_ulps[NMO_FN_COUNT]; /* max error in ulps of compute for each function;
                                   0 = correctly rounded (RNE); ulp:N sets every function
@@ -111,8 +115,11 @@ double nmo_plan_red_k(const nmo_plan *p, int64_t n, int64_t m, int dot);
  * stored in a narrower format (nmo_gemm_partials_k). Returns 0 when the plan has no
  * geometry or n exceeds its capacity. */
 int nmo_plan_geo_chunk(const nmo_plan *p, int64_t n, int64_t m, int dot, double *kchunk, int64_t *parts);
+/* The run length B of the geometry for a reduction of n terms: geo_b, or with geo_t,
+ * ceil(n / geo_t) + geo_b. */
+int64_t nmo_plan_geo_run(const nmo_plan *p, int64_t n);
 /* Terms one reduction may hold under the geometry: geo_b 2^geo_d geo_p, INT64_MAX for
- * unbounded (geo_p = 0, or no geometry). */
+ * unbounded (geo_p = 0, a relative run length, or no geometry). */
 int64_t nmo_plan_geo_capacity(const nmo_plan *p);
 /* Text of the sum=tree/blocked value ("tree:5", "blocked:16:8:any"), into buf. */
 char *nmo_plan_geo_text(const nmo_plan *p, char *buf, size_t n);

@@ -1,4 +1,4 @@
-/* numoracle: the kernel plugin ABI (DESIGN §9), version 1.
+/* numoracle: the kernel plugin ABI (DESIGN §9), version 2 (numoracle also loads version 1).
  *
  * A plugin is a shared library that lets numoracle check someone's kernels without
  * changing numoracle. It exports ONE symbol, NMO_PLUGIN_QUERY_SYMBOL:
@@ -16,8 +16,11 @@
  *
  * This header is self-contained C (stdint/stddef only): a plugin needs neither MPFR nor
  * any other numoracle header. Compatibility rules:
- *  - NMO_PLUGIN_ABI_VERSION changes when any layout or meaning below changes
- *    incompatibly; numoracle refuses a plugin whose abi_version differs from its own.
+ *  - NMO_PLUGIN_ABI_VERSION changes when any layout or meaning below changes; numoracle
+ *    refuses a plugin whose abi_version it does not speak. Version 2 appended
+ *    nmo_plugin_kernel.geometry (the reduction geometry of the kernel's launch at a
+ *    shape); numoracle queries a plugin with 2, then with 1, and reads a version-1
+ *    table (kernel_size = NMO_PLUGIN_KERNEL_SIZE_V1, no geometry) as before.
  *  - Structs carry their size (struct_size / kernel_size) so that fields may be
  *    appended within a version; readers only look at fields inside the given size.
  *  - Every pointer in the table must stay valid until the library is unloaded.
@@ -44,7 +47,8 @@
 extern "C" {
 #endif
 
-#define NMO_PLUGIN_ABI_VERSION 1u
+#define NMO_PLUGIN_ABI_VERSION 2u
+#define NMO_PLUGIN_ABI_VERSION_MIN 1u /* the oldest version numoracle loads */
 #define NMO_PLUGIN_QUERY_SYMBOL "nmo_plugin_query"
 #define NMO_PLUGIN_MAX_DIMS 8
 
@@ -121,7 +125,18 @@ typedef struct nmo_plugin_kernel {
      * msg (msglen bytes, NUL-terminated). Device plugins launch on args->stream and may
      * return before the kernel finished. */
     int (*launch)(const nmo_plugin_args *args, char *msg, size_t msglen);
+    /* ABI 2. Optional (NULL: sum=any, or whatever `plan` says): the reduction geometry the
+     * kernel's launch has for args (metadata only, data pointers NULL), as plan text — a
+     * sum=tree:D / sum=blocked:B[:D[:P]] field (README "Reduction geometry"), e.g. a block
+     * of 256 threads per row of N, row partials then added: "sum=blocked:16:12:4096".
+     * Write it NUL-terminated into text (len bytes) and return 1; return 0 for none at
+     * this case. The check's plan: dtype default, `plan`, this text, then the user's
+     * --plan. A geometry the kernel does not have makes a correct kernel FAIL. */
+    int (*geometry)(const nmo_plugin_args *args, char *text, size_t len);
 } nmo_plugin_kernel;
+
+/* sizeof(nmo_plugin_kernel) of ABI version 1 (no geometry) */
+#define NMO_PLUGIN_KERNEL_SIZE_V1 (offsetof(nmo_plugin_kernel, geometry))
 
 typedef struct nmo_plugin_info {
     uint32_t abi_version;      /* NMO_PLUGIN_ABI_VERSION the plugin was built against */
