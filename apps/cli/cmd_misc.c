@@ -37,21 +37,42 @@ static void print_plan_fields(const nmo_op *op)
     printf("\n");
 }
 
+/* The README's operator list (between its "ops:begin" and "ops:end" markers), from the
+ * registry: tests/check_readme_ops.sh fails when the README differs. */
+static void print_ops_markdown(void)
+{
+    printf("%d operators, each with fp32/bf16/fp16 plans, a reference in `refs/<op>.c` and CPU\n"
+           "candidates (correct variants and mutants) in `refs/cand/<op>_cand.c`:\n\n",
+           nmo_op_count());
+    printf("| operator | what it computes |\n|---|---|\n");
+    for (int i = 0; i < nmo_op_count(); i++) {
+        printf("| `%s` | ", nmo_op_at(i)->name);
+        for (const char *q = nmo_op_at(i)->summary; *q; q++) printf(*q == '|' ? "\\|" : "%c", *q);
+        printf(" |\n");
+    }
+}
+
 int cmd_ops(int argc, char **argv)
 {
     cli_opt opts[] = {
         {"op", "OP", 0, 0, "list only this operator", NULL, {0}, 0},
+        {"markdown", NULL, 0, 0, "print the README's operator table (count, name, summary)", NULL, {0}, 0},
     };
     cli_cmd cmd = {
         .verb = "ops",
         .summary = "List the operators: summary, shape, inputs, outputs, parameters, dtypes with\n"
                    "their default plans, and the rounding points the reference encloses.",
-        .usage = "ops [--op OP]",
+        .usage = "ops [--op OP] [--markdown]",
         .opts = opts,
-        .nopts = 1,
+        .nopts = 2,
     };
     int rc = cli_parse(&cmd, argc, argv);
     if (rc) return rc < 0 ? 0 : rc;
+    if (cli_val(&cmd, "markdown")) {
+        if (cli_val(&cmd, "op")) return cli_error("--markdown lists every operator: drop --op");
+        print_ops_markdown();
+        return 0;
+    }
     const nmo_op *only = NULL;
     if (cli_val(&cmd, "op") && (rc = cli_resolve_op(&only, cli_val(&cmd, "op")))) return rc;
 
