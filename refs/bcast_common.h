@@ -1,4 +1,8 @@
-/* Broadcasting pointwise binary operators, shared by refs/add.c and refs/mul.c:
+/* Per-column operators: x[..., N] of the problem shape, every further input a column
+ * vector [N] (a weight, a bias, a broadcast operand), every output of the problem shape,
+ * one output element per unit. pw_cols_setup/pw_bcast_units/pw_bcast_span serve any such
+ * operator (refs/add.c, refs/mul.c, refs/dyt.c); pw_bcast_eval is the broadcasting
+ * binary one of add and mul:
  *   y[..., j] = a[..., j] op b[j]     a of the problem shape, b of its last dim [N]
  *
  * Rounding points: one correctly rounded op in compute, then the store into `out`
@@ -47,14 +51,15 @@ static inline void pw_bcast_span(const nmo_case *c, int64_t u, int k, int64_t *b
     *stride = 1;
 }
 
-/* a and y of the problem shape, b [N] (the last dim). */
-static inline nmo_status pw_bcast_setup(nmo_case *c, nmo_err *err)
+/* in[0] and every output of the problem shape, in[1..n_in) [N] (the last dim). */
+static inline nmo_status pw_cols_setup(nmo_case *c, nmo_err *err)
 {
     int64_t rows, n;
     NMO_RETURN_IF_ERR(nmo_ref_rows_shape(c, &rows, &n, err));
     NMO_RETURN_IF_ERR(nmo_ref_tensor(&c->in[0], c->plan.in, c->nshape, c->shape, err));
-    NMO_RETURN_IF_ERR(nmo_ref_tensor(&c->in[1], c->plan.in, 1, &n, err));
-    NMO_RETURN_IF_ERR(nmo_ref_tensor(&c->out[0], c->plan.out, c->nshape, c->shape, err));
+    for (int k = 1; k < c->n_in; k++) NMO_RETURN_IF_ERR(nmo_ref_tensor(&c->in[k], c->plan.in, 1, &n, err));
+    for (int k = 0; k < c->n_out; k++)
+        NMO_RETURN_IF_ERR(nmo_ref_tensor(&c->out[k], c->plan.out, c->nshape, c->shape, err));
     return NMO_OK;
 }
 #endif

@@ -27,7 +27,7 @@ const nmo_op nmo_op_mul = {
     /* one rounding: no reduction, function or intermediate */
     .plan_fields = NMO_PF_COMPUTE,
     .plan_vacuous = NMO_PF_ACC | NMO_PF_FN | NMO_PF_INTER,
-    .setup = pw_bcast_setup,
+    .setup = pw_cols_setup,
     .row_len = nmo_ref_row_len_last,
     .units = pw_bcast_units,
     .unit_span = pw_bcast_span,

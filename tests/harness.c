@@ -1,6 +1,7 @@
 /* numoracle tests: shared case runner. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
@@ -48,6 +49,21 @@ int nmo_test_name_in_list(const char *name, const char *list)
         p = e + 1;
     }
     return 0;
+}
+
+static const char *op_filter(void)
+{
+    const char *f = getenv("NMO_OPS");
+    if (!f || !*f) f = getenv("NMO_ENGINES_OP"); /* test_engines' former spelling */
+    return f && *f ? f : NULL;
+}
+
+int nmo_test_filtered(void) { return op_filter() != NULL; }
+
+int nmo_test_op_selected(const char *name)
+{
+    const char *f = op_filter();
+    return !f || nmo_test_name_in_list(name, f);
 }
 
 static nmo_status run_cand(nmo_tensor *out, const nmo_case *c, const nmo_cand *cand, nmo_err *err)

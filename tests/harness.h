@@ -15,6 +15,13 @@ int nmo_test_shapes(const nmo_op *op, nmo_test_shape *out, int large);
 /* 1 when name is one of the comma-separated names of list. */
 int nmo_test_name_in_list(const char *name, const char *list);
 
+/* The one operator filter of every registry-driven test: NMO_OPS=a,b,c runs those
+ * operators only (unset or empty: all; NMO_ENGINES_OP, test_engines' former spelling, is
+ * read when NMO_OPS is unset). nmo_test_filtered: a filter is set, so assertions about
+ * the whole registry (counts over every operator) are skipped. */
+int nmo_test_op_selected(const char *name);
+int nmo_test_filtered(void);
+
 /* Build the case for (op, dtype, family, seed, shape), run candidate `cand`, check it.
  * Returns NMO_OK and fills rep (caller frees with nmo_report_free). */
 nmo_status nmo_test_run(nmo_report *rep, const nmo_op *op, const nmo_cand *cand, nmo_fmt dtype,

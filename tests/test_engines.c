@@ -18,9 +18,7 @@ static void run_all(const nmo_plan *(*plan_for)(nmo_fmt, nmo_plan *), int only_d
         int nsh = nmo_test_shapes(op, sh, 0);
         for (int h = 0; h < nsh; h++) /* keep the certified engine's work small */
             if (sh[h].nshape == 2 && sh[h].shape[1] > 512) sh[h].shape[1] = 257, sh[h].shape[0] = 2;
-        /* NMO_ENGINES_OP limits the run to one operator (while developing one) */
-        const char *only = getenv("NMO_ENGINES_OP");
-        if (only && *only && strcmp(only, op->name) != 0) continue;
+        if (!nmo_test_op_selected(op->name)) continue; /* NMO_OPS (tests/harness.h) */
         for (int ci = 0; ci < nmo_cand_count(); ci++) {
             const nmo_cand *cd = nmo_cand_at(ci);
             if (strcmp(cd->op, op->name) != 0) continue;
@@ -92,6 +90,7 @@ Test(engines, raw_bit_judge_equals_general_judge, .timeout = 600)
     long cases = 0;
     for (int oi = 0; oi < nmo_op_count(); oi++) {
         const nmo_op *op = nmo_op_at(oi);
+        if (!nmo_test_op_selected(op->name)) continue;
         nmo_test_shape sh[4];
         nmo_test_shapes(op, sh, 0);
         for (int ci = 0; ci < nmo_cand_count(); ci++) {

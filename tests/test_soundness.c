@@ -8,8 +8,8 @@
  * recomputations). A correct variant that declares its reduction geometry
  * (refs/cand/cand_geom.c) runs once more under it (statistics given). NMO_SEEDS sets the seed count (default 3 here;
  * `make soundness` runs 20 at the large shapes), NMO_LARGE=1 the large test shapes,
- * NMO_OPS=a,b,c restricts the run to those operators (tests/soundness_sweep.sh runs one
- * process per operator). One summary line per operator is printed. */
+ * NMO_OPS=a,b,c restricts the run to those operators (the filter every registry-driven
+ * test takes, tests/harness.h; tests/soundness_sweep.sh runs one process per operator). One summary line per operator is printed. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,11 +26,10 @@ static int env_int(const char *name, int def)
 Test(soundness, correct_variants_never_fail, .timeout = 1200)
 {
     int seeds = env_int("NMO_SEEDS", 3), large = env_int("NMO_LARGE", 0);
-    const char *only = getenv("NMO_OPS");
     long runs = 0, fails = 0, inconc = 0;
     for (int oi = 0; oi < nmo_op_count(); oi++) {
         const nmo_op *op = nmo_op_at(oi);
-        if (only && *only && !nmo_test_name_in_list(op->name, only)) continue;
+        if (!nmo_test_op_selected(op->name)) continue;
         long op_runs = runs, op_fails = fails, op_inconc = inconc, inc_fam[NMO_FAM_COUNT] = {0}, geo_runs = 0;
         nmo_test_shape sh[4];
         int nsh = nmo_test_shapes(op, sh, large);

@@ -212,48 +212,20 @@ static void defaults(nmo_camp_cfg *cfg, const char *path)
     snprintf(cfg->journal, sizeof cfg->journal, "%s.jsonl", base);
 }
 
-nmo_status nmo_camp_cfg_load(nmo_camp_cfg *cfg, const char *path, const char *ops_override, nmo_err *err)
-{
-    defaults(cfg, path);
-    uint64_t d[4] = {1, 2, 3, 4}, c[10];
-    for (int i = 0; i < 10; i++) c[i] = 1001 + (uint64_t)i;
-    cfg->seeds = malloc(sizeof d), cfg->mseeds = malloc(sizeof d), cfg->cseeds = malloc(sizeof c);
-    if (!cfg->seeds || !cfg->mseeds || !cfg->cseeds) return nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
-    memcpy(cfg->seeds, d, sizeof d), memcpy(cfg->mseeds, d, sizeof d), memcpy(cfg->cseeds, c, sizeof c);
-    cfg->nseeds = cfg->nmseeds = 4, cfg->ncseeds = 10;
-    int mseeds_given = 0;
+/* The sections of a campaign config, each checked as it is read (nmo_camp_cfg_load calls
+ * them in order; an error names the field). */
+#define FAIL(...) return nmo_err_set(err, NMO_ERR_PARSE, __VA_ARGS__)
+#define CHECK(x) do { if (x) return NMO_ERR_PARSE; } while (0)
 
-    char *text = slurp(path, err);
-    if (!text) return NMO_ERR_IO;
-    cJSON *root = cJSON_Parse(text);
-    free(text);
-    if (!root || !cJSON_IsObject(root)) {
-        cJSON_Delete(root);
-        return nmo_err_set(err, NMO_ERR_PARSE, "%s: not a JSON object", path);
-    }
-    if (nmo__json_check_keys(root, path, err) != NMO_OK) {
-        cJSON_Delete(root);
-        return NMO_ERR_PARSE;
-    }
-    static const char *const top[] = {"name", "backend", "operators", "dtypes", "families", "seeds",
-                                      "mutant_seeds", "shapes", "mutants", "checks", "calibration",
-                                      "reference", "workers", "timeout", "journal", "work_dir",
-                                      "out_dir", "source_root", "cc", "fsync", "comment", NULL};
-    nmo_status st = NMO_OK;
-#define FAIL(...) do { st = nmo_err_set(err, NMO_ERR_PARSE, __VA_ARGS__); goto done; } while (0)
-#define CHECK(x) do { if (x) { st = NMO_ERR_PARSE; goto done; } } while (0)
-    CHECK(check_keys(root, top, "the config", err));
+/* operators (or --ops, which replaces the config's list: it may name operators not built yet) */
+static nmo_status cfg_operators(nmo_camp_cfg *cfg, const cJSON *root, const char *ops_override, nmo_err *err)
+{
     const cJSON *j;
-    if ((j = cJSON_GetObjectItemCaseSensitive(root, "name"))) CHECK(set_str(cfg->name, sizeof cfg->name, j, "name", err));
-    if ((j = cJSON_GetObjectItemCaseSensitive(root, "backend"))) {
-        CHECK(set_str(cfg->backend, sizeof cfg->backend, j, "backend", err));
-        if (strcmp(cfg->backend, "cpu") && strcmp(cfg->backend, "hip")) FAIL("config: backend '%s': expected cpu or hip", cfg->backend);
-    }
     j = cJSON_GetObjectItemCaseSensitive(root, "operators");
     if (ops_override) { /* --ops: the config's list is replaced (it may name operators not built yet) */
-        if ((st = nmo_camp_cfg_set_ops(cfg, ops_override, err)) != NMO_OK) goto done;
+        return nmo_camp_cfg_set_ops(cfg, ops_override, err);
     } else if (!j || (cJSON_IsString(j) && strcmp(j->valuestring, "all") == 0)) {
-        if ((st = nmo_camp_cfg_set_ops(cfg, "all", err)) != NMO_OK) goto done;
+        return nmo_camp_cfg_set_ops(cfg, "all", err);
     } else if (cJSON_IsArray(j)) {
         char list[2048];
         size_t off = 0;
@@ -263,8 +235,15 @@ nmo_status nmo_camp_cfg_load(nmo_camp_cfg *cfg, const char *path, const char *op
             if (off + strlen(e->valuestring) + 2 > sizeof list) FAIL("config: operators: list longer than %zu bytes", sizeof list - 2);
             off += (size_t)snprintf(list + off, sizeof list - off, off ? ",%s" : "%s", e->valuestring);
         }
-        if ((st = nmo_camp_cfg_set_ops(cfg, off ? list : "all", err)) != NMO_OK) goto done;
+        return nmo_camp_cfg_set_ops(cfg, off ? list : "all", err);
     } else FAIL("config: operators: expected \"all\" or an array of names");
+    return NMO_OK;
+}
+
+/* dtypes */
+static nmo_status cfg_dtypes(nmo_camp_cfg *cfg, const cJSON *root, nmo_err *err)
+{
+    const cJSON *j;
     if ((j = cJSON_GetObjectItemCaseSensitive(root, "dtypes"))) {
         if (!cJSON_IsArray(j)) FAIL("config: dtypes: expected an array");
         cfg->ndt = 0;
@@ -276,30 +255,18 @@ nmo_status nmo_camp_cfg_load(nmo_camp_cfg *cfg, const char *path, const char *op
             cfg->dt[cfg->ndt++] = f;
         }
     }
-    if ((j = cJSON_GetObjectItemCaseSensitive(root, "families"))) {
-        static const char *const keys[] = {"main", "shifted", NULL};
-        if (!cJSON_IsObject(j)) FAIL("config: families: expected {\"main\": [...], \"shifted\": [...]}");
-        CHECK(check_keys(j, keys, "families", err));
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "main"), *s = cJSON_GetObjectItemCaseSensitive(j, "shifted");
-        if (m) CHECK(parse_families(cfg->fam_main, &cfg->nmain, m, "families.main", err));
-        if (s) CHECK(parse_families(cfg->fam_shift, &cfg->nshift, s, "families.shifted", err));
-    }
-    if ((j = cJSON_GetObjectItemCaseSensitive(root, "seeds"))) CHECK(parse_seeds(&cfg->seeds, &cfg->nseeds, j, "seeds", err));
-    if ((j = cJSON_GetObjectItemCaseSensitive(root, "mutant_seeds"))) {
-        CHECK(parse_seeds(&cfg->mseeds, &cfg->nmseeds, j, "mutant_seeds", err));
-        mseeds_given = 1;
-    }
-    if (!mseeds_given) {
-        free(cfg->mseeds);
-        cfg->mseeds = malloc((size_t)(cfg->nseeds + 1) * sizeof *cfg->mseeds);
-        memcpy(cfg->mseeds, cfg->seeds, (size_t)cfg->nseeds * sizeof *cfg->mseeds);
-        cfg->nmseeds = cfg->nseeds;
-    }
+    return NMO_OK;
+}
+
+/* shapes: "test", "test_large" or {op: [shapes]} */
+static nmo_status cfg_shapes(nmo_camp_cfg *cfg, const cJSON *root, nmo_err *err)
+{
+    const cJSON *j;
     if ((j = cJSON_GetObjectItemCaseSensitive(root, "shapes"))) {
         if (cJSON_IsString(j) && (strcmp(j->valuestring, "test") == 0 || strcmp(j->valuestring, "test_large") == 0)) {
             int large = strcmp(j->valuestring, "test_large") == 0;
             for (int i = 0; i < cfg->nops; i++)
-                if (op_shapes_default(cfg, i, large, err)) { st = NMO_ERR_SHAPE; goto done; }
+                if (op_shapes_default(cfg, i, large, err)) return NMO_ERR_SHAPE;
         } else if (cJSON_IsObject(j)) {
             for (const cJSON *e = j->child; e; e = e->next) {
                 int oi = -1;
@@ -312,13 +279,20 @@ nmo_status nmo_camp_cfg_load(nmo_camp_cfg *cfg, const char *path, const char *op
                     if (!cJSON_IsString(s) || cfg->nshapes[oi] >= NMO_CAMP_MAX_SHAPES)
                         FAIL("config: shapes.%s: expected at most %d shape strings", e->string, NMO_CAMP_MAX_SHAPES);
                     nmo_camp_shape *sh = &cfg->shapes[oi][cfg->nshapes[oi]];
-                    if (nmo_shape_parse(&sh->nshape, sh->shape, s->valuestring, err) != NMO_OK) { st = NMO_ERR_SHAPE; goto done; }
+                    if (nmo_shape_parse(&sh->nshape, sh->shape, s->valuestring, err) != NMO_OK) return NMO_ERR_SHAPE;
                     snprintf(sh->text, sizeof sh->text, "%s", s->valuestring);
                     cfg->nshapes[oi]++;
                 }
             }
         } else FAIL("config: shapes: expected \"test\", \"test_large\" or {op: [shapes]}");
     }
+    return NMO_OK;
+}
+
+/* mutants: kinds, bases, the cap, mutation operators, util functions */
+static nmo_status cfg_mutants(nmo_camp_cfg *cfg, const cJSON *root, nmo_err *err)
+{
+    const cJSON *j;
     if ((j = cJSON_GetObjectItemCaseSensitive(root, "mutants"))) {
         static const char *const keys[] = {"generated", "hand_written", "null_control", "bases", "operators",
                                            "util_functions", "max_per_op", "coverage", "determinism_check", NULL};
@@ -366,6 +340,13 @@ nmo_status nmo_camp_cfg_load(nmo_camp_cfg *cfg, const char *path, const char *op
             }
         }
     }
+    return NMO_OK;
+}
+
+/* checks, calibration */
+static nmo_status cfg_checks_calibration(nmo_camp_cfg *cfg, const cJSON *root, nmo_err *err)
+{
+    const cJSON *j;
     if ((j = cJSON_GetObjectItemCaseSensitive(root, "checks"))) {
         if (!cJSON_IsArray(j)) FAIL("config: checks: expected an array");
         for (int i = 0; i < NMO_CK_COUNT; i++) cfg->check_on[i] = 0;
@@ -389,6 +370,13 @@ nmo_status nmo_camp_cfg_load(nmo_camp_cfg *cfg, const char *path, const char *op
             cfg->quantile = x->valuedouble;
         }
     }
+    return NMO_OK;
+}
+
+/* reference, workers, timeout, fsync and the paths */
+static nmo_status cfg_run(nmo_camp_cfg *cfg, const cJSON *root, nmo_err *err)
+{
+    const cJSON *j;
     if ((j = cJSON_GetObjectItemCaseSensitive(root, "reference"))) {
         if (!cJSON_IsString(j) || (strcmp(j->valuestring, "midpoint") && strcmp(j->valuestring, "fp64")))
             FAIL("config: reference: expected \"midpoint\" or \"fp64\"");
@@ -419,6 +407,12 @@ nmo_status nmo_camp_cfg_load(nmo_camp_cfg *cfg, const char *path, const char *op
     }
     if ((j = cJSON_GetObjectItemCaseSensitive(root, "source_root"))) CHECK(set_str(cfg->source_root, sizeof cfg->source_root, j, "source_root", err));
     if ((j = cJSON_GetObjectItemCaseSensitive(root, "cc"))) CHECK(set_str(cfg->cc, sizeof cfg->cc, j, "cc", err));
+    return NMO_OK;
+}
+
+/* Every operator offers every configured dtype. */
+static nmo_status cfg_op_dtypes(const nmo_camp_cfg *cfg, nmo_err *err)
+{
     for (int i = 0; i < cfg->nops; i++)
         for (int d = 0; d < cfg->ndt; d++) {
             const char *dts = cfg->ops[i]->dtypes;
@@ -429,10 +423,81 @@ nmo_status nmo_camp_cfg_load(nmo_camp_cfg *cfg, const char *path, const char *op
                 if ((p == dts || p[-1] == ' ') && (p[l] == ' ' || p[l] == '\0')) found = 1;
             if (!found) FAIL("config: op %s has no dtype %s (dtypes: %s)", cfg->ops[i]->name, nm, dts);
         }
+    return NMO_OK;
+}
+
+#undef FAIL
+#undef CHECK
+
+nmo_status nmo_camp_cfg_load(nmo_camp_cfg *cfg, const char *path, const char *ops_override, nmo_err *err)
+{
+    defaults(cfg, path);
+    uint64_t d[4] = {1, 2, 3, 4}, c[10];
+    for (int i = 0; i < 10; i++) c[i] = 1001 + (uint64_t)i;
+    cfg->seeds = malloc(sizeof d), cfg->mseeds = malloc(sizeof d), cfg->cseeds = malloc(sizeof c);
+    if (!cfg->seeds || !cfg->mseeds || !cfg->cseeds) return nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
+    memcpy(cfg->seeds, d, sizeof d), memcpy(cfg->mseeds, d, sizeof d), memcpy(cfg->cseeds, c, sizeof c);
+    cfg->nseeds = cfg->nmseeds = 4, cfg->ncseeds = 10;
+    int mseeds_given = 0;
+
+    char *text = slurp(path, err);
+    if (!text) return NMO_ERR_IO;
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    if (!root || !cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return nmo_err_set(err, NMO_ERR_PARSE, "%s: not a JSON object", path);
+    }
+    if (nmo__json_check_keys(root, path, err) != NMO_OK) {
+        cJSON_Delete(root);
+        return NMO_ERR_PARSE;
+    }
+    static const char *const top[] = {"name", "backend", "operators", "dtypes", "families", "seeds",
+                                      "mutant_seeds", "shapes", "mutants", "checks", "calibration",
+                                      "reference", "workers", "timeout", "journal", "work_dir",
+                                      "out_dir", "source_root", "cc", "fsync", "comment", NULL};
+    nmo_status st = NMO_OK;
+#define FAIL(...) do { st = nmo_err_set(err, NMO_ERR_PARSE, __VA_ARGS__); goto done; } while (0)
+#define CHECK(x) do { if (x) { st = NMO_ERR_PARSE; goto done; } } while (0)
+#define TRY(x) do { if ((st = (x)) != NMO_OK) goto done; } while (0)
+    CHECK(check_keys(root, top, "the config", err));
+    const cJSON *j;
+    if ((j = cJSON_GetObjectItemCaseSensitive(root, "name"))) CHECK(set_str(cfg->name, sizeof cfg->name, j, "name", err));
+    if ((j = cJSON_GetObjectItemCaseSensitive(root, "backend"))) {
+        CHECK(set_str(cfg->backend, sizeof cfg->backend, j, "backend", err));
+        if (strcmp(cfg->backend, "cpu") && strcmp(cfg->backend, "hip")) FAIL("config: backend '%s': expected cpu or hip", cfg->backend);
+    }
+    TRY(cfg_operators(cfg, root, ops_override, err));
+    TRY(cfg_dtypes(cfg, root, err));
+    if ((j = cJSON_GetObjectItemCaseSensitive(root, "families"))) {
+        static const char *const keys[] = {"main", "shifted", NULL};
+        if (!cJSON_IsObject(j)) FAIL("config: families: expected {\"main\": [...], \"shifted\": [...]}");
+        CHECK(check_keys(j, keys, "families", err));
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "main"), *s = cJSON_GetObjectItemCaseSensitive(j, "shifted");
+        if (m) CHECK(parse_families(cfg->fam_main, &cfg->nmain, m, "families.main", err));
+        if (s) CHECK(parse_families(cfg->fam_shift, &cfg->nshift, s, "families.shifted", err));
+    }
+    if ((j = cJSON_GetObjectItemCaseSensitive(root, "seeds"))) CHECK(parse_seeds(&cfg->seeds, &cfg->nseeds, j, "seeds", err));
+    if ((j = cJSON_GetObjectItemCaseSensitive(root, "mutant_seeds"))) {
+        CHECK(parse_seeds(&cfg->mseeds, &cfg->nmseeds, j, "mutant_seeds", err));
+        mseeds_given = 1;
+    }
+    if (!mseeds_given) {
+        free(cfg->mseeds);
+        cfg->mseeds = malloc((size_t)(cfg->nseeds + 1) * sizeof *cfg->mseeds);
+        memcpy(cfg->mseeds, cfg->seeds, (size_t)cfg->nseeds * sizeof *cfg->mseeds);
+        cfg->nmseeds = cfg->nseeds;
+    }
+    TRY(cfg_shapes(cfg, root, err));
+    TRY(cfg_mutants(cfg, root, err));
+    TRY(cfg_checks_calibration(cfg, root, err));
+    TRY(cfg_run(cfg, root, err));
+    TRY(cfg_op_dtypes(cfg, err));
     st = nmo_camp_cfg_finish(cfg, err);
 done:
 #undef FAIL
 #undef CHECK
+#undef TRY
     cJSON_Delete(root);
     return st;
 }

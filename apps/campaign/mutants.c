@@ -681,18 +681,12 @@ static nmo_status hip_prepare(nmo_camp_mutants *ms, const nmo_camp_cfg *cfg, FIL
     return NMO_OK;
 }
 
-nmo_status nmo_camp_mutants_prepare(nmo_camp_mutants *ms, const nmo_camp_cfg *cfg, FILE *log, nmo_err *err)
+/* The mutant runtime (rt_h/rt_c) written into work_dir/rt and compiled once (when it
+ * changed or its object is missing): every generated mutant and null control links it. */
+static nmo_status build_runtime(const nmo_camp_cfg *cfg, const char *rtdir, const char *rt_hp, const char *rt_cp,
+                                const char *rt_o, nmo_err *err)
 {
-    memset(ms, 0, sizeof *ms);
-    char rtdir[1200], rt_hp[1300], rt_cp[1300], rt_o[1300];
-    snprintf(rtdir, sizeof rtdir, "%.1000s/rt", cfg->work_dir);
-    if (nmo_camp_mkdirs(rtdir) != 0)
-        return nmo_err_set(err, NMO_ERR_IO, "%s: cannot create: %s", rtdir, strerror(errno));
-    snprintf(rt_hp, sizeof rt_hp, "%s/nmo_mut_rt.h", rtdir);
-    snprintf(rt_cp, sizeof rt_cp, "%s/nmo_mut_rt.c", rtdir);
-    snprintf(rt_o, sizeof rt_o, "%s/nmo_mut_rt.o", rtdir);
-    int need_gen = cfg->gen || cfg->null_control;
-    if (need_gen) {
+    {
         int changed = 0;
         size_t ol;
         char *old = read_all(rt_cp, &ol);
@@ -723,10 +717,17 @@ nmo_status nmo_camp_mutants_prepare(nmo_camp_mutants *ms, const nmo_camp_cfg *cf
         }
     }
 
-    if (strcmp(cfg->backend, "hip") == 0) return hip_prepare(ms, cfg, log, err);
+    return NMO_OK;
+}
 
-    build_job *jobs = NULL;
-    int njobs = 0;
+/* The mutants of every configured operator, in order: hand-written ones (the registry's
+ * mutant candidates), generated ones (with a build job each) and the null control; then
+ * duplicates and capped-out generated mutants dropped. */
+static nmo_status collect_mutants(nmo_camp_mutants *ms, build_job **jobsp, int *njobsp, const nmo_camp_cfg *cfg,
+                                  const char *rt_o, const char *rt_hp, FILE *log, nmo_err *err)
+{
+    build_job *jobs = *jobsp;
+    int njobs = *njobsp;
     for (int oi = 0; oi < cfg->nops; oi++) {
         const nmo_op *op = cfg->ops[oi];
         const nmo_cand *def = nmo_camp_correct(op, 0);
@@ -755,7 +756,10 @@ nmo_status nmo_camp_mutants_prepare(nmo_camp_mutants *ms, const nmo_camp_cfg *cf
             int before = ms->n;
             int jbefore = njobs;
             nmo_status st = gen_op(ms, &jobs, &njobs, cfg, oi, rt_o, rt_hp, log, err);
-            if (st != NMO_OK) return st;
+            if (st != NMO_OK) {
+                *jobsp = jobs, *njobsp = njobs;
+                return st;
+            }
             /* record the job index of each generated mutant in so_path temporarily */
             for (int i = before; i < ms->n; i++)
                 snprintf(ms->m[i].so_path, sizeof ms->m[i].so_path, "#%d", jbefore + (i - before));
@@ -768,11 +772,12 @@ nmo_status nmo_camp_mutants_prepare(nmo_camp_mutants *ms, const nmo_camp_cfg *cf
             if (t) {
                 nmo_camp_mutant *m = push_mutant(ms);
                 build_job *bj = realloc(jobs, (size_t)(njobs + 1) * sizeof *jobs);
+                if (bj) jobs = bj;
+                *jobsp = jobs, *njobsp = njobs;
                 if (!m || !bj) {
                     free(t);
                     return nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
                 }
-                jobs = bj;
                 memset(&jobs[njobs], 0, sizeof jobs[njobs]);
                 jobs[njobs].op_text = t;
                 jobs[njobs].op_len = len;
@@ -798,8 +803,123 @@ nmo_status nmo_camp_mutants_prepare(nmo_camp_mutants *ms, const nmo_camp_cfg *cf
         ms->m[w++] = ms->m[i];
     }
     ms->n = w;
+    *jobsp = jobs, *njobsp = njobs;
+    return NMO_OK;
+}
 
-    /* build: write sources, compile in parallel (cached by content) */
+/* Start the compile of one generated mutant or null control (its build job b): write
+ * its sources, and spawn the compiler unless the cache (a key of sources, command and
+ * runtime) already holds the result. Returns the compiler's pid, or 0 when nothing was
+ * started (cached, or stillborn with the reason in m->cc_error). */
+static pid_t start_build(nmo_camp_mutant *m, build_job *b, const nmo_camp_cfg *cfg, const char *rt_hp,
+                         const char *rt_o, const char *inc_src, const char *inc_inc, int *cachedp, nmo_err *err)
+{
+    const nmo_op *op = cfg->ops[m->op];
+    snprintf(b->dir, sizeof b->dir, "%.1000s/mut/%s/%s", cfg->work_dir, op->name, m->id);
+    snprintf(m->so_path, sizeof m->so_path, "%.1090s/m.so", b->dir);
+    if (nmo_camp_mkdirs(b->dir) != 0 || !b->op_text) {
+        m->stillborn = 1;
+        snprintf(m->cc_error, sizeof m->cc_error, "cannot create %.400s", b->dir);
+        return 0;
+    }
+    char src[1300], hdr[1300], keyp[1300], logp[1300], out[1300];
+    snprintf(src, sizeof src, "%s/%s_cand.c", b->dir, op->name);
+    snprintf(hdr, sizeof hdr, "%s/cand_util.h", b->dir);
+    snprintf(keyp, sizeof keyp, "%s/key", b->dir);
+    snprintf(logp, sizeof logp, "%s/cc.log", b->dir);
+    snprintf(out, sizeof out, "%s/m.so", b->dir);
+    write_if_changed(src, b->op_text, b->op_len);
+    if (b->util_text) write_if_changed(hdr, b->util_text, b->util_len);
+    else remove(hdr);
+    const char *a[64];
+    int n = 0;
+    a[n++] = cfg->cc;
+    n = base_flags(a, n);
+    a[n++] = "-O2";
+    a[n++] = "-shared";
+    a[n++] = "-fstack-protector-strong";
+    a[n++] = "-Werror=implicit-function-declaration";
+    a[n++] = "-Werror=int-conversion";
+    a[n++] = "-Werror=incompatible-pointer-types";
+    char incd[1300];
+    snprintf(incd, sizeof incd, "-I%s", b->dir);
+    a[n++] = incd;
+    a[n++] = inc_src;
+    a[n++] = inc_inc;
+    a[n++] = "-include";
+    a[n++] = rt_hp;
+    a[n++] = src;
+    a[n++] = rt_o;
+    a[n++] = "-o";
+    a[n++] = out;
+    a[n++] = "-Wl,-Bsymbolic";
+    a[n++] = "-lm";
+    a[n] = NULL;
+    /* cache key: sources + command + runtime */
+    uint64_t h = nmo_fnv1a(b->op_text, b->op_len, NMO_FNV_INIT);
+    if (b->util_text) h = nmo_fnv1a(b->util_text, b->util_len, h);
+    for (int k = 0; k < n; k++) h = nmo_fnv1a(a[k], strlen(a[k]) + 1, h);
+    h = nmo_fnv1a(rt_c, strlen(rt_c), h);
+    char key[32], *old = read_all(keyp, NULL);
+    snprintf(key, sizeof key, "%016llx\n", (unsigned long long)h);
+    int hit = old && strncmp(old, key, 16) == 0;
+    int was_ok = hit && old[16] == '\n' && file_exists(out);
+    int was_bad = hit && old[16] == '!';
+    free(old);
+    if (was_ok) {
+        (*cachedp)++;
+        return 0;
+    }
+    if (was_bad) {
+        m->stillborn = 1;
+        first_error(m->cc_error, sizeof m->cc_error, logp);
+        (*cachedp)++;
+        return 0;
+    }
+    remove(out);
+    pid_t pid = spawn((char *const *)a, logp, NULL);
+    if (pid < 0) {
+        m->stillborn = 1;
+        snprintf(m->cc_error, sizeof m->cc_error, "cannot run %s", cfg->cc);
+        return 0;
+    }
+    /* remember the key to write on success */
+    nmo_camp_write_file(keyp, "pending\n", 8, err);
+    /* stash the key in cc_error until the compile finishes */
+    snprintf(m->cc_error, sizeof m->cc_error, "%s", key);
+    return pid;
+}
+
+/* A compile started by start_build ended with wait status st: record the cache key (or
+ * the failure, "KEY!") and mark the mutant stillborn with the compiler's first error. */
+static void finish_build(nmo_camp_mutant *m, int st, nmo_err *err)
+{
+    char keyp[1300], logp[1300], key[32];
+    snprintf(key, sizeof key, "%.17s", m->cc_error);
+    char dir[1200];
+    snprintf(dir, sizeof dir, "%s", m->so_path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    snprintf(keyp, sizeof keyp, "%s/key", dir);
+    snprintf(logp, sizeof logp, "%s/cc.log", dir);
+    int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0 && file_exists(m->so_path);
+    m->cc_error[0] = '\0';
+    if (ok) {
+        nmo_camp_write_file(keyp, key, strlen(key), err);
+    } else {
+        m->stillborn = 1;
+        first_error(m->cc_error, sizeof m->cc_error, logp);
+        char bad[40];
+        snprintf(bad, sizeof bad, "%.16s!\n", key);
+        nmo_camp_write_file(keyp, bad, strlen(bad), err);
+    }
+}
+
+/* Compile the generated mutants and null controls, cfg->workers at a time (cached by
+ * content). */
+static nmo_status build_mutants(nmo_camp_mutants *ms, build_job *jobs, const nmo_camp_cfg *cfg, const char *rt_hp,
+                                const char *rt_o, FILE *log, nmo_err *err)
+{
     int par = cfg->workers > 0 ? cfg->workers : 1;
     int *pids = calloc((size_t)par, sizeof *pids), *who = calloc((size_t)par, sizeof *who);
     if (!pids || !who) return nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
@@ -811,78 +931,8 @@ nmo_status nmo_camp_mutants_prepare(nmo_camp_mutants *ms, const nmo_camp_cfg *cf
         while (running < par && next < ms->n) {
             nmo_camp_mutant *m = &ms->m[next++];
             if (m->kind == NMO_MUT_HAND || m->so_path[0] != '#') continue;
-            build_job *b = &jobs[atoi(m->so_path + 1)];
-            const nmo_op *op = cfg->ops[m->op];
-            snprintf(b->dir, sizeof b->dir, "%.1000s/mut/%s/%s", cfg->work_dir, op->name, m->id);
-            snprintf(m->so_path, sizeof m->so_path, "%.1090s/m.so", b->dir);
-            if (nmo_camp_mkdirs(b->dir) != 0 || !b->op_text) {
-                m->stillborn = 1;
-                snprintf(m->cc_error, sizeof m->cc_error, "cannot create %.400s", b->dir);
-                continue;
-            }
-            char src[1300], hdr[1300], keyp[1300], logp[1300], out[1300];
-            snprintf(src, sizeof src, "%s/%s_cand.c", b->dir, op->name);
-            snprintf(hdr, sizeof hdr, "%s/cand_util.h", b->dir);
-            snprintf(keyp, sizeof keyp, "%s/key", b->dir);
-            snprintf(logp, sizeof logp, "%s/cc.log", b->dir);
-            snprintf(out, sizeof out, "%s/m.so", b->dir);
-            write_if_changed(src, b->op_text, b->op_len);
-            if (b->util_text) write_if_changed(hdr, b->util_text, b->util_len);
-            else remove(hdr);
-            const char *a[64];
-            int n = 0;
-            a[n++] = cfg->cc;
-            n = base_flags(a, n);
-            a[n++] = "-O2";
-            a[n++] = "-shared";
-            a[n++] = "-fstack-protector-strong";
-            a[n++] = "-Werror=implicit-function-declaration";
-            a[n++] = "-Werror=int-conversion";
-            a[n++] = "-Werror=incompatible-pointer-types";
-            char incd[1300];
-            snprintf(incd, sizeof incd, "-I%s", b->dir);
-            a[n++] = incd;
-            a[n++] = inc_src;
-            a[n++] = inc_inc;
-            a[n++] = "-include";
-            a[n++] = rt_hp;
-            a[n++] = src;
-            a[n++] = rt_o;
-            a[n++] = "-o";
-            a[n++] = out;
-            a[n++] = "-Wl,-Bsymbolic";
-            a[n++] = "-lm";
-            a[n] = NULL;
-            /* cache key: sources + command + runtime */
-            uint64_t h = nmo_fnv1a(b->op_text, b->op_len, NMO_FNV_INIT);
-            if (b->util_text) h = nmo_fnv1a(b->util_text, b->util_len, h);
-            for (int k = 0; k < n; k++) h = nmo_fnv1a(a[k], strlen(a[k]) + 1, h);
-            h = nmo_fnv1a(rt_c, strlen(rt_c), h);
-            char key[32], *old = read_all(keyp, NULL);
-            snprintf(key, sizeof key, "%016llx\n", (unsigned long long)h);
-            int hit = old && strncmp(old, key, 16) == 0;
-            int was_ok = hit && old[16] == '\n' && file_exists(out);
-            int was_bad = hit && old[16] == '!';
-            free(old);
-            if (was_ok) {
-                cached++;
-                continue;
-            }
-            if (was_bad) {
-                m->stillborn = 1;
-                first_error(m->cc_error, sizeof m->cc_error, logp);
-                cached++;
-                continue;
-            }
-            remove(out);
-            pid_t pid = spawn((char *const *)a, logp, NULL);
-            if (pid < 0) {
-                m->stillborn = 1;
-                snprintf(m->cc_error, sizeof m->cc_error, "cannot run %s", cfg->cc);
-                continue;
-            }
-            /* remember the key to write on success */
-            nmo_camp_write_file(keyp, "pending\n", 8, err);
+            pid_t pid = start_build(m, &jobs[atoi(m->so_path + 1)], cfg, rt_hp, rt_o, inc_src, inc_inc, &cached, err);
+            if (pid <= 0) continue;
             for (int s = 0; s < par; s++)
                 if (!pids[s]) {
                     pids[s] = pid;
@@ -890,8 +940,6 @@ nmo_status nmo_camp_mutants_prepare(nmo_camp_mutants *ms, const nmo_camp_cfg *cf
                     break;
                 }
             running++;
-            /* stash the key in cc_error until the compile finishes */
-            snprintf(m->cc_error, sizeof m->cc_error, "%s", key);
         }
         if (running == 0) break;
         int st;
@@ -906,37 +954,40 @@ nmo_status nmo_camp_mutants_prepare(nmo_camp_mutants *ms, const nmo_camp_cfg *cf
             pids[s] = 0;
             running--;
             built++;
-            char keyp[1300], logp[1300], key[32];
-            snprintf(key, sizeof key, "%.17s", m->cc_error);
-            char dir[1200];
-            snprintf(dir, sizeof dir, "%s", m->so_path);
-            char *slash = strrchr(dir, '/');
-            if (slash) *slash = '\0';
-            snprintf(keyp, sizeof keyp, "%s/key", dir);
-            snprintf(logp, sizeof logp, "%s/cc.log", dir);
-            int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0 && file_exists(m->so_path);
-            m->cc_error[0] = '\0';
-            if (ok) {
-                nmo_camp_write_file(keyp, key, strlen(key), err);
-            } else {
-                m->stillborn = 1;
-                first_error(m->cc_error, sizeof m->cc_error, logp);
-                char bad[40];
-                snprintf(bad, sizeof bad, "%.16s!\n", key);
-                nmo_camp_write_file(keyp, bad, strlen(bad), err);
-            }
+            finish_build(m, st, err);
             if (log && built % 50 == 0) fprintf(log, "campaign: compiled %d mutants\n", built);
         }
     }
     free(pids);
     free(who);
-    for (int i = 0; i < njobs; i++) free(jobs[i].op_text), free(jobs[i].util_text);
-    free(jobs);
     int still = 0;
     for (int i = 0; i < ms->n; i++) still += ms->m[i].stillborn == 1;
     if (log)
         fprintf(log, "campaign: %d mutants (%d compiled now, %d cached, %d stillborn)\n", ms->n, built, cached, still);
     return NMO_OK;
+}
+
+nmo_status nmo_camp_mutants_prepare(nmo_camp_mutants *ms, const nmo_camp_cfg *cfg, FILE *log, nmo_err *err)
+{
+    memset(ms, 0, sizeof *ms);
+    char rtdir[1200], rt_hp[1300], rt_cp[1300], rt_o[1300];
+    snprintf(rtdir, sizeof rtdir, "%.1000s/rt", cfg->work_dir);
+    if (nmo_camp_mkdirs(rtdir) != 0)
+        return nmo_err_set(err, NMO_ERR_IO, "%s: cannot create: %s", rtdir, strerror(errno));
+    snprintf(rt_hp, sizeof rt_hp, "%s/nmo_mut_rt.h", rtdir);
+    snprintf(rt_cp, sizeof rt_cp, "%s/nmo_mut_rt.c", rtdir);
+    snprintf(rt_o, sizeof rt_o, "%s/nmo_mut_rt.o", rtdir);
+    if (cfg->gen || cfg->null_control) NMO_RETURN_IF_ERR(build_runtime(cfg, rtdir, rt_hp, rt_cp, rt_o, err));
+
+    if (strcmp(cfg->backend, "hip") == 0) return hip_prepare(ms, cfg, log, err);
+
+    build_job *jobs = NULL;
+    int njobs = 0;
+    nmo_status st = collect_mutants(ms, &jobs, &njobs, cfg, rt_o, rt_hp, log, err);
+    if (st == NMO_OK) st = build_mutants(ms, jobs, cfg, rt_hp, rt_o, log, err);
+    for (int i = 0; i < njobs; i++) free(jobs[i].op_text), free(jobs[i].util_text);
+    free(jobs);
+    return st;
 }
 
 int nmo_camp_mutant_load(nmo_camp_mutant *m, const nmo_camp_cfg *cfg)

@@ -989,6 +989,226 @@ static int knob_compare(const nmo_ana *a, const nmo_src *s, int i)
 
 /* ---------------------------------------------------------------- the operators */
 
+/* AOR: an arithmetic operator swapped (+ -, * /, their compound assignments). */
+static void tok_aor(mut_vec *v, const nmo_src *s, const nmo_ana *a, const int *on, int fn, int i)
+{
+    const nmo_tok *t = &s->tok[i];
+    size_t off = (size_t)t->off, len = (size_t)t->len;
+    char txt[96];
+    tk_text(txt, sizeof txt, s, i);
+    (void)off, (void)len, (void)t, (void)a;
+    if (on[NMO_MOP_AOR]) {
+        static const char *const from[] = {"+", "-", "*", "/", "+=", "-=", "*=", "/=", NULL};
+        static const char *const to[] = {"-", "+", "/", "*", "-=", "+=", "/=", "*=", NULL};
+        for (int k = 0; from[k]; k++) {
+            if (strcmp(txt, from[k]) != 0) continue;
+            int ok = k >= 4 || (k < 2 ? is_binary_addsub(s, i)
+                                      : k == 2 ? is_binary_mul(s, i)
+                                               : ends_operand(s, prev_sig(s, i)));
+            if (ok)
+                emit(v, s, NMO_MOP_AOR, fn, i, off, len, to[k], "'%s' -> '%s'", from[k], to[k]);
+        }
+    }
+}
+
+/* ROR: a relational operator swapped; LB inside a for condition, with the loop bound
+ * moved by one. */
+static void tok_ror_lb(mut_vec *v, const nmo_src *s, const nmo_ana *a, const int *on, int fn, int i)
+{
+    const nmo_tok *t = &s->tok[i];
+    size_t off = (size_t)t->off, len = (size_t)t->len;
+    char txt[96];
+    tk_text(txt, sizeof txt, s, i);
+    (void)off, (void)len, (void)t;
+    if (on[NMO_MOP_ROR] || on[NMO_MOP_LB]) {
+        static const char *const from[] = {"<", "<=", ">", ">=", "==", "!=", NULL};
+        static const char *const to[] = {"<=", "<", ">=", ">", "!=", "==", NULL};
+        for (int k = 0; from[k]; k++) {
+            if (strcmp(txt, from[k]) != 0) continue;
+            int L = for_cond_loop(a, i);
+            int incond = L >= 0;
+            nmo_mop m = incond ? NMO_MOP_LB : NMO_MOP_ROR;
+            if (on[m]) emit(v, s, m, fn, i, off, len, to[k], "'%s' -> '%s'", from[k], to[k]);
+            /* loop bound +-1: for (...; i < E; ...) -> E - 1, E + 1 */
+            if (incond && on[NMO_MOP_LB] && k < 4) {
+                int eb = i + 1, ee = a->loop_cond_end[L]; /* [eb, ee) */
+                if (eb < ee) {
+                    char *et = span_text(s, eb, ee - 1);
+                    if (et) {
+                        size_t bo = (size_t)s->tok[eb].off;
+                        size_t bl = (size_t)(s->tok[ee - 1].off + s->tok[ee - 1].len) - bo;
+                        char rep[512], sh[96];
+                        short_text(sh, sizeof sh, et);
+                        snprintf(rep, sizeof rep, "(%s) - 1", et);
+                        emit(v, s, NMO_MOP_LB, fn, eb, bo, bl, rep, "loop bound %s -> (%s) - 1", sh, sh);
+                        snprintf(rep, sizeof rep, "(%s) + 1", et);
+                        emit(v, s, NMO_MOP_LB, fn, eb, bo, bl, rep, "loop bound %s -> (%s) + 1", sh, sh);
+                        free(et);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* TERM / BCAST: one operand of a binary + or - dropped (BCAST when it is a stride term). */
+static void tok_term(mut_vec *v, const nmo_src *s, const nmo_ana *a, const int *on, int fn, int i)
+{
+    const nmo_tok *t = &s->tok[i];
+    size_t off = (size_t)t->off, len = (size_t)t->len;
+    char txt[96];
+    tk_text(txt, sizeof txt, s, i);
+    (void)off, (void)len, (void)t;
+    if ((on[NMO_MOP_TERM] || on[NMO_MOP_BCAST]) && is_binary_addsub(s, i)) {
+        int lim_lo = s->fn[fn].body_open, lim_hi = s->fn[fn].body_close;
+        int re = operand_end(s, i + 1, lim_hi);
+        int ls = operand_start(s, i - 1, lim_lo);
+        if (re > i + 1 && ls >= 0 && ls < i) {
+            char *rt = span_text(s, i + 1, re - 1), *lt = span_text(s, ls, i - 1);
+            if (rt && lt) {
+                char sh[96], sh2[96];
+                short_text(sh, sizeof sh, rt);
+                short_text(sh2, sizeof sh2, lt);
+                /* drop the right operand: "a + b" -> "a" */
+                size_t o = off, l = (size_t)(s->tok[re - 1].off + s->tok[re - 1].len) - off;
+                nmo_mop m = is_stride_term(a, s, i + 1, re) ? NMO_MOP_BCAST : NMO_MOP_TERM;
+                if (on[m])
+                    emit(v, s, m, fn, i, o, l, "", "drop term '%s %s' of '%s %s %s'", txt, sh, sh2,
+                         txt, sh);
+                /* drop the left operand of +: "a + b" -> "b" (not after a binary -) */
+                int pl = prev_sig(s, ls);
+                int after_minus = pl >= 0 && tk_is_punct(s, pl, "-") && ends_operand(s, prev_sig(s, pl));
+                int after_unary = pl >= 0 && (tk_is_punct(s, pl, "-") || tk_is_punct(s, pl, "*") ||
+                                              tk_is_punct(s, pl, "/"));
+                if (tk_eq(s, i, "+") && !after_minus && !after_unary) {
+                    size_t o2 = (size_t)s->tok[ls].off, l2 = (size_t)s->tok[i + 1].off - o2;
+                    nmo_mop m2 = is_stride_term(a, s, ls, i) ? NMO_MOP_BCAST : NMO_MOP_TERM;
+                    if (on[m2])
+                        emit(v, s, m2, fn, ls, o2, l2, "", "drop term '%s' of '%s + %s'", sh2, sh2, sh);
+                }
+            }
+            free(rt);
+            free(lt);
+        }
+    }
+}
+
+/* IDX / BCAST on subscripts: the index moved by one, or replaced by another loop's
+ * variable. */
+static void tok_subscript(mut_vec *v, const nmo_src *s, const nmo_ana *a, const int *on, int fn, int i)
+{
+    const nmo_tok *t = &s->tok[i];
+    size_t off = (size_t)t->off, len = (size_t)t->len;
+    char txt[96];
+    tk_text(txt, sizeof txt, s, i);
+    (void)off, (void)len;
+    if ((on[NMO_MOP_IDX] || on[NMO_MOP_BCAST]) && strcmp(txt, "[") == 0 && t->match > i + 1 &&
+        ends_operand(s, prev_sig(s, i)) && !in_decl_brackets(a, s, i + 1)) {
+        int close = t->match;
+        int single_num = close == i + 2 && s->tok[i + 1].kind == NMO_TK_NUMBER;
+        char *et = span_text(s, i + 1, close - 1);
+        if (et && !single_num && on[NMO_MOP_IDX]) {
+            char sh[96], rep[600];
+            short_text(sh, sizeof sh, et);
+            int simple = close == i + 2;
+            size_t o = (size_t)s->tok[i + 1].off, l = (size_t)s->tok[close].off - o;
+            snprintf(rep, sizeof rep, simple ? "%s + 1" : "(%s) + 1", et);
+            emit(v, s, NMO_MOP_IDX, fn, i, o, l, rep, "index [%s] -> [%s]", sh, rep);
+            snprintf(rep, sizeof rep, simple ? "%s - 1" : "(%s) - 1", et);
+            emit(v, s, NMO_MOP_IDX, fn, i, o, l, rep, "index [%s] -> [%s]", sh, rep);
+        }
+        if (et && on[NMO_MOP_BCAST] && close == i + 2 && s->tok[i + 1].kind == NMO_TK_IDENT) {
+            int loops[16], nl = enclosing_loops(a, i, loops, 16), mine = -1;
+            for (int q = 0; q < nl; q++)
+                if (s->tok[a->loop_var[loops[q]]].len == s->tok[i + 1].len &&
+                    memcmp(s->text + s->tok[a->loop_var[loops[q]]].off, s->text + s->tok[i + 1].off,
+                           (size_t)s->tok[i + 1].len) == 0)
+                    mine = q;
+            if (mine >= 0)
+                for (int q = 0; q < nl; q++) {
+                    if (q == mine) continue;
+                    char other[64];
+                    tk_text(other, sizeof other, s, a->loop_var[loops[q]]);
+                    if (strcmp(other, et) == 0) continue;
+                    emit(v, s, NMO_MOP_BCAST, fn, i + 1, (size_t)s->tok[i + 1].off,
+                         (size_t)s->tok[i + 1].len, other, "broadcast index [%s] -> [%s]", et, other);
+                }
+        }
+        free(et);
+    }
+}
+
+/* CP / RWC on literals: a float constant halved, doubled or 0 -> 1; a power-of-two width
+ * halved; another integer moved by one. */
+static void tok_number(mut_vec *v, const nmo_src *s, const nmo_ana *a, const int *on, int fn, int i)
+{
+    const nmo_tok *t = &s->tok[i];
+    size_t off = (size_t)t->off, len = (size_t)t->len;
+    char txt[96];
+    tk_text(txt, sizeof txt, s, i);
+    (void)off, (void)len, (void)t, (void)txt, (void)a;
+    double d;
+    long long iv;
+    char lit[96], rep[96];
+    if (float_literal(s, i, &d, lit, sizeof lit)) {
+        if (on[NMO_MOP_CP]) {
+            if (d == 0.0) {
+                fmt_float_lit(rep, sizeof rep, 1.0, lit);
+                emit(v, s, NMO_MOP_CP, fn, i, off, len, rep, "constant %s -> %s", lit, rep);
+            } else {
+                fmt_float_lit(rep, sizeof rep, d * 0.5, lit);
+                emit(v, s, NMO_MOP_CP, fn, i, off, len, rep, "constant %s -> %s (x0.5)", lit, rep);
+                fmt_float_lit(rep, sizeof rep, d * 2.0, lit);
+                emit(v, s, NMO_MOP_CP, fn, i, off, len, rep, "constant %s -> %s (x2)", lit, rep);
+            }
+        }
+    } else if (int_literal(s, i, &iv, lit, sizeof lit)) {
+        int pow2 = iv >= 8 && (iv & (iv - 1)) == 0;
+        if (pow2 && on[NMO_MOP_RWC]) {
+            snprintf(rep, sizeof rep, "%lld", iv / 2);
+            emit(v, s, NMO_MOP_RWC, fn, i, off, len, rep, "width %s -> %s", lit, rep);
+        } else if (!pow2 && on[NMO_MOP_CP] && iv <= 1 << 20) {
+            snprintf(rep, sizeof rep, "%lld", iv + 1);
+            emit(v, s, NMO_MOP_CP, fn, i, off, len, rep, "constant %s -> %s", lit, rep);
+            int p0 = prev_sig(s, i);
+            int step = tk_is_punct(s, p0, ">>=") || tk_is_punct(s, p0, "<<=") ||
+                       tk_is_punct(s, p0, "+=") || tk_is_punct(s, p0, "-=") ||
+                       tk_is_punct(s, p0, "*=") || tk_is_punct(s, p0, "/=");
+            if (iv > 0 && !(iv == 1 && step)) { /* a zero step only hangs */
+                snprintf(rep, sizeof rep, "%lld", iv - 1);
+                emit(v, s, NMO_MOP_CP, fn, i, off, len, rep, "constant %s -> %s", lit, rep);
+            }
+        }
+    }
+}
+
+/* RND: a rounding function or call swapped for the profile's other rounding. */
+static void tok_ident(mut_vec *v, const nmo_src *s, const nmo_mut_profile *p, const int *on, int fn, int i)
+{
+    const nmo_tok *t = &s->tok[i];
+    size_t off = (size_t)t->off, len = (size_t)t->len;
+    char txt[96];
+    tk_text(txt, sizeof txt, s, i);
+    (void)off, (void)len, (void)t;
+    for (int k = 0; k < p->nswap; k++)
+        if (strcmp(txt, p->swap_from[k]) == 0)
+            emit(v, s, NMO_MOP_RND, fn, i, off, len, p->swap_to[k], "rounding %s -> %s", txt,
+                 p->swap_to[k]);
+    for (int k = 0; k < p->ncall; k++)
+        if (strcmp(txt, p->call_from[k]) == 0 && tk_is_punct(s, i + 1, "(") && s->tok[i + 1].match > 0) {
+            int c = s->tok[i + 1].match;
+            char *ct = span_text(s, i, c);
+            size_t l = (size_t)(s->tok[c].off + s->tok[c].len) - off;
+            if (ct) {
+                char sh[96];
+                short_text(sh, sizeof sh, ct);
+                emit(v, s, NMO_MOP_RND, fn, i, off, l, p->call_to[k], "rounding %s -> %s", sh,
+                     p->call_to[k]);
+                free(ct);
+            }
+        }
+}
+
 static void gen_token_ops(mut_vec *v, const nmo_src *s, const nmo_ana *a, const nmo_mut_profile *p,
                           const nmo_mut_filter *f, const int *on)
 {
@@ -1001,176 +1221,17 @@ static void gen_token_ops(mut_vec *v, const nmo_src *s, const nmo_ana *a, const 
         if (!line_ok(f, s->tok[i].line)) continue;
         if (knob_compare(a, s, i)) continue;
         const nmo_tok *t = &s->tok[i];
-        size_t off = (size_t)t->off, len = (size_t)t->len;
-        char txt[96];
-        tk_text(txt, sizeof txt, s, i);
-
         if (t->kind == NMO_TK_PUNCT) {
-            /* AOR */
-            if (on[NMO_MOP_AOR]) {
-                static const char *const from[] = {"+", "-", "*", "/", "+=", "-=", "*=", "/=", NULL};
-                static const char *const to[] = {"-", "+", "/", "*", "-=", "+=", "/=", "*=", NULL};
-                for (int k = 0; from[k]; k++) {
-                    if (strcmp(txt, from[k]) != 0) continue;
-                    int ok = k >= 4 || (k < 2 ? is_binary_addsub(s, i)
-                                              : k == 2 ? is_binary_mul(s, i)
-                                                       : ends_operand(s, prev_sig(s, i)));
-                    if (ok)
-                        emit(v, s, NMO_MOP_AOR, fn, i, off, len, to[k], "'%s' -> '%s'", from[k], to[k]);
-                }
-            }
-            /* ROR (LB inside a for condition) */
-            if (on[NMO_MOP_ROR] || on[NMO_MOP_LB]) {
-                static const char *const from[] = {"<", "<=", ">", ">=", "==", "!=", NULL};
-                static const char *const to[] = {"<=", "<", ">=", ">", "!=", "==", NULL};
-                for (int k = 0; from[k]; k++) {
-                    if (strcmp(txt, from[k]) != 0) continue;
-                    int L = for_cond_loop(a, i);
-                    int incond = L >= 0;
-                    nmo_mop m = incond ? NMO_MOP_LB : NMO_MOP_ROR;
-                    if (on[m]) emit(v, s, m, fn, i, off, len, to[k], "'%s' -> '%s'", from[k], to[k]);
-                    /* loop bound +-1: for (...; i < E; ...) -> E - 1, E + 1 */
-                    if (incond && on[NMO_MOP_LB] && k < 4) {
-                        int eb = i + 1, ee = a->loop_cond_end[L]; /* [eb, ee) */
-                        if (eb < ee) {
-                            char *et = span_text(s, eb, ee - 1);
-                            if (et) {
-                                size_t bo = (size_t)s->tok[eb].off;
-                                size_t bl = (size_t)(s->tok[ee - 1].off + s->tok[ee - 1].len) - bo;
-                                char rep[512], sh[96];
-                                short_text(sh, sizeof sh, et);
-                                snprintf(rep, sizeof rep, "(%s) - 1", et);
-                                emit(v, s, NMO_MOP_LB, fn, eb, bo, bl, rep, "loop bound %s -> (%s) - 1", sh, sh);
-                                snprintf(rep, sizeof rep, "(%s) + 1", et);
-                                emit(v, s, NMO_MOP_LB, fn, eb, bo, bl, rep, "loop bound %s -> (%s) + 1", sh, sh);
-                                free(et);
-                            }
-                        }
-                    }
-                }
-            }
-            /* TERM / BCAST: drop one operand of a binary + or - */
-            if ((on[NMO_MOP_TERM] || on[NMO_MOP_BCAST]) && is_binary_addsub(s, i)) {
-                int lim_lo = s->fn[fn].body_open, lim_hi = s->fn[fn].body_close;
-                int re = operand_end(s, i + 1, lim_hi);
-                int ls = operand_start(s, i - 1, lim_lo);
-                if (re > i + 1 && ls >= 0 && ls < i) {
-                    char *rt = span_text(s, i + 1, re - 1), *lt = span_text(s, ls, i - 1);
-                    if (rt && lt) {
-                        char sh[96], sh2[96];
-                        short_text(sh, sizeof sh, rt);
-                        short_text(sh2, sizeof sh2, lt);
-                        /* drop the right operand: "a + b" -> "a" */
-                        size_t o = off, l = (size_t)(s->tok[re - 1].off + s->tok[re - 1].len) - off;
-                        nmo_mop m = is_stride_term(a, s, i + 1, re) ? NMO_MOP_BCAST : NMO_MOP_TERM;
-                        if (on[m])
-                            emit(v, s, m, fn, i, o, l, "", "drop term '%s %s' of '%s %s %s'", txt, sh, sh2,
-                                 txt, sh);
-                        /* drop the left operand of +: "a + b" -> "b" (not after a binary -) */
-                        int pl = prev_sig(s, ls);
-                        int after_minus = pl >= 0 && tk_is_punct(s, pl, "-") && ends_operand(s, prev_sig(s, pl));
-                        int after_unary = pl >= 0 && (tk_is_punct(s, pl, "-") || tk_is_punct(s, pl, "*") ||
-                                                      tk_is_punct(s, pl, "/"));
-                        if (tk_eq(s, i, "+") && !after_minus && !after_unary) {
-                            size_t o2 = (size_t)s->tok[ls].off, l2 = (size_t)s->tok[i + 1].off - o2;
-                            nmo_mop m2 = is_stride_term(a, s, ls, i) ? NMO_MOP_BCAST : NMO_MOP_TERM;
-                            if (on[m2])
-                                emit(v, s, m2, fn, ls, o2, l2, "", "drop term '%s' of '%s + %s'", sh2, sh2, sh);
-                        }
-                    }
-                    free(rt);
-                    free(lt);
-                }
-            }
-            /* IDX / BCAST on subscripts */
-            if ((on[NMO_MOP_IDX] || on[NMO_MOP_BCAST]) && strcmp(txt, "[") == 0 && t->match > i + 1 &&
-                ends_operand(s, prev_sig(s, i)) && !in_decl_brackets(a, s, i + 1)) {
-                int close = t->match;
-                int single_num = close == i + 2 && s->tok[i + 1].kind == NMO_TK_NUMBER;
-                char *et = span_text(s, i + 1, close - 1);
-                if (et && !single_num && on[NMO_MOP_IDX]) {
-                    char sh[96], rep[600];
-                    short_text(sh, sizeof sh, et);
-                    int simple = close == i + 2;
-                    size_t o = (size_t)s->tok[i + 1].off, l = (size_t)s->tok[close].off - o;
-                    snprintf(rep, sizeof rep, simple ? "%s + 1" : "(%s) + 1", et);
-                    emit(v, s, NMO_MOP_IDX, fn, i, o, l, rep, "index [%s] -> [%s]", sh, rep);
-                    snprintf(rep, sizeof rep, simple ? "%s - 1" : "(%s) - 1", et);
-                    emit(v, s, NMO_MOP_IDX, fn, i, o, l, rep, "index [%s] -> [%s]", sh, rep);
-                }
-                if (et && on[NMO_MOP_BCAST] && close == i + 2 && s->tok[i + 1].kind == NMO_TK_IDENT) {
-                    int loops[16], nl = enclosing_loops(a, i, loops, 16), mine = -1;
-                    for (int q = 0; q < nl; q++)
-                        if (s->tok[a->loop_var[loops[q]]].len == s->tok[i + 1].len &&
-                            memcmp(s->text + s->tok[a->loop_var[loops[q]]].off, s->text + s->tok[i + 1].off,
-                                   (size_t)s->tok[i + 1].len) == 0)
-                            mine = q;
-                    if (mine >= 0)
-                        for (int q = 0; q < nl; q++) {
-                            if (q == mine) continue;
-                            char other[64];
-                            tk_text(other, sizeof other, s, a->loop_var[loops[q]]);
-                            if (strcmp(other, et) == 0) continue;
-                            emit(v, s, NMO_MOP_BCAST, fn, i + 1, (size_t)s->tok[i + 1].off,
-                                 (size_t)s->tok[i + 1].len, other, "broadcast index [%s] -> [%s]", et, other);
-                        }
-                }
-                free(et);
-            }
+            tok_aor(v, s, a, on, fn, i);
+            tok_ror_lb(v, s, a, on, fn, i);
+            tok_term(v, s, a, on, fn, i);
+            tok_subscript(v, s, a, on, fn, i);
         } else if (t->kind == NMO_TK_NUMBER && !in_case_label(s, i) && !in_decl_brackets(a, s, i) &&
                    !member_subscript(s, i) &&
                    !in_sizeof(s, i, s->fn[fn].body_open)) {
-            double d;
-            long long iv;
-            char lit[96], rep[96];
-            if (float_literal(s, i, &d, lit, sizeof lit)) {
-                if (on[NMO_MOP_CP]) {
-                    if (d == 0.0) {
-                        fmt_float_lit(rep, sizeof rep, 1.0, lit);
-                        emit(v, s, NMO_MOP_CP, fn, i, off, len, rep, "constant %s -> %s", lit, rep);
-                    } else {
-                        fmt_float_lit(rep, sizeof rep, d * 0.5, lit);
-                        emit(v, s, NMO_MOP_CP, fn, i, off, len, rep, "constant %s -> %s (x0.5)", lit, rep);
-                        fmt_float_lit(rep, sizeof rep, d * 2.0, lit);
-                        emit(v, s, NMO_MOP_CP, fn, i, off, len, rep, "constant %s -> %s (x2)", lit, rep);
-                    }
-                }
-            } else if (int_literal(s, i, &iv, lit, sizeof lit)) {
-                int pow2 = iv >= 8 && (iv & (iv - 1)) == 0;
-                if (pow2 && on[NMO_MOP_RWC]) {
-                    snprintf(rep, sizeof rep, "%lld", iv / 2);
-                    emit(v, s, NMO_MOP_RWC, fn, i, off, len, rep, "width %s -> %s", lit, rep);
-                } else if (!pow2 && on[NMO_MOP_CP] && iv <= 1 << 20) {
-                    snprintf(rep, sizeof rep, "%lld", iv + 1);
-                    emit(v, s, NMO_MOP_CP, fn, i, off, len, rep, "constant %s -> %s", lit, rep);
-                    int p0 = prev_sig(s, i);
-                    int step = tk_is_punct(s, p0, ">>=") || tk_is_punct(s, p0, "<<=") ||
-                               tk_is_punct(s, p0, "+=") || tk_is_punct(s, p0, "-=") ||
-                               tk_is_punct(s, p0, "*=") || tk_is_punct(s, p0, "/=");
-                    if (iv > 0 && !(iv == 1 && step)) { /* a zero step only hangs */
-                        snprintf(rep, sizeof rep, "%lld", iv - 1);
-                        emit(v, s, NMO_MOP_CP, fn, i, off, len, rep, "constant %s -> %s", lit, rep);
-                    }
-                }
-            }
+            tok_number(v, s, a, on, fn, i);
         } else if (t->kind == NMO_TK_IDENT && on[NMO_MOP_RND]) {
-            for (int k = 0; k < p->nswap; k++)
-                if (strcmp(txt, p->swap_from[k]) == 0)
-                    emit(v, s, NMO_MOP_RND, fn, i, off, len, p->swap_to[k], "rounding %s -> %s", txt,
-                         p->swap_to[k]);
-            for (int k = 0; k < p->ncall; k++)
-                if (strcmp(txt, p->call_from[k]) == 0 && tk_is_punct(s, i + 1, "(") && s->tok[i + 1].match > 0) {
-                    int c = s->tok[i + 1].match;
-                    char *ct = span_text(s, i, c);
-                    size_t l = (size_t)(s->tok[c].off + s->tok[c].len) - off;
-                    if (ct) {
-                        char sh[96];
-                        short_text(sh, sizeof sh, ct);
-                        emit(v, s, NMO_MOP_RND, fn, i, off, l, p->call_to[k], "rounding %s -> %s", sh,
-                             p->call_to[k]);
-                        free(ct);
-                    }
-                }
+            tok_ident(v, s, p, on, fn, i);
         }
     }
 }

@@ -608,28 +608,44 @@ typedef struct {
     long rlevel, rlevel_det[NMO_CK_COUNT]; /* effective but within GROSS_ULPS of the correct variants */
 } summary_t;
 
-nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals, int nj, const char *out_dir, FILE *out,
-                           nmo_err *err)
+/* Everything the report's writers read: the aggregated journal, the calibrated
+ * tolerances and the counts derived from them (nmo_camp_report fills it in order). */
+typedef struct {
+    char name[64];
+    long mutants, evaluated, eff_main, det[NMO_CK_COUNT];
+} brk; /* one row of the per-operator / per-mutation-operator breakdowns */
+
+typedef struct {
+    const nmo_camp_cfg *cfg;
+    agg_ctx *a;
+    nmo_eng_tolset ts;
+    long unjoined; /* mutant runs without their base's run on the same input */
+    summary_t S;
+    role_agg T[2]; /* totals over operators: correct, behaviour-preserving */
+    brk byop[NMO_CAMP_MAX_OPS];
+    brk bymop[NMO_MOP_COUNT + 2];
+    int nbymop;
+    int null_bad; /* a null-mutant control is effective or stillborn */
+} report_t;
+
+/* Local names the writers use, so each reads as the one function it was split from. */
+#define REPORT_LOCALS(r)                                                                  \
+    const nmo_camp_cfg *cfg = (r)->cfg;                                                   \
+    agg_ctx *a = (r)->a;                                                                  \
+    const summary_t S = (r)->S;                                                           \
+    const role_agg *T = (r)->T;                                                           \
+    const brk *byop = (r)->byop, *bymop = (r)->bymop;                                     \
+    const int nbymop = (r)->nbymop;                                                       \
+    const nmo_eng_tolset ts = (r)->ts;                                                    \
+    const long E = S.eff_main;                                                            \
+    (void)cfg, (void)a, (void)S, (void)T, (void)byop, (void)bymop, (void)nbymop, (void)ts, (void)E
+
+/* Join the mutant runs with their base's run on the same input: detections per check and
+ * class, the first main input numoracle detects on, the deviation beyond the correct
+ * variants. */
+static void report_join(report_t *r)
 {
-    agg_ctx *a = calloc(1, sizeof *a);
-    if (!a) return nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
-    a->cfg = cfg;
-    for (int o = 0; o < NMO_CAMP_MAX_OPS; o++)
-        for (int d = 0; d < NMO_CAMP_MAX_DT; d++)
-            for (int f = 0; f < NMO_FAM_COUNT; f++) a->teq[o][d][f] = a->teq_def[o][d][f] = NAN;
-    nmo_status st = stream(journals, nj, agg_line, a, err);
-    if (st != NMO_OK) {
-        free(a);
-        return st;
-    }
-    /* probes whose mutant record came later (merged journals): second pass over probes only */
-    nmo_eng_tolset ts = {0};
-    if (cfg->check_on[NMO_CK_P999]) st = nmo_eng_calibrate(&ts, cfg, journals, nj, err);
-    if (st != NMO_OK) {
-        free(a);
-        return st;
-    }
-    /* join mutant runs with their base's run on the same input */
+    agg_ctx *a = r->a;
     long unjoined = 0;
     for (long i = 0; i < a->nmr; i++) {
         mrun *x = &a->mr[i];
@@ -651,20 +667,19 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
                     snprintf(m->det_input[c], sizeof m->det_input[c], "%s", x->input);
             }
     }
-    qsort(a->m, (size_t)a->nm, sizeof *a->m, cmp_rmut);
+    r->unjoined = unjoined;
+}
 
+/* The mutant counts: totals, per operator, per mutation operator (S, byop, bymop). */
+static void report_summarize(report_t *r)
+{
+    const nmo_camp_cfg *cfg = r->cfg;
+    agg_ctx *a = r->a;
     summary_t S;
     memset(&S, 0, sizeof S);
-    /* per op and per mutation operator breakdowns */
-    typedef struct {
-        char name[64];
-        long mutants, evaluated, eff_main, det[NMO_CK_COUNT];
-    } brk;
-    brk byop[NMO_CAMP_MAX_OPS];
-    memset(byop, 0, sizeof byop);
-    brk bymop[NMO_MOP_COUNT + 2];
-    memset(bymop, 0, sizeof bymop);
+    brk *byop = r->byop, *bymop = r->bymop;
     int nbymop = 0;
+    /* per op and per mutation operator breakdowns */
     for (int i = 0; i < cfg->nops; i++) snprintf(byop[i].name, sizeof byop[i].name, "%s", cfg->ops[i]->name);
     for (int i = 0; i < a->nm; i++) {
         rmut *m = &a->m[i];
@@ -730,9 +745,16 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
         if (m->eff[0] || m->eff[1]) S.eff_any++;
         else S.equivalent++;
     }
-    /* totals over operators */
-    role_agg T[2];
-    memset(T, 0, sizeof T);
+    r->S = S;
+    r->nbymop = nbymop;
+}
+
+/* The run counts of the correct and behaviour-preserving roles, over operators. */
+static void report_totals(report_t *r)
+{
+    const nmo_camp_cfg *cfg = r->cfg;
+    agg_ctx *a = r->a;
+    role_agg *T = r->T;
     for (int o = 0; o < cfg->nops; o++)
         for (int r = 0; r < 2; r++)
             for (int c2 = 0; c2 < 2; c2++) {
@@ -745,8 +767,14 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
                 }
             }
 
-    /* ---- JSON ---------------------------------------------------------------------- */
-    cJSON *R = cJSON_CreateObject();
+}
+
+/* report.json, the counts part (format, campaign, checks, mutants, detection, false
+ * alarms, per operator and mutation operator, tolerances). */
+static void report_json_counts(const report_t *r, cJSON *R)
+{
+    REPORT_LOCALS(r);
+    const long unjoined = r->unjoined;
     cJSON_AddStringToObject(R, "format", "numoracle-campaign-report/1");
     cJSON *cp = cJSON_AddObjectToObject(R, "campaign");
     cJSON_AddStringToObject(cp, "name", cfg->name);
@@ -889,8 +917,14 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
         cJSON_AddItemToArray(pj, x);
     }
     cJSON_AddNumberToObject(R, "calibration_runs", (double)a->calib_runs);
-    cJSON *nc = cJSON_AddArrayToObject(R, "null_controls");
+}
+
+/* report.json, the lists: null controls, notes, every mutant. */
+static void report_json_lists(report_t *r, cJSON *R)
+{
+    REPORT_LOCALS(r);
     int null_bad = 0;
+    cJSON *nc = cJSON_AddArrayToObject(R, "null_controls");
     for (int i = 0; i < a->nm; i++) {
         rmut *m = &a->m[i];
         if (strcmp(m->kind, "null") != 0) continue;
@@ -949,84 +983,85 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
         if (m->diff) cJSON_AddStringToObject(x, "diff", m->diff);
         cJSON_AddItemToArray(ml, x);
     }
-    char *js = nmo__json_print(R, 1);
-    cJSON_Delete(R);
+    r->null_bad = null_bad;
+}
 
-    /* ---- Markdown -------------------------------------------------------------------- */
-    tbuf md = {0};
-    long E = S.eff_main;
-    tb(&md, "# numoracle campaign: %s\n\n", cfg->name);
-    tb(&md, "Backend `%s`, config hash `%s`. Operators:", cfg->backend, cfg->config_hash);
-    for (int o = 0; o < cfg->nops; o++) tb(&md, " %s", cfg->ops[o]->name);
-    tb(&md, ". Dtypes:");
-    for (int d = 0; d < cfg->ndt; d++) tb(&md, " %s", nmo_fmt_name(cfg->dt[d]));
-    tb(&md, ". Main families:");
-    for (int f = 0; f < cfg->nmain; f++) tb(&md, " %s", nmo_family_name(cfg->fam_main[f]));
-    tb(&md, "; shifted:");
-    for (int f = 0; f < cfg->nshift; f++) tb(&md, " %s", nmo_family_name(cfg->fam_shift[f]));
-    tb(&md, ".\n\n");
-    tb(&md, "Mutants: %ld (%ld generated, %ld hand-written); %ld stillborn; %ld crashed, %ld timed out, %ld errored on "
+/* report.md */
+static void report_markdown(const report_t *r, tbuf *md)
+{
+    REPORT_LOCALS(r);
+    tb(md, "# numoracle campaign: %s\n\n", cfg->name);
+    tb(md, "Backend `%s`, config hash `%s`. Operators:", cfg->backend, cfg->config_hash);
+    for (int o = 0; o < cfg->nops; o++) tb(md, " %s", cfg->ops[o]->name);
+    tb(md, ". Dtypes:");
+    for (int d = 0; d < cfg->ndt; d++) tb(md, " %s", nmo_fmt_name(cfg->dt[d]));
+    tb(md, ". Main families:");
+    for (int f = 0; f < cfg->nmain; f++) tb(md, " %s", nmo_family_name(cfg->fam_main[f]));
+    tb(md, "; shifted:");
+    for (int f = 0; f < cfg->nshift; f++) tb(md, " %s", nmo_family_name(cfg->fam_shift[f]));
+    tb(md, ".\n\n");
+    tb(md, "Mutants: %ld (%ld generated, %ld hand-written); %ld stillborn; %ld crashed, %ld timed out, %ld errored on "
             "the probe input (trivially caught by any harness, not evaluated further); %ld evaluated; **%ld effective on "
             "main inputs**, %ld on shifted inputs, %ld never effective (equivalent on every input tried).",
        S.total, S.gen, S.hand, S.stillborn, S.probe_killed[0], S.probe_killed[1], S.probe_killed[2], S.evaluated, S.eff_main,
        S.eff_shift, S.equivalent);
-    if (S.nondet_mut) tb(&md, " %ld mutants had %ld nondeterministic runs (excluded from verdicts).", S.nondet_mut, S.nondet_runs);
-    tb(&md, "\n\n## Detection and false alarms\n\n");
-    tb(&md, "A check detects a mutant when it FAILs the mutant and PASSes its correct base on the same input. False "
+    if (S.nondet_mut) tb(md, " %ld mutants had %ld nondeterministic runs (excluded from verdicts).", S.nondet_mut, S.nondet_runs);
+    tb(md, "\n\n## Detection and false alarms\n\n");
+    tb(md, "A check detects a mutant when it FAILs the mutant and PASSes its correct base on the same input. False "
             "alarms: FAIL on a correct run (the default variant) or a behaviour-preserving run (the other correct "
             "variants).\n\n");
-    tb(&md, "| check | detected (main) | detected (shifted) | false alarms, correct runs (main / shifted) | false alarms, "
+    tb(md, "| check | detected (main) | detected (shifted) | false alarms, correct runs (main / shifted) | false alarms, "
             "behaviour-preserving runs (main / shifted) |\n|---|---|---|---|---|\n");
     for (int c = 0; c < NMO_CK_COUNT; c++) {
         if (!cfg->check_on[c]) continue;
-        tb(&md, "| %s | %ld / %ld (%.1f%%) | %ld / %ld | %ld / %ld | %ld / %ld |\n", nmo_ck_label((nmo_ck)c), S.det[0][c], E,
+        tb(md, "| %s | %ld / %ld (%.1f%%) | %ld / %ld | %ld / %ld | %ld / %ld |\n", nmo_ck_label((nmo_ck)c), S.det[0][c], E,
            pct(S.det[0][c], E), S.det[1][c], S.eff_shift, T[0].fa[0][c], T[0].fa[1][c], T[1].fa[0][c], T[1].fa[1][c]);
     }
-    tb(&md, "\nBy deviation (largest distance from the reference, in output ulps, beyond the largest distance of any "
+    tb(md, "\nBy deviation (largest distance from the reference, in output ulps, beyond the largest distance of any "
             "correct variant on the same main input): %ld effective mutants deviate by more than %d ulps (gross), %ld by at "
             "most %d (rounding-level: indistinguishable from legitimate rounding without knowing the plan).\n\n"
             "| check | gross: detected | rounding-level: detected |\n|---|---|---|\n",
        S.gross, GROSS_ULPS, S.rlevel, GROSS_ULPS);
     for (int c = 0; c < NMO_CK_COUNT; c++)
         if (cfg->check_on[c])
-            tb(&md, "| %s | %ld / %ld (%.1f%%) | %ld / %ld |\n", nmo_ck_label((nmo_ck)c), S.gross_det[c], S.gross,
+            tb(md, "| %s | %ld / %ld (%.1f%%) | %ld / %ld |\n", nmo_ck_label((nmo_ck)c), S.gross_det[c], S.gross,
                pct(S.gross_det[c], S.gross), S.rlevel_det[c], S.rlevel);
-    tb(&md, "\nRuns: %ld correct (%ld main, %ld shifted), %ld behaviour-preserving (%ld main, %ld shifted); %ld calibration "
+    tb(md, "\nRuns: %ld correct (%ld main, %ld shifted), %ld behaviour-preserving (%ld main, %ld shifted); %ld calibration "
             "runs (not counted above).\n\n",
        T[0].runs[0] + T[0].runs[1], T[0].runs[0], T[0].runs[1], T[1].runs[0] + T[1].runs[1], T[1].runs[0], T[1].runs[1],
        a->calib_runs);
-    tb(&md, "numoracle INCONCLUSIVE (never counted as a pass): correct runs %ld main / %ld shifted; behaviour-preserving "
+    tb(md, "numoracle INCONCLUSIVE (never counted as a pass): correct runs %ld main / %ld shifted; behaviour-preserving "
             "runs %ld main / %ld shifted.\n\n",
        T[0].inc[0], T[0].inc[1], T[1].inc[0], T[1].inc[1]);
-    tb(&md, "## Per operator (main inputs)\n\n| operator | mutants | evaluated | effective |");
+    tb(md, "## Per operator (main inputs)\n\n| operator | mutants | evaluated | effective |");
     for (int c = 0; c < NMO_CK_COUNT; c++)
-        if (cfg->check_on[c]) tb(&md, " %s |", nmo_ck_name((nmo_ck)c));
-    tb(&md, " correct+bp runs | false alarms (numoracle) | inconclusive (shifted) |\n|---|---|---|---|");
+        if (cfg->check_on[c]) tb(md, " %s |", nmo_ck_name((nmo_ck)c));
+    tb(md, " correct+bp runs | false alarms (numoracle) | inconclusive (shifted) |\n|---|---|---|---|");
     for (int c = 0; c < NMO_CK_COUNT; c++)
-        if (cfg->check_on[c]) tb(&md, "---|");
-    tb(&md, "---|---|---|\n");
+        if (cfg->check_on[c]) tb(md, "---|");
+    tb(md, "---|---|---|\n");
     for (int o = 0; o < cfg->nops; o++) {
-        tb(&md, "| %s | %ld | %ld | %ld |", byop[o].name, byop[o].mutants, byop[o].evaluated, byop[o].eff_main);
+        tb(md, "| %s | %ld | %ld | %ld |", byop[o].name, byop[o].mutants, byop[o].evaluated, byop[o].eff_main);
         for (int c = 0; c < NMO_CK_COUNT; c++)
-            if (cfg->check_on[c]) tb(&md, " %ld |", byop[o].det[c]);
+            if (cfg->check_on[c]) tb(md, " %ld |", byop[o].det[c]);
         long runs = a->role[o][0].runs[0] + a->role[o][0].runs[1] + a->role[o][1].runs[0] + a->role[o][1].runs[1];
         long fan = a->role[o][0].fa[0][0] + a->role[o][0].fa[1][0] + a->role[o][1].fa[0][0] + a->role[o][1].fa[1][0];
-        tb(&md, " %ld | %ld | %ld |\n", runs, fan, a->role[o][0].inc[1] + a->role[o][1].inc[1]);
+        tb(md, " %ld | %ld | %ld |\n", runs, fan, a->role[o][0].inc[1] + a->role[o][1].inc[1]);
     }
-    tb(&md, "\n## Per mutation operator (main inputs)\n\n| mutation operator | mutants | evaluated | effective |");
+    tb(md, "\n## Per mutation operator (main inputs)\n\n| mutation operator | mutants | evaluated | effective |");
     for (int c = 0; c < NMO_CK_COUNT; c++)
-        if (cfg->check_on[c]) tb(&md, " %s |", nmo_ck_name((nmo_ck)c));
-    tb(&md, "\n|---|---|---|---|");
+        if (cfg->check_on[c]) tb(md, " %s |", nmo_ck_name((nmo_ck)c));
+    tb(md, "\n|---|---|---|---|");
     for (int c = 0; c < NMO_CK_COUNT; c++)
-        if (cfg->check_on[c]) tb(&md, "---|");
-    tb(&md, "\n");
+        if (cfg->check_on[c]) tb(md, "---|");
+    tb(md, "\n");
     for (int k = 0; k < nbymop; k++) {
-        tb(&md, "| %s | %ld | %ld | %ld |", bymop[k].name, bymop[k].mutants, bymop[k].evaluated, bymop[k].eff_main);
+        tb(md, "| %s | %ld | %ld | %ld |", bymop[k].name, bymop[k].mutants, bymop[k].evaluated, bymop[k].eff_main);
         for (int c = 0; c < NMO_CK_COUNT; c++)
-            if (cfg->check_on[c]) tb(&md, " %ld |", bymop[k].det[c]);
-        tb(&md, "\n");
+            if (cfg->check_on[c]) tb(md, " %ld |", bymop[k].det[c]);
+        tb(md, "\n");
     }
-    tb(&md, "\n## Smallest equal atol = rtol that passes every correct run\n\nAgainst the reference (%s), over the "
+    tb(md, "\n## Smallest equal atol = rtol that passes every correct run\n\nAgainst the reference (%s), over the "
             "evaluation runs of every correct variant (and of the default variant alone).\n\n"
             "| operator | dtype | family | runs of correct variants | all correct variants | default variant |\n|---|---|---|---|---|---|\n",
        cfg->ref_fp64 ? "binary64 enclosure midpoint rounded to out" : "plan enclosure midpoint rounded to out");
@@ -1035,60 +1070,64 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
             for (int f = 0; f < NMO_FAM_COUNT; f++) {
                 if (!a->teq_runs[o][d][f]) continue;
                 char x1[32], x2[32];
-                tb(&md, "| %s | %s | %s | %ld | %s | %s |\n", cfg->ops[o]->name, nmo_fmt_name(cfg->dt[d]), nmo_family_name(f),
+                tb(md, "| %s | %s | %s | %ld | %s | %s |\n", cfg->ops[o]->name, nmo_fmt_name(cfg->dt[d]), nmo_family_name(f),
                    a->teq_runs[o][d][f], fmt_g(x1, sizeof x1, a->teq[o][d][f]), fmt_g(x2, sizeof x2, a->teq_def[o][d][f]));
             }
     if (ts.n) {
-        tb(&md, "\n## Calibrated p99.9 tolerances (%ld calibration runs)\n\n| operator | dtype | shape | output | atol | rtol | "
+        tb(md, "\n## Calibrated p99.9 tolerances (%ld calibration runs)\n\n| operator | dtype | shape | output | atol | rtol | "
                 "elements |\n|---|---|---|---|---|---|---|\n",
            a->calib_runs);
         for (int i = 0; i < ts.n; i++) {
             char x1[32], x2[32];
-            tb(&md, "| %s | %s | %s | %s | %s | %s | %lld |\n", cfg->ops[ts.t[i].op]->name, nmo_fmt_name(cfg->dt[ts.t[i].dt]),
+            tb(md, "| %s | %s | %s | %s | %s | %s | %lld |\n", cfg->ops[ts.t[i].op]->name, nmo_fmt_name(cfg->dt[ts.t[i].dt]),
                cfg->shapes[ts.t[i].op][ts.t[i].shape].text, cfg->ops[ts.t[i].op]->out[ts.t[i].k].name,
                fmt_g(x1, sizeof x1, ts.t[i].atol), fmt_g(x2, sizeof x2, ts.t[i].rtol), ts.t[i].elements);
         }
     }
-    tb(&md, "\n## Controls\n\n");
+    tb(md, "\n## Controls\n\n");
     for (int i = 0; i < a->nm; i++) {
         rmut *m = &a->m[i];
         if (strcmp(m->kind, "null") != 0) continue;
-        tb(&md, "- null mutant of %s (unmutated source compiled as a mutant): %s over %ld runs\n", m->op,
+        tb(md, "- null mutant of %s (unmutated source compiled as a mutant): %s over %ld runs\n", m->op,
            strcmp(m->status, "stillborn") == 0 ? "STILLBORN (compiler setup broken)"
            : (m->eff[0] || m->eff[1])          ? "EFFECTIVE — the mutant build does not reproduce the library build"
                                                : "never effective (bit-identical to the library's candidate)",
            m->nrec);
     }
     if (a->notes[0]) {
-        tb(&md, "\n## Notes\n\n");
+        tb(md, "\n## Notes\n\n");
         char tmp[4096];
         snprintf(tmp, sizeof tmp, "%s", a->notes);
         char *save = NULL;
-        for (char *t = strtok_r(tmp, "\n", &save); t; t = strtok_r(NULL, "\n", &save)) tb(&md, "- %s\n", t);
+        for (char *t = strtok_r(tmp, "\n", &save); t; t = strtok_r(NULL, "\n", &save)) tb(md, "- %s\n", t);
     }
-    tb(&md, "\n## Effective mutants numoracle missed (main inputs)\n\n");
+    tb(md, "\n## Effective mutants numoracle missed (main inputs)\n\n");
     int missed = 0;
     for (int i = 0; i < a->nm; i++) {
         rmut *m = &a->m[i];
         if (strcmp(m->kind, "null") == 0 || !m->eff[0] || m->det[0][0]) continue;
         missed++;
-        tb(&md, "- `%s` (%s, %s) %s:%d `%s`: ", m->id, m->op, m->mutop, m->file, m->line, m->func);
-        md_esc(&md, m->desc);
-        if (m->have_excess) tb(&md, "; deviation %lld ulps", (long long)m->excess);
-        tb(&md, "; caught by:");
+        tb(md, "- `%s` (%s, %s) %s:%d `%s`: ", m->id, m->op, m->mutop, m->file, m->line, m->func);
+        md_esc(md, m->desc);
+        if (m->have_excess) tb(md, "; deviation %lld ulps", (long long)m->excess);
+        tb(md, "; caught by:");
         int any = 0;
         for (int c = 1; c < NMO_CK_COUNT; c++)
-            if (cfg->check_on[c] && m->det[0][c]) tb(&md, " %s", nmo_ck_name((nmo_ck)c)), any = 1;
-        tb(&md, "%s\n", any ? "" : " none");
+            if (cfg->check_on[c] && m->det[0][c]) tb(md, " %s", nmo_ck_name((nmo_ck)c)), any = 1;
+        tb(md, "%s\n", any ? "" : " none");
     }
-    if (!missed) tb(&md, "None.\n");
-    tb(&md, "\nThe full mutant list with diffs is in report.json (`mutant_list`) and report.html.\n");
+    if (!missed) tb(md, "None.\n");
+    tb(md, "\nThe full mutant list with diffs is in report.json (`mutant_list`) and report.html.\n");
 
-    /* ---- HTML ------------------------------------------------------------------------ */
-    tbuf h = {0};
-    tb(&h, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>numoracle campaign: ");
-    html_esc(&h, cfg->name);
-    tb(&h, "</title>\n<style>\nbody{font:14px/1.45 system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px auto;"
+}
+
+/* report.html: the head and the summary cards. */
+static void report_html_head(const report_t *r, tbuf *h)
+{
+    REPORT_LOCALS(r);
+    tb(h, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>numoracle campaign: ");
+    html_esc(h, cfg->name);
+    tb(h, "</title>\n<style>\nbody{font:14px/1.45 system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px auto;"
            "max-width:1180px;color:#1d2330;padding:0 16px}h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;"
            "border-bottom:1px solid #dde2ea;padding-bottom:4px}.sub{color:#5a6578}.cards{display:flex;gap:12px;flex-wrap:wrap;"
            "margin:16px 0}.card{border:1px solid #dde2ea;border-radius:8px;padding:10px 14px;min-width:150px}.card b{display:block;"
@@ -1097,17 +1136,17 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
            "{text-align:left}.good{color:#0a7d32;font-weight:600}.bad{color:#b3261e;font-weight:600}details{margin:2px 0}"
            "pre{background:#f6f8fa;padding:8px;overflow:auto;font-size:12px}code{font-size:12px}.legend span{display:inline-block;"
            "width:10px;height:10px;margin:0 4px 0 12px;border-radius:2px}\n</style></head><body>\n");
-    tb(&h, "<h1>numoracle campaign: ");
-    html_esc(&h, cfg->name);
-    tb(&h, "</h1><div class=\"sub\">backend %s &middot; config %s &middot; operators:", cfg->backend, cfg->config_hash);
-    for (int o = 0; o < cfg->nops; o++) tb(&h, " %s", cfg->ops[o]->name);
-    tb(&h, " &middot; dtypes:");
-    for (int d = 0; d < cfg->ndt; d++) tb(&h, " %s", nmo_fmt_name(cfg->dt[d]));
-    tb(&h, "</div>\n<div class=\"cards\">");
-    tb(&h, "<div class=\"card\"><b>%ld / %ld</b><span>effective mutants (main) numoracle detects (%.1f%%)</span></div>",
+    tb(h, "<h1>numoracle campaign: ");
+    html_esc(h, cfg->name);
+    tb(h, "</h1><div class=\"sub\">backend %s &middot; config %s &middot; operators:", cfg->backend, cfg->config_hash);
+    for (int o = 0; o < cfg->nops; o++) tb(h, " %s", cfg->ops[o]->name);
+    tb(h, " &middot; dtypes:");
+    for (int d = 0; d < cfg->ndt; d++) tb(h, " %s", nmo_fmt_name(cfg->dt[d]));
+    tb(h, "</div>\n<div class=\"cards\">");
+    tb(h, "<div class=\"card\"><b>%ld / %ld</b><span>effective mutants (main) numoracle detects (%.1f%%)</span></div>",
        S.det[0][0], E, pct(S.det[0][0], E));
     long nfa = T[0].fa[0][0] + T[0].fa[1][0] + T[1].fa[0][0] + T[1].fa[1][0];
-    tb(&h, "<div class=\"card\"><b class=\"%s\">%ld</b><span>numoracle false alarms over %ld correct and %ld "
+    tb(h, "<div class=\"card\"><b class=\"%s\">%ld</b><span>numoracle false alarms over %ld correct and %ld "
            "behaviour-preserving runs</span></div>",
        nfa ? "bad" : "good", nfa, T[0].runs[0] + T[0].runs[1], T[1].runs[0] + T[1].runs[1]);
     long best = 0, worst = -1;
@@ -1116,44 +1155,50 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
         if (S.det[0][c] > best) best = S.det[0][c];
         if (worst < 0 || S.det[0][c] < worst) worst = S.det[0][c];
     }
-    tb(&h, "<div class=\"card\"><b>%ld&ndash;%ld</b><span>effective mutants (main) the baselines detect</span></div>",
+    tb(h, "<div class=\"card\"><b>%ld&ndash;%ld</b><span>effective mutants (main) the baselines detect</span></div>",
        worst < 0 ? 0 : worst, best);
-    tb(&h, "<div class=\"card\"><b>%ld</b><span>numoracle INCONCLUSIVE correct/bp runs on shifted inputs</span></div>",
+    tb(h, "<div class=\"card\"><b>%ld</b><span>numoracle INCONCLUSIVE correct/bp runs on shifted inputs</span></div>",
        T[0].inc[1] + T[1].inc[1]);
-    tb(&h, "</div>\n");
+    tb(h, "</div>\n");
 
+}
+
+/* report.html: the detection and false-alarm charts (inline SVG). */
+static void report_html_charts(const report_t *r, tbuf *h)
+{
+    REPORT_LOCALS(r);
     /* chart 1: detection */
     int nck = 0;
     for (int c = 0; c < NMO_CK_COUNT; c++) nck += cfg->check_on[c];
     int W = 760, rowh = 30, lw = 170, top = 24;
-    tb(&h, "<h2>Effective mutants detected on main inputs</h2>\n");
-    tb(&h, "<svg width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"detected effective mutants per check\">\n", W + 80,
+    tb(h, "<h2>Effective mutants detected on main inputs</h2>\n");
+    tb(h, "<svg width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"detected effective mutants per check\">\n", W + 80,
        top + nck * rowh + 20);
-    tb(&h, "<text x=\"%d\" y=\"14\" font-size=\"12\" fill=\"#5a6578\">of %ld effective mutants (bar length = share "
+    tb(h, "<text x=\"%d\" y=\"14\" font-size=\"12\" fill=\"#5a6578\">of %ld effective mutants (bar length = share "
            "detected)</text>\n", lw, E);
     int row = 0;
     for (int c = 0; c < NMO_CK_COUNT; c++) {
         if (!cfg->check_on[c]) continue;
         double f = E ? (double)S.det[0][c] / (double)E : 0;
         int y = top + row * rowh;
-        tb(&h, "<text x=\"%d\" y=\"%d\" font-size=\"13\" text-anchor=\"end\">%s</text>", lw - 8, y + 18, nmo_ck_label((nmo_ck)c));
-        tb(&h, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"20\" fill=\"#eef1f6\"/>", lw, y + 4, W - lw);
-        tb(&h, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"20\" fill=\"%s\"/>", lw, y + 4, f * (W - lw),
+        tb(h, "<text x=\"%d\" y=\"%d\" font-size=\"13\" text-anchor=\"end\">%s</text>", lw - 8, y + 18, nmo_ck_label((nmo_ck)c));
+        tb(h, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"20\" fill=\"#eef1f6\"/>", lw, y + 4, W - lw);
+        tb(h, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"20\" fill=\"%s\"/>", lw, y + 4, f * (W - lw),
            c == 0 ? "#2b6cb0" : "#a0aec0");
-        tb(&h, "<text x=\"%.1f\" y=\"%d\" font-size=\"12\">%ld (%.0f%%)</text>\n", lw + f * (W - lw) + 6, y + 19, S.det[0][c],
+        tb(h, "<text x=\"%.1f\" y=\"%d\" font-size=\"12\">%ld (%.0f%%)</text>\n", lw + f * (W - lw) + 6, y + 19, S.det[0][c],
            100 * f);
         row++;
     }
-    tb(&h, "</svg>\n");
-    tb(&h, "<p>By deviation from the reference beyond the largest deviation of any correct variant on the same main "
+    tb(h, "</svg>\n");
+    tb(h, "<p>By deviation from the reference beyond the largest deviation of any correct variant on the same main "
            "input: <b>%ld gross</b> (&gt; %d ulps) and <b>%ld rounding-level</b> effective mutants.</p>\n<table><tr><th>check"
            "</th><th>gross: detected</th><th>rounding-level: detected</th></tr>\n",
        S.gross, GROSS_ULPS, S.rlevel);
     for (int c = 0; c < NMO_CK_COUNT; c++)
         if (cfg->check_on[c])
-            tb(&h, "<tr><td>%s</td><td>%ld / %ld (%.1f%%)</td><td>%ld / %ld</td></tr>\n", nmo_ck_label((nmo_ck)c),
+            tb(h, "<tr><td>%s</td><td>%ld / %ld (%.1f%%)</td><td>%ld / %ld</td></tr>\n", nmo_ck_label((nmo_ck)c),
                S.gross_det[c], S.gross, pct(S.gross_det[c], S.gross), S.rlevel_det[c], S.rlevel);
-    tb(&h, "</table>\n");
+    tb(h, "</table>\n");
     /* chart 2: false alarms */
     long fmax = 1;
     for (int c = 0; c < NMO_CK_COUNT; c++)
@@ -1161,84 +1206,95 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
             long v = T[r].fa[0][c] + T[r].fa[1][c];
             if (v > fmax) fmax = v;
         }
-    tb(&h, "<h2>False alarms on correct runs</h2>\n<div class=\"legend\"><span style=\"background:#c53030\"></span>correct "
+    tb(h, "<h2>False alarms on correct runs</h2>\n<div class=\"legend\"><span style=\"background:#c53030\"></span>correct "
            "runs (%ld)<span style=\"background:#ed8936\"></span>behaviour-preserving runs (%ld) &mdash; main + shifted "
            "inputs</div>\n",
        T[0].runs[0] + T[0].runs[1], T[1].runs[0] + T[1].runs[1]);
-    tb(&h, "<svg width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"false alarms per check\">\n", W + 80, 8 + nck * 44);
+    tb(h, "<svg width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"false alarms per check\">\n", W + 80, 8 + nck * 44);
     row = 0;
     for (int c = 0; c < NMO_CK_COUNT; c++) {
         if (!cfg->check_on[c]) continue;
         int y = 4 + row * 44;
-        tb(&h, "<text x=\"%d\" y=\"%d\" font-size=\"13\" text-anchor=\"end\">%s</text>", lw - 8, y + 24, nmo_ck_label((nmo_ck)c));
+        tb(h, "<text x=\"%d\" y=\"%d\" font-size=\"13\" text-anchor=\"end\">%s</text>", lw - 8, y + 24, nmo_ck_label((nmo_ck)c));
         for (int r = 0; r < 2; r++) {
             long v = T[r].fa[0][c] + T[r].fa[1][c];
             double f = (double)v / (double)fmax;
-            tb(&h, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"16\" fill=\"%s\"/>", lw, y + 4 + r * 18,
+            tb(h, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"16\" fill=\"%s\"/>", lw, y + 4 + r * 18,
                v ? (f * (W - lw) < 2 ? 2 : f * (W - lw)) : 0, r ? "#ed8936" : "#c53030");
-            tb(&h, "<text x=\"%.1f\" y=\"%d\" font-size=\"11\">%ld</text>", lw + f * (W - lw) + 6, y + 17 + r * 18, v);
+            tb(h, "<text x=\"%.1f\" y=\"%d\" font-size=\"11\">%ld</text>", lw + f * (W - lw) + 6, y + 17 + r * 18, v);
         }
-        tb(&h, "\n");
+        tb(h, "\n");
         row++;
     }
-    tb(&h, "</svg>\n");
-    /* tables */
-    tb(&h, "<h2>Side by side</h2>\n<table><tr><th>check</th><th>detected (main)</th><th>detected (shifted)</th><th>false alarms "
+    tb(h, "</svg>\n");
+}
+
+/* report.html: the side-by-side, per-operator, per-mutation-operator and tolerance tables. */
+static void report_html_tables(const report_t *r, tbuf *h)
+{
+    REPORT_LOCALS(r);
+    tb(h, "<h2>Side by side</h2>\n<table><tr><th>check</th><th>detected (main)</th><th>detected (shifted)</th><th>false alarms "
            "correct (main/shifted)</th><th>false alarms bp (main/shifted)</th><th>rule</th></tr>\n");
     for (int c = 0; c < NMO_CK_COUNT; c++) {
         if (!cfg->check_on[c]) continue;
-        tb(&h, "<tr><td>%s</td><td>%ld / %ld (%.1f%%)</td><td>%ld / %ld</td><td class=\"%s\">%ld / %ld</td><td class=\"%s\">%ld / "
+        tb(h, "<tr><td>%s</td><td>%ld / %ld (%.1f%%)</td><td>%ld / %ld</td><td class=\"%s\">%ld / %ld</td><td class=\"%s\">%ld / "
                "%ld</td><td style=\"text-align:left\">",
            nmo_ck_label((nmo_ck)c), S.det[0][c], E, pct(S.det[0][c], E), S.det[1][c], S.eff_shift,
            T[0].fa[0][c] + T[0].fa[1][c] ? "bad" : "good", T[0].fa[0][c], T[0].fa[1][c],
            T[1].fa[0][c] + T[1].fa[1][c] ? "bad" : "good", T[1].fa[0][c], T[1].fa[1][c]);
-        html_esc(&h, nmo_ck_rule((nmo_ck)c));
-        tb(&h, "</td></tr>\n");
+        html_esc(h, nmo_ck_rule((nmo_ck)c));
+        tb(h, "</td></tr>\n");
     }
-    tb(&h, "</table>\n<p>numoracle INCONCLUSIVE (never a pass): correct runs %ld main / %ld shifted; behaviour-preserving runs "
+    tb(h, "</table>\n<p>numoracle INCONCLUSIVE (never a pass): correct runs %ld main / %ld shifted; behaviour-preserving runs "
            "%ld main / %ld shifted. Mutants: %ld (%ld generated, %ld hand-written), %ld stillborn, %ld/%ld/%ld crashed/timed "
            "out/errored on the probe input, %ld evaluated, %ld effective on main inputs, %ld never effective.</p>\n",
        T[0].inc[0], T[0].inc[1], T[1].inc[0], T[1].inc[1], S.total, S.gen, S.hand, S.stillborn, S.probe_killed[0],
        S.probe_killed[1], S.probe_killed[2], S.evaluated, S.eff_main, S.equivalent);
-    tb(&h, "<h2>Per operator (main inputs)</h2>\n<table><tr><th>operator</th><th>effective</th>");
+    tb(h, "<h2>Per operator (main inputs)</h2>\n<table><tr><th>operator</th><th>effective</th>");
     for (int c = 0; c < NMO_CK_COUNT; c++)
-        if (cfg->check_on[c]) tb(&h, "<th>%s</th>", nmo_ck_name((nmo_ck)c));
-    tb(&h, "<th>correct+bp runs</th><th>numoracle false alarms</th><th>inconclusive (shifted)</th></tr>\n");
+        if (cfg->check_on[c]) tb(h, "<th>%s</th>", nmo_ck_name((nmo_ck)c));
+    tb(h, "<th>correct+bp runs</th><th>numoracle false alarms</th><th>inconclusive (shifted)</th></tr>\n");
     for (int o = 0; o < cfg->nops; o++) {
-        tb(&h, "<tr><td>%s</td><td>%ld</td>", byop[o].name, byop[o].eff_main);
+        tb(h, "<tr><td>%s</td><td>%ld</td>", byop[o].name, byop[o].eff_main);
         for (int c = 0; c < NMO_CK_COUNT; c++) {
             if (!cfg->check_on[c]) continue;
             double f = byop[o].eff_main ? (double)byop[o].det[c] / (double)byop[o].eff_main : 0;
-            tb(&h, "<td style=\"background:rgba(43,108,176,%.2f)\">%ld</td>", 0.08 + 0.5 * f, byop[o].det[c]);
+            tb(h, "<td style=\"background:rgba(43,108,176,%.2f)\">%ld</td>", 0.08 + 0.5 * f, byop[o].det[c]);
         }
         long runs = a->role[o][0].runs[0] + a->role[o][0].runs[1] + a->role[o][1].runs[0] + a->role[o][1].runs[1];
         long fan = a->role[o][0].fa[0][0] + a->role[o][0].fa[1][0] + a->role[o][1].fa[0][0] + a->role[o][1].fa[1][0];
-        tb(&h, "<td>%ld</td><td class=\"%s\">%ld</td><td>%ld</td></tr>\n", runs, fan ? "bad" : "good", fan,
+        tb(h, "<td>%ld</td><td class=\"%s\">%ld</td><td>%ld</td></tr>\n", runs, fan ? "bad" : "good", fan,
            a->role[o][0].inc[1] + a->role[o][1].inc[1]);
     }
-    tb(&h, "</table>\n<h2>Per mutation operator (main inputs)</h2>\n<table><tr><th>mutation operator</th><th>mutants</th>"
+    tb(h, "</table>\n<h2>Per mutation operator (main inputs)</h2>\n<table><tr><th>mutation operator</th><th>mutants</th>"
            "<th>effective</th>");
     for (int c = 0; c < NMO_CK_COUNT; c++)
-        if (cfg->check_on[c]) tb(&h, "<th>%s</th>", nmo_ck_name((nmo_ck)c));
-    tb(&h, "</tr>\n");
+        if (cfg->check_on[c]) tb(h, "<th>%s</th>", nmo_ck_name((nmo_ck)c));
+    tb(h, "</tr>\n");
     for (int k = 0; k < nbymop; k++) {
-        tb(&h, "<tr><td>%s</td><td>%ld</td><td>%ld</td>", bymop[k].name, bymop[k].mutants, bymop[k].eff_main);
+        tb(h, "<tr><td>%s</td><td>%ld</td><td>%ld</td>", bymop[k].name, bymop[k].mutants, bymop[k].eff_main);
         for (int c = 0; c < NMO_CK_COUNT; c++)
-            if (cfg->check_on[c]) tb(&h, "<td>%ld</td>", bymop[k].det[c]);
-        tb(&h, "</tr>\n");
+            if (cfg->check_on[c]) tb(h, "<td>%ld</td>", bymop[k].det[c]);
+        tb(h, "</tr>\n");
     }
-    tb(&h, "</table>\n<h2>Smallest equal atol = rtol passing every correct run</h2>\n<table><tr><th>operator</th><th>dtype</th>"
+    tb(h, "</table>\n<h2>Smallest equal atol = rtol passing every correct run</h2>\n<table><tr><th>operator</th><th>dtype</th>"
            "<th>family</th><th>runs of correct variants</th><th>all correct variants</th><th>default variant</th></tr>\n");
     for (int o = 0; o < cfg->nops; o++)
         for (int d = 0; d < cfg->ndt; d++)
             for (int f = 0; f < NMO_FAM_COUNT; f++) {
                 if (!a->teq_runs[o][d][f]) continue;
                 char x1[32], x2[32];
-                tb(&h, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%ld</td><td>%s</td><td>%s</td></tr>\n", cfg->ops[o]->name,
+                tb(h, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%ld</td><td>%s</td><td>%s</td></tr>\n", cfg->ops[o]->name,
                    nmo_fmt_name(cfg->dt[d]), nmo_family_name(f), a->teq_runs[o][d][f], fmt_g(x1, sizeof x1, a->teq[o][d][f]),
                    fmt_g(x2, sizeof x2, a->teq_def[o][d][f]));
             }
-    tb(&h, "</table>\n<h2>Mutants</h2>\n<p>Effective mutants numoracle missed on main inputs come first.</p>\n");
+}
+
+/* report.html: every mutant, the missed effective ones first, with its diff. */
+static void report_html_mutants(const report_t *r, tbuf *h)
+{
+    REPORT_LOCALS(r);
+    tb(h, "</table>\n<h2>Mutants</h2>\n<p>Effective mutants numoracle missed on main inputs come first.</p>\n");
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < a->nm; i++) {
             rmut *m = &a->m[i];
@@ -1247,32 +1303,41 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
             const char *state = strcmp(m->status, "stillborn") == 0 ? "stillborn"
                                 : (m->probe[0] && strcmp(m->probe, "ok") && strcmp(m->probe, "nondet")) ? m->probe
                                 : m->eff[0] ? "effective" : m->eff[1] ? "effective (shifted only)" : "never effective";
-            tb(&h, "<details><summary><code>%s</code> %s &middot; %s &middot; %s:%d &middot; %s &middot; ", m->id, m->op, m->mutop,
+            tb(h, "<details><summary><code>%s</code> %s &middot; %s &middot; %s:%d &middot; %s &middot; ", m->id, m->op, m->mutop,
                m->file, m->line, state);
-            html_esc(&h, m->desc);
+            html_esc(h, m->desc);
             if (m->eff[0]) {
-                tb(&h, " &middot; caught by:");
+                tb(h, " &middot; caught by:");
                 int any = 0;
                 for (int c = 0; c < NMO_CK_COUNT; c++)
-                    if (cfg->check_on[c] && m->det[0][c]) tb(&h, " %s", nmo_ck_name((nmo_ck)c)), any = 1;
-                if (!any) tb(&h, " <span class=\"bad\">none</span>");
+                    if (cfg->check_on[c] && m->det[0][c]) tb(h, " %s", nmo_ck_name((nmo_ck)c)), any = 1;
+                if (!any) tb(h, " <span class=\"bad\">none</span>");
             }
-            tb(&h, "</summary>");
+            tb(h, "</summary>");
             if (m->diff) {
-                tb(&h, "<pre>");
-                html_esc(&h, m->diff);
-                tb(&h, "</pre>");
+                tb(h, "<pre>");
+                html_esc(h, m->diff);
+                tb(h, "</pre>");
             }
             if (m->cc_error[0]) {
-                tb(&h, "<pre>");
-                html_esc(&h, m->cc_error);
-                tb(&h, "</pre>");
+                tb(h, "<pre>");
+                html_esc(h, m->cc_error);
+                tb(h, "</pre>");
             }
-            tb(&h, "</details>\n");
+            tb(h, "</details>\n");
         }
-    tb(&h, "</body></html>\n");
+    tb(h, "</body></html>\n");
 
-    /* ---- write ----------------------------------------------------------------------- */
+}
+
+/* Write report.{json,md,html} into out_dir, then the summary lines on out (NULL: none). */
+static nmo_status report_write(const report_t *r, const char *out_dir, const char *js, const tbuf *mdp, const tbuf *hp,
+                               FILE *out, nmo_err *err)
+{
+    REPORT_LOCALS(r);
+    const tbuf md = *mdp, h = *hp;
+    const int null_bad = r->null_bad;
+    nmo_status st = NMO_OK;
     if (nmo_camp_mkdirs(out_dir) != 0) st = nmo_err_set(err, NMO_ERR_IO, "%s: cannot create: %s", out_dir, strerror(errno));
     char p[1200];
     if (st == NMO_OK) {
@@ -1315,6 +1380,56 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
         if (null_bad) fprintf(out, "WARNING: a null-mutant control is effective or stillborn: see the report\n");
         fprintf(out, "report: %s/report.{json,md,html}\n", out_dir);
     }
+    return st;
+}
+
+nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals, int nj, const char *out_dir, FILE *out,
+                           nmo_err *err)
+{
+    agg_ctx *a = calloc(1, sizeof *a);
+    if (!a) return nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
+    a->cfg = cfg;
+    for (int o = 0; o < NMO_CAMP_MAX_OPS; o++)
+        for (int d = 0; d < NMO_CAMP_MAX_DT; d++)
+            for (int f = 0; f < NMO_FAM_COUNT; f++) a->teq[o][d][f] = a->teq_def[o][d][f] = NAN;
+    nmo_status st = stream(journals, nj, agg_line, a, err);
+    if (st != NMO_OK) {
+        free(a);
+        return st;
+    }
+    report_t *r = calloc(1, sizeof *r);
+    if (!r) {
+        free(a);
+        return nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
+    }
+    r->cfg = cfg;
+    r->a = a;
+    /* probes whose mutant record came later (merged journals): second pass over probes only */
+    nmo_eng_tolset ts = {0};
+    if (cfg->check_on[NMO_CK_P999]) st = nmo_eng_calibrate(&ts, cfg, journals, nj, err);
+    if (st != NMO_OK) {
+        free(r);
+        free(a);
+        return st;
+    }
+    r->ts = ts;
+    report_join(r);
+    qsort(a->m, (size_t)a->nm, sizeof *a->m, cmp_rmut);
+    report_summarize(r);
+    report_totals(r);
+
+    cJSON *R = cJSON_CreateObject();
+    report_json_counts(r, R);
+    report_json_lists(r, R);
+    char *js = nmo__json_print(R, 1);
+    cJSON_Delete(R);
+    tbuf md = {0}, h = {0};
+    report_markdown(r, &md);
+    report_html_head(r, &h);
+    report_html_charts(r, &h);
+    report_html_tables(r, &h);
+    report_html_mutants(r, &h);
+    st = report_write(r, out_dir, js, &md, &h, out, err);
     free(js);
     free(md.p);
     free(h.p);
@@ -1326,5 +1441,6 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
     free(a->mids.h);
     free(ts.t);
     free(a);
+    free(r);
     return st;
 }

@@ -231,14 +231,13 @@ void cli_shape_text(char *buf, size_t n, const nmo_case *c)
         off += (size_t)snprintf(buf + off, n - off, i ? "x%lld" : "%lld", (long long)c->shape[i]);
 }
 
-int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
+/* operator and dtype; the plan: the dtype's default, the kernel's declared plan,
+ * --plan on top, then --max-ulps (an overlay: each text parsed on its own) */
+static int problem_op_plan(cli_problem *pb, cli_cmd *cmd)
 {
-    memset(pb, 0, sizeof *pb);
-    nmo_err err = {{0}};
     char list[256];
+    nmo_err err = {{0}};
     int rc;
-
-    /* operator and dtype */
     if ((rc = cli_resolve_op(&pb->op, cli_val(cmd, "op")))) return rc;
     const nmo_op *op = pb->op;
     const char *dt = cli_val(cmd, "dtype");
@@ -265,10 +264,14 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
         pb->plan.max_ulps = (long)v;
     }
 
-    /* shape ("test" / "test2": the operator's first / second test shape, the generic
-     * tests' small ones) */
-    int nshape = 0;
-    int64_t shape[NMO_MAX_DIMS];
+    return 0;
+}
+
+/* --shape ("test" / "test2": the operator's first / second test shape, the
+ * generic tests' small ones) */
+static int problem_shape(cli_cmd *cmd, const nmo_op *op, int *nshape, int64_t *shape)
+{
+    nmo_err err = {{0}};
     const char *shape_text = cli_val(cmd, "shape");
     char test_shape[128];
     if (shape_text && (strcmp(shape_text, "test") == 0 || strcmp(shape_text, "test2") == 0)) {
@@ -278,10 +281,17 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
         if (!test_shape[0]) return cli_error("op %s has no %s shape; give --shape", op->name, shape_text);
         shape_text = test_shape;
     }
-    if (nmo_shape_parse(&nshape, shape, shape_text, &err) != NMO_OK)
+    if (nmo_shape_parse(nshape, shape, shape_text, &err) != NMO_OK)
         return cli_error("%s", err.msg);
 
-    /* family and seed */
+    return 0;
+}
+
+/* --family and --seed */
+static int problem_family_seed(cli_problem *pb, cli_cmd *cmd, const nmo_op *op)
+{
+    char list[256];
+    (void)op;
     const char *fam = cli_val(cmd, "family");
     pb->family = NMO_FAM_GAUSSIAN;
     if (fam && nmo_family_from_name(&pb->family, fam) != NMO_OK) {
@@ -292,9 +302,13 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
     if (sd && !parse_u64(&pb->seed, sd))
         return cli_error("bad --seed '%s': expected an unsigned integer", sd);
 
-    /* parameters */
-    double pval[NMO_MAX_PARAMS];
-    int pset[NMO_MAX_PARAMS] = {0};
+    return 0;
+}
+
+/* --param NAME=VALUE, each once */
+static int problem_params(cli_cmd *cmd, const nmo_op *op, double *pval, int *pset)
+{
+    char list[256];
     cli_opt *po = cli_get(cmd, "param");
     for (int i = 0; po && i < po->nvals; i++) {
         const char *a = po->vals[i], *eq = strchr(a, '=');
@@ -317,7 +331,13 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
         pset[k] = 1;
     }
 
-    /* inputs given as files (names checked before any work) */
+    return 0;
+}
+
+/* --input NAME=FILE and --input-dtype NAME=DT (names checked before any work) */
+static int problem_inputs(cli_problem *pb, cli_cmd *cmd, const nmo_op *op)
+{
+    char list[256];
     cli_opt *io = cli_get(cmd, "input");
     for (int i = 0; io && i < io->nvals; i++) {
         const char *a = io->vals[i], *eq = strchr(a, '=');
@@ -357,8 +377,14 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
             return cli_error("bad --input-dtype '%s': unknown dtype '%s' (known: int32 int64 %s)", a, eq + 1, list);
         }
     }
-    /* optional inputs the reference recomputes instead of reading */
-    uint32_t absent = 0, opt = nmo_op_optional_mask(op);
+    return 0;
+}
+
+/* --recompute: optional inputs the reference recomputes instead of reading */
+static int problem_recompute(cli_problem *pb, cli_cmd *cmd, const nmo_op *op, uint32_t *absentp)
+{
+    char list[256];
+    uint32_t absent = *absentp, opt = nmo_op_optional_mask(op);
     cli_opt *ro = cli_get(cmd, "recompute");
     for (int i = 0; ro && i < ro->nvals; i++) {
         int k = nmo_op_input_index(op, ro->vals[i]);
@@ -376,13 +402,17 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
             return cli_error("input %s is both given (--input) and to be recomputed (--recompute)", ro->vals[i]);
         absent |= 1u << k;
     }
+    *absentp = absent;
+    return 0;
+}
 
-    /* A file: candidate ran on inputs that numoracle did not make: unless --family says
-     * to generate, every input it reads must be given (generating them silently judged
-     * the output against inputs it never saw). Optional inputs not given are recomputed;
-     * source-only ones are not read at all. */
-    const char *cand = cli_get(cmd, "candidate") ? cli_val(cmd, "candidate") : NULL;
-    int strict = cand && strncmp(cand, "file:", 5) == 0 && !fam;
+/* A file: candidate ran on inputs that numoracle did not make: unless --family says
+ * to generate, every input it reads must be given (generating them silently judged the
+ * output against inputs it never saw). Optional inputs not given are recomputed;
+ * source-only ones are not read at all. */
+static int problem_strict_inputs(const nmo_op *op, const cli_problem *pb, int strict, uint32_t *absentp)
+{
+    uint32_t absent = *absentp;
     if (strict) {
         char miss[256] = "";
         size_t off = 0;
@@ -406,26 +436,15 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
                              "give --input NAME=FILE for each (or --family F to generate inputs that are not given)",
                              miss, op->name);
     }
+    *absentp = absent;
+    return 0;
+}
 
-    /* the case: shape -> tensors and params; then the inputs */
-    if (nmo_case_init_params(&pb->c, op, &pb->plan, nshape, shape, pval, pset, &err) != NMO_OK)
-        return cli_error("%s", err.msg);
-    pb->have_case = 1;
-    pb->c.absent = absent;
-    /* the kernel's reduction geometry at this shape: over its declared plan, under
-     * --plan (which is laid over it again, field by field) */
-    if (cmd->geometry) {
-        char gt[256];
-        if (cmd->geometry(cmd->geometry_ctx, &pb->c, gt, sizeof gt)) {
-            nmo_plan q = pb->c.plan;
-            if (nmo_plan_parse_op(&q, op->name, gt, &err) != NMO_OK)
-                return cli_error("the kernel's declared geometry '%s': %s", gt, err.msg);
-            if (pt && nmo_plan_parse_op(&q, op->name, pt, &err) != NMO_OK) return cli_error("%s", err.msg);
-            q.max_ulps = pb->c.plan.max_ulps;
-            pb->c.plan = q;
-            pb->plan = q;
-        }
-    }
+/* The case's inputs: files read (strict: into the case; else generated and derived,
+ * then the files over them), labels checked. */
+static int problem_read_inputs(cli_problem *pb, const nmo_op *op, int strict)
+{
+    nmo_err err = {{0}};
     nmo_tensor given[NMO_MAX_TENSORS];
     memset(given, 0, sizeof given);
     int ngiven = 0, rc2 = 0;
@@ -463,7 +482,12 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
         return cli_error("%s", err.msg);
     }
 
-    /* where each input came from, for the reports */
+    return 0;
+}
+
+/* Where each input came from, for the reports. */
+static int problem_sources(cli_problem *pb, const nmo_op *op, uint32_t absent, int strict)
+{
     for (int k = 0; k < op->n_in; k++) {
         if (pb->input_path[k]) {
             if (pb->input_dt[k] >= 0 && pb->input_dt[k] != (int)pb->c.in[k].dtype)
@@ -478,6 +502,56 @@ int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
         pb->c.in_src[k] = pb->src[k];
     }
     return 0;
+}
+
+/* The kernel's reduction geometry at the built case's shape: over its declared plan,
+ * under --plan (which is laid over it again, field by field). */
+static int problem_geometry(cli_problem *pb, cli_cmd *cmd, const nmo_op *op)
+{
+    if (!cmd->geometry) return 0;
+    nmo_err err = {{0}};
+    char gt[256];
+    if (!cmd->geometry(cmd->geometry_ctx, &pb->c, gt, sizeof gt)) return 0;
+    const char *pt = cli_val(cmd, "plan");
+    nmo_plan q = pb->c.plan;
+    if (nmo_plan_parse_op(&q, op->name, gt, &err) != NMO_OK)
+        return cli_error("the kernel's declared geometry '%s': %s", gt, err.msg);
+    if (pt && nmo_plan_parse_op(&q, op->name, pt, &err) != NMO_OK) return cli_error("%s", err.msg);
+    q.max_ulps = pb->c.plan.max_ulps;
+    pb->c.plan = q;
+    pb->plan = q;
+    return 0;
+}
+
+int cli_problem_build(cli_problem *pb, cli_cmd *cmd)
+{
+    memset(pb, 0, sizeof *pb);
+    nmo_err err = {{0}};
+    int rc;
+    if ((rc = problem_op_plan(pb, cmd))) return rc;
+    const nmo_op *op = pb->op;
+    int nshape = 0;
+    int64_t shape[NMO_MAX_DIMS];
+    if ((rc = problem_shape(cmd, op, &nshape, shape))) return rc;
+    if ((rc = problem_family_seed(pb, cmd, op))) return rc;
+    double pval[NMO_MAX_PARAMS];
+    int pset[NMO_MAX_PARAMS] = {0};
+    if ((rc = problem_params(cmd, op, pval, pset))) return rc;
+    if ((rc = problem_inputs(pb, cmd, op))) return rc;
+    uint32_t absent = 0;
+    if ((rc = problem_recompute(pb, cmd, op, &absent))) return rc;
+    const char *cand = cli_get(cmd, "candidate") ? cli_val(cmd, "candidate") : NULL;
+    int strict = cand && strncmp(cand, "file:", 5) == 0 && !cli_val(cmd, "family");
+    if ((rc = problem_strict_inputs(op, pb, strict, &absent))) return rc;
+
+    /* the case: shape -> tensors and params; then the inputs */
+    if (nmo_case_init_params(&pb->c, op, &pb->plan, nshape, shape, pval, pset, &err) != NMO_OK)
+        return cli_error("%s", err.msg);
+    pb->have_case = 1;
+    pb->c.absent = absent;
+    if ((rc = problem_geometry(pb, cmd, op))) return rc;
+    if ((rc = problem_read_inputs(pb, op, strict))) return rc;
+    return problem_sources(pb, op, absent, strict);
 }
 
 void cli_problem_free(cli_problem *pb)

@@ -4,18 +4,19 @@
  *
  * Rounding points: the fp32 op (or, native16, the exact result rounded once straight into
  * the 16-bit storage dtype) and the store into plan->out. The kernels are in
- * pw_cand_util.h (pw_bcast_run). */
+ * pw_cand_util.h (pw_cand_cols, pw_bcast_elem); vec4 computes the values of scalar
+ * (a float4 body), so it differs from scalar only on the GPU. */
 #include "pw_cand_util.h"
 
-PW_BCAST_CAND(add_scalar, "add", 0, PW_BC_SCALAR, 0)
-PW_BCAST_CAND(add_vec4, "add", 0, PW_BC_VEC4, 0)
-PW_BCAST_CAND(add_native16, "add", 0, PW_BC_NATIVE16, 0)
-PW_BCAST_CAND(add_fma, "add", 0, PW_BC_FMA, 0)
-PW_BCAST_CAND(add_mut_bcast_row, "add", 0, PW_BC_M_ROW, 0)
-PW_BCAST_CAND(add_mut_bcast_zero, "add", 0, PW_BC_M_ZERO, 0)
-PW_BCAST_CAND(add_mut_b_off1, "add", 0, PW_BC_M_OFF1, 0)
-PW_BCAST_CAND(add_mut_tail, "add", 0, PW_BC_M_TAIL, 0)
-PW_BCAST_CAND(add_mut_store_rz, "add", 0, PW_BC_SCALAR, 1)
+PW_BCAST_CAND(add_scalar, "add", 0, PW_BC_SCALAR, PW_COL_J, 0)
+PW_BCAST_CAND(add_vec4, "add", 0, PW_BC_SCALAR, PW_COL_J, 0)
+PW_BCAST_CAND(add_native16, "add", 0, PW_BC_NATIVE16, PW_COL_J, 0)
+PW_BCAST_CAND(add_fma, "add", 0, PW_BC_FMA, PW_COL_J, 0)
+PW_BCAST_CAND(add_mut_bcast_row, "add", 0, PW_BC_SCALAR, PW_COL_ROW, 0)
+PW_BCAST_CAND(add_mut_bcast_zero, "add", 0, PW_BC_SCALAR, PW_COL_ZERO, 0)
+PW_BCAST_CAND(add_mut_b_off1, "add", 0, PW_BC_SCALAR, PW_COL_OFF1, 0)
+PW_BCAST_CAND(add_mut_tail, "add", 0, PW_BC_SCALAR, PW_COL_NO_TAIL, 0)
+PW_BCAST_CAND(add_mut_store_rz, "add", 0, PW_BC_SCALAR, PW_COL_J, 1)
 
 const nmo_cand nmo_cand_add[] = {
     {"add", "scalar", 1, "one thread per element: a + b[j] in fp32", add_scalar, NULL},

@@ -4,18 +4,19 @@
  *
  * Rounding points: the fp32 op (or, native16, the exact result rounded once straight into
  * the 16-bit storage dtype) and the store into plan->out. The kernels are in
- * pw_cand_util.h (pw_bcast_run). */
+ * pw_cand_util.h (pw_cand_cols, pw_bcast_elem); vec4 computes the values of scalar
+ * (a float4 body), so it differs from scalar only on the GPU. */
 #include "pw_cand_util.h"
 
-PW_BCAST_CAND(mul_scalar, "mul", 1, PW_BC_SCALAR, 0)
-PW_BCAST_CAND(mul_vec4, "mul", 1, PW_BC_VEC4, 0)
-PW_BCAST_CAND(mul_native16, "mul", 1, PW_BC_NATIVE16, 0)
-PW_BCAST_CAND(mul_fma, "mul", 1, PW_BC_FMA, 0)
-PW_BCAST_CAND(mul_mut_bcast_row, "mul", 1, PW_BC_M_ROW, 0)
-PW_BCAST_CAND(mul_mut_bcast_zero, "mul", 1, PW_BC_M_ZERO, 0)
-PW_BCAST_CAND(mul_mut_b_off1, "mul", 1, PW_BC_M_OFF1, 0)
-PW_BCAST_CAND(mul_mut_tail, "mul", 1, PW_BC_M_TAIL, 0)
-PW_BCAST_CAND(mul_mut_store_rz, "mul", 1, PW_BC_SCALAR, 1)
+PW_BCAST_CAND(mul_scalar, "mul", 1, PW_BC_SCALAR, PW_COL_J, 0)
+PW_BCAST_CAND(mul_vec4, "mul", 1, PW_BC_SCALAR, PW_COL_J, 0)
+PW_BCAST_CAND(mul_native16, "mul", 1, PW_BC_NATIVE16, PW_COL_J, 0)
+PW_BCAST_CAND(mul_fma, "mul", 1, PW_BC_FMA, PW_COL_J, 0)
+PW_BCAST_CAND(mul_mut_bcast_row, "mul", 1, PW_BC_SCALAR, PW_COL_ROW, 0)
+PW_BCAST_CAND(mul_mut_bcast_zero, "mul", 1, PW_BC_SCALAR, PW_COL_ZERO, 0)
+PW_BCAST_CAND(mul_mut_b_off1, "mul", 1, PW_BC_SCALAR, PW_COL_OFF1, 0)
+PW_BCAST_CAND(mul_mut_tail, "mul", 1, PW_BC_SCALAR, PW_COL_NO_TAIL, 0)
+PW_BCAST_CAND(mul_mut_store_rz, "mul", 1, PW_BC_SCALAR, PW_COL_J, 1)
 
 const nmo_cand nmo_cand_mul[] = {
     {"mul", "scalar", 1, "one thread per element: a * b[j] in fp32", mul_scalar, NULL},

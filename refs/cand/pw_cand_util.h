@@ -9,13 +9,15 @@
  *
  * pw_cand_same runs an elementwise kernel over operators whose inputs and outputs all
  * have one shape: every element's outputs come from an element function of the inputs
- * at that index. */
+ * at that index. pw_cand_cols runs one over x[..., N] plus per-column vectors [N]
+ * (add, mul, dyt). */
 #ifndef NMO_PW_CAND_UTIL_H
 #define NMO_PW_CAND_UTIL_H
 
 #include <stdio.h>
 
 #include "cand_util.h"
+#include "numoracle/op.h"
 
 static inline float pw_nudge_fn(float r, float x, uint32_t salt) {
     if (!isfinite(r) || r == 0.0f || fabsf(r) == 1.0f || fabsf(r) < FLT_MIN) return r;
@@ -168,80 +170,118 @@ static inline nmo_status pw_rope_run(const nmo_cand_args *a, nmo_err *err, const
         return pw_rope_run(a, err, op, bwd, kind, rz);                                    \
     }
 
+/* ---------------------------------------------------------------- per-column operators */
+
+/* pw_cand_cols runs any operator of the form "x[..., N] plus per-column parameters":
+ *   out_k[r, j] = f_k(x[r, j], v_1[j], ..., v_m[j]; param)
+ * in[0] = x of any shape, in[1..n_in) column vectors [N] (weights, biases, broadcast
+ * operands: refs/bcast_common.h's pw_cols_setup), every output of x's shape. The element
+ * function gets in[] = {x[r, j], v_1[jc], ...} where jc is the column the kernel reads
+ * (`col`: the right one, or a broadcast-stride bug), the parameters, the plan and the
+ * store rounding the runner applies. Tensor names in errors are the operator's own. */
+typedef struct {
+    const double *param;     /* the operator's parameters (zeros when it has none) */
+    const nmo_plan *plan;
+    nmo_cu_store_mode store; /* the store rounding applied to every output */
+} pw_col_ctx;
+typedef void (*pw_col_fn)(int kind, const pw_col_ctx *cx, const float *in, float *out);
+
+enum {
+    PW_COL_J = 0,  /* v[j]: the right column */
+    PW_COL_ROW,    /* MUTANT: wrong broadcast stride, v[r mod N] (the row index) */
+    PW_COL_ZERO,   /* MUTANT: stride 0 on the last dim, v[0] */
+    PW_COL_OFF1,   /* MUTANT: v[(j+1) mod N] */
+    PW_COL_NO_TAIL /* MUTANT: a 4-wide kernel that never writes the N mod 4 tail */
+};
+
+static inline nmo_status pw_cand_cols(const nmo_cand_args *a, nmo_err *err, const char *op,
+                                      int n_in, int n_out, pw_col_fn fn, int kind, int col,
+                                      int store_rz) {
+    NMO_RETURN_IF_ERR(nmo_cu_check_args(a, op, n_in, n_out, err));
+    if (n_in > PW_MAX_IO || n_out > PW_MAX_IO)
+        return nmo_err_set(err, NMO_ERR_USAGE, "%s candidate: too many tensors", op);
+    const nmo_op *d = nmo_op_find(op);
+    const char *iname[PW_MAX_IO], *oname[PW_MAX_IO];
+    for (int k = 0; k < PW_MAX_IO; k++) {
+        iname[k] = d && k < d->n_in ? d->in[k].name : "input";
+        oname[k] = d && k < d->n_out ? d->out[k].name : "output";
+    }
+    const nmo_tensor *x = &a->in[0];
+    if (x->ndims < 1 || x->ndims > NMO_MAX_DIMS)
+        return nmo_err_set(err, NMO_ERR_USAGE, "%s candidate: %s has %d dims", op, iname[0], x->ndims);
+    int64_t N = x->dims[x->ndims - 1];
+    NMO_RETURN_IF_ERR(nmo_cu_check_tensor(x, op, iname[0], a->plan->in, x->ndims, x->dims, err));
+    for (int k = 1; k < n_in; k++)
+        NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->in[k], op, iname[k], a->plan->in, 1, &N, err));
+    for (int k = 0; k < n_out; k++)
+        NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->out[k], op, oname[k], a->plan->out, x->ndims,
+                                              x->dims, err));
+    if (a->n_param < 0 || (a->n_param > 0 && !a->param))
+        return nmo_err_set(err, NMO_ERR_USAGE, "%s candidate: bad parameter block", op);
+    static const double no_param[NMO_MAX_PARAMS] = {0};
+    pw_col_ctx cx = {a->n_param > 0 ? a->param : no_param, a->plan,
+                     store_rz ? NMO_CU_ST_RZ : nmo_cu_plan_store(a->plan)};
+    int64_t n = nmo_cu_numel(x), rows = N > 0 ? n / N : 0, body = N / 4 * 4;
+    float *iv[PW_MAX_IO] = {0}, *ov[PW_MAX_IO] = {0};
+    int ok = 1;
+    for (int k = 0; k < n_in; k++) ok &= (iv[k] = nmo_cu_load(&a->in[k])) != NULL;
+    for (int k = 0; k < n_out; k++)
+        ok &= (ov[k] = (float *)calloc((size_t)(n > 0 ? n : 1), sizeof(float))) != NULL;
+    if (ok) {
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t j = 0; j < (col == PW_COL_NO_TAIL ? body : N); j++) {
+                int64_t jc = col == PW_COL_ROW ? r % N : col == PW_COL_ZERO ? 0 :
+                             col == PW_COL_OFF1 ? (j + 1) % N : j;
+                float in[PW_MAX_IO], o[PW_MAX_IO];
+                in[0] = iv[0][r * N + j];
+                for (int k = 1; k < n_in; k++) in[k] = iv[k][jc];
+                fn(kind, &cx, in, o);
+                for (int k = 0; k < n_out; k++) ov[k][r * N + j] = o[k];
+            }
+        for (int k = 0; k < n_out; k++) nmo_cu_store(&a->out[k], ov[k], cx.store);
+    }
+    for (int k = 0; k < PW_MAX_IO; k++) free(iv[k]), free(ov[k]);
+    return ok ? NMO_OK : nmo_err_set(err, NMO_ERR_NOMEM, "%s candidate: out of memory", op);
+}
+
+/* One candidate function per variant of a per-column operator. */
+#define PW_COLS_CAND(fname, op, nin, nout, fn, kind, col, rz)                             \
+    static nmo_status fname(const nmo_cand_args *a, nmo_err *err) {                       \
+        return pw_cand_cols(a, err, op, nin, nout, fn, kind, col, rz);                    \
+    }
+
 /* ---------------------------------------------------------------- broadcasting add/mul */
 
 /* v rounded RNE into bf16 or fp16 in one step (numoracle/conv16.h). */
 static inline double pw_round16(double v, nmo_fmt f) { return nmo_f64_round16(v, f == NMO_BF16); }
 
-/* y[r, j] = a[r, j] op b[j], a of any shape, b [N] (its last dim). */
+/* y[r, j] = a[r, j] op b[j] through pw_cand_cols: the arithmetic variants (a float4 body
+ * computes the same values as one thread per element; the column bugs are PW_COL_*). */
 enum {
-    PW_BC_SCALAR = 0, /* one thread per element, fp32 op, store rounding */
-    PW_BC_VEC4,       /* float4 loads of a and b, 4-wide body plus a scalar tail */
+    PW_BC_SCALAR = 0, /* fp32 op, store rounding */
     PW_BC_NATIVE16,   /* native 16-bit arithmetic: the exact result rounded once into
                          the storage dtype (binary64 holds it exactly or rounds
-                         innocuously) */
+                         innocuously); RNE stores only, otherwise as PW_BC_SCALAR */
     PW_BC_FMA,        /* mul as fmaf(a, b, +0) (sign of a zero product may differ),
                          add as fmaf(b, 1, a) */
-    PW_BC_M_ROW,      /* MUTANT: wrong broadcast stride: b[r mod N] (the row index) */
-    PW_BC_M_ZERO,     /* MUTANT: wrong broadcast stride: stride 0 on the last dim, b[0] */
-    PW_BC_M_OFF1,     /* MUTANT: b[(j+1) mod N] */
-    PW_BC_M_TAIL      /* MUTANT: vec4 kernel that never writes the N mod 4 tail */
+    PW_BC_MUL = 8     /* or-ed in: the product instead of the sum */
 };
 
-static inline nmo_status pw_bcast_run(const nmo_cand_args *a, nmo_err *err, const char *op,
-                                      int mul, int kind, int store_rz) {
-    NMO_RETURN_IF_ERR(nmo_cu_check_args(a, op, 2, 1, err));
-    const nmo_tensor *x = &a->in[0];
-    if (x->ndims < 1 || x->ndims > NMO_MAX_DIMS)
-        return nmo_err_set(err, NMO_ERR_USAGE, "%s candidate: a has %d dims", op, x->ndims);
-    int64_t N = x->dims[x->ndims - 1];
-    NMO_RETURN_IF_ERR(nmo_cu_check_tensor(x, op, "a", a->plan->in, x->ndims, x->dims, err));
-    NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->in[1], op, "b", a->plan->in, 1, &N, err));
-    NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->out[0], op, "y", a->plan->out, x->ndims, x->dims, err));
-    int64_t n = nmo_cu_numel(x), rows = n / N;
-    float *av = nmo_cu_load(x), *bv = nmo_cu_load(&a->in[1]);
-    float *yv = (float *)calloc((size_t)(n > 0 ? n : 1), sizeof(float));
-    if (!av || !bv || !yv) {
-        free(av), free(bv), free(yv);
-        return nmo_err_set(err, NMO_ERR_NOMEM, "%s candidate: out of memory", op);
+static inline void pw_bcast_elem(int kind, const pw_col_ctx *cx, const float *in, float *out) {
+    int mul = (kind & PW_BC_MUL) != 0;
+    kind &= ~PW_BC_MUL;
+    float x0 = in[0], b = in[1];
+    if (kind == PW_BC_NATIVE16 && cx->store == NMO_CU_ST_RNE && cx->plan->out != NMO_FP32) {
+        double e = mul ? (double)x0 * (double)b : (double)x0 + (double)b;
+        out[0] = (float)pw_round16(e, cx->plan->out); /* exact in float: the store keeps it */
+    } else if (kind == PW_BC_FMA) {
+        out[0] = mul ? fmaf(x0, b, 0.0f) : fmaf(b, 1.0f, x0);
+    } else {
+        out[0] = mul ? x0 * b : x0 + b;
     }
-    nmo_cu_store_mode mode = store_rz ? NMO_CU_ST_RZ : nmo_cu_plan_store(a->plan);
-    nmo_fmt out = a->plan->out;
-    if (kind == PW_BC_NATIVE16 && mode != NMO_CU_ST_RNE) kind = PW_BC_SCALAR; /* RNE only */
-    for (int64_t r = 0; r < rows; r++) {
-        const float *ar = av + r * N;
-        float *yr = yv + r * N;
-        if (kind == PW_BC_VEC4 || kind == PW_BC_M_TAIL) {
-            int64_t body = N / 4 * 4;
-            for (int64_t j = 0; j < body; j += 4)
-                for (int l = 0; l < 4; l++)
-                    yr[j + l] = mul ? ar[j + l] * bv[j + l] : ar[j + l] + bv[j + l];
-            if (kind == PW_BC_VEC4)
-                for (int64_t j = body; j < N; j++) yr[j] = mul ? ar[j] * bv[j] : ar[j] + bv[j];
-            continue;
-        }
-        for (int64_t j = 0; j < N; j++) {
-            int64_t jb = kind == PW_BC_M_ROW ? r % N : kind == PW_BC_M_ZERO ? 0 :
-                         kind == PW_BC_M_OFF1 ? (j + 1) % N : j;
-            float x0 = ar[j], b = bv[jb];
-            if (kind == PW_BC_NATIVE16 && out != NMO_FP32) {
-                double e = mul ? (double)x0 * (double)b : (double)x0 + (double)b;
-                yr[j] = (float)pw_round16(e, out); /* exact in float: the store keeps it */
-            } else if (kind == PW_BC_FMA) {
-                yr[j] = mul ? fmaf(x0, b, 0.0f) : fmaf(b, 1.0f, x0);
-            } else {
-                yr[j] = mul ? x0 * b : x0 + b;
-            }
-        }
-    }
-    nmo_cu_store(&a->out[0], yv, mode);
-    free(av), free(bv), free(yv);
-    return NMO_OK;
 }
 
-#define PW_BCAST_CAND(fname, op, mul, kind, rz)                                           \
-    static nmo_status fname(const nmo_cand_args *a, nmo_err *err) {                       \
-        return pw_bcast_run(a, err, op, mul, kind, rz);                                   \
-    }
+#define PW_BCAST_CAND(fname, op, mul, kind, col, rz)                                      \
+    PW_COLS_CAND(fname, op, 2, 1, pw_bcast_elem, (kind) | ((mul) ? PW_BC_MUL : 0), col, rz)
 
 #endif

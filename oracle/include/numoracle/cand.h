@@ -32,7 +32,10 @@ typedef struct {
     /* NULL, or the plan under which this candidate follows the contract although it is a
      * mutant of the default plan (an eager two-kernel form: "inter={dtype}"): text for
      * nmo_plan_parse applied over the dtype's default plan, "{dtype}" standing for the
-     * storage dtype (nmo_cand_plan). The generic soundness test runs it under that plan. */
+     * storage dtype (nmo_cand_plan). The field is the only place this is said: the
+     * generic tests read it (test_soundness runs the candidate under that plan,
+     * test_detection as a mutant of the default one, test_ops_pointwise both and the
+     * engine comparison under it); no test names such candidates. */
     const char *plan;
 } nmo_cand;
 
