@@ -49,7 +49,7 @@ def load_config(path):
     with open(path) as f:
         cfg = json.load(f)
     known = {"name", "comment", "subjects", "families", "seeds", "mutant_seeds", "calibration", "max_per_op",
-             "null_control", "timeout", "workers", "journal", "work_dir", "out_dir", "operators", "mutation_operators"}
+             "null_control", "timeout", "alt_plans", "workers", "journal", "work_dir", "out_dir", "operators", "mutation_operators"}
     bad = set(cfg) - known
     if bad:
         raise SystemExit(f"{path}: unknown field(s) {', '.join(sorted(bad))}")
@@ -288,7 +288,22 @@ class Judge:
             ea, er = checks.errors(cand, ref_t)
             err = [max(err[0], ea), max(err[1], er)]
         v = v0 + "".join(checks.combine(letters[c]) for c in checks.CHECKS[1:])
+        if v0 == "F":
+            w = r.to_dict().get("worst") or {}
+            nc["worst"] = {k: w.get(k) for k in ("tensor", "index", "candidate", "r_lo", "r_hi", "outside_ulps")}
         return v, nc, err
+
+    def alt(self, o, inp, ins, outs, params):
+        """numoracle's verdict on a correct run under each of the config's alt_plans
+        (evidence for the plan choice; never used for detection)."""
+        res = {}
+        for pl in self.cfg.get("alt_plans", []):
+            try:
+                r = self.n.check(o["op"], ins, outs, dtype=inp[0], plan=pl or None, params=params)
+                res[pl or "default"] = r.verdict[0]
+            except self.n.Error as e:
+                res[pl or "default"] = "E"
+        return res
 
 
 # ---- the parent -----------------------------------------------------------------------
@@ -427,13 +442,14 @@ def parent_main(cfg, args):
                 if rid in J.done:
                     continue
                 futs.append(pool.submit(lambda a: (a, judge.judge(o, a[1], a[2], a[3], a[4],
-                                                                   judge.reference(o, a[1][0], a[2], a[4]))),
+                                                                   judge.reference(o, a[1][0], a[2], a[4])),
+                                                   judge.alt(o, a[1], a[2], a[3], a[4])),
                                         (rid, inp, ins, outs, params)))
             for fu in futs:
-                (rid, inp, ins, outs, params), (v, nc, err) = fu.result()
+                (rid, inp, ins, outs, params), (v, nc, err), alt = fu.result()
                 J.write({"t": "run", "id": rid, "op": o["op"], "phase": "eval", "role": "correct", "status": "ok",
                          "dtype": inp[0], "shape": inp[1], "family": inp[2], "cls": inp[3], "seed": inp[4],
-                         "v": v, "n": nc, "err": err})
+                         "v": v, "n": nc, "err": err, "alt": alt})
             J.sync()
         J.write({"t": "calib", "id": f"calib|{o['op']}",
                  "p999": {f"{k[1]}|{k[2]}": v for k, v in judge.p999.items() if k[0] == o["op"]}})
@@ -441,14 +457,13 @@ def parent_main(cfg, args):
         print(f"[{time.time() - t0:7.1f}s] {o['op']}: correct runs done", flush=True)
 
     # mutants: one child process each, `workers` at a time
-    todo = []
+    # round robin over the operators, so that a slice cut by --budget covers all of them
+    per_op = []
     for o in ops:
-        for j, m in enumerate(muts[o["op"]]):
-            if j % shard_n != shard_i - 1:
-                continue
-            if f"mdone|{m.id}" in J.done:
-                continue
-            todo.append((o, m))
+        per_op.append([(o, m) for j, m in enumerate(muts[o["op"]])
+                       if j % shard_n == shard_i - 1 and f"mdone|{m.id}" not in J.done])
+    todo = [x for rnd in range(max([len(q) for q in per_op] or [0])) for q in per_op if rnd < len(q)
+            for x in [q[rnd]]]
     wd = os.path.join(cfg["work_dir"], "mut")
     os.makedirs(wd, exist_ok=True)
 
