@@ -49,7 +49,7 @@ def load_config(path):
     with open(path) as f:
         cfg = json.load(f)
     known = {"name", "comment", "subjects", "families", "seeds", "mutant_seeds", "calibration", "max_per_op",
-             "null_control", "timeout", "alt_plans", "workers", "journal", "work_dir", "out_dir", "operators", "mutation_operators"}
+             "null_control", "timeout", "alt_plans", "generated", "faults", "workers", "journal", "work_dir", "out_dir", "operators", "mutation_operators"}
     bad = set(cfg) - known
     if bad:
         raise SystemExit(f"{path}: unknown field(s) {', '.join(sorted(bad))}")
@@ -62,13 +62,15 @@ def load_config(path):
         for k in ("op", "subject", "module", "file", "functions", "adapter", "dtypes", "shapes", "why"):
             if k not in o:
                 raise SystemExit(f"{path}: operator {o.get('op')}: missing field {k}")
+    # the hash covers what changes results, as written (relative paths): the same config
+    # checked out elsewhere (the GPU machine) has the same hash
+    canon = json.dumps({k: v for k, v in cfg.items() if k not in ("journal", "work_dir", "out_dir", "workers", "comment")},
+                       sort_keys=True)
+    cfg["hash"] = hashlib.sha256((ENGINE + canon).encode()).hexdigest()[:16]
     base = os.path.dirname(os.path.abspath(path))
     for k in ("journal", "work_dir", "out_dir"):
         cfg[k] = os.path.join(base, cfg[k])
     cfg["subjects"] = {k: os.path.join(base, v) for k, v in cfg["subjects"].items()}
-    canon = json.dumps({k: v for k, v in cfg.items() if k not in ("journal", "work_dir", "out_dir", "workers", "comment")},
-                       sort_keys=True)
-    cfg["hash"] = hashlib.sha256((ENGINE + canon).encode()).hexdigest()[:16]
     return cfg
 
 
@@ -377,7 +379,14 @@ def parent_main(cfg, args):
     for o in ops:
         src = open(os.path.join(cfg["subjects"][o["subject"]], o["file"])).read()
         allm = tmut.generate(src, o["op"], o["file"], o["functions"], cfg.get("mutation_operators", tmut.MUTATION_OPERATORS))
-        keep = tmut.sample(allm, cfg["max_per_op"])
+        keep = tmut.sample(allm, cfg["max_per_op"]) if cfg.get("generated", True) else []
+        # real faults: the subject's file as it was before a fix (real_faults.py builds them)
+        for fl in cfg.get("faults", []):
+            if fl["op"] == o["op"]:
+                fsrc = open(os.path.join(os.path.dirname(os.path.abspath(args.config)), fl["source"])).read()
+                keep.append(tmut.Mutant(fl["id"], o["op"], o["file"], "real", "", 0, 0,
+                                        f"real fault, fixed by {fl['commit']}: {fl['desc']}",
+                                        tmut.unified_diff(src, fsrc, o["file"]), fsrc))
         if cfg.get("null_control", True):
             keep.append(tmut.null_mutant(src, o["op"], o["file"]))
         muts[o["op"]] = keep

@@ -35,6 +35,16 @@ def rms_norm_bwd(mod, x, p):
     return {"dx": xx.grad, "dw": ww.grad}, {"rstd": rstd.detach().float()}
 
 
+def rms_norm_bwd_llama(mod, x, p):
+    # casting_mode "llama" (Liger's default): the dW terms dy * RN_dtype(x*rstd); rows >= 32768
+    # with n_cols <= 256 take _block_rms_norm_backward_kernel (real fault 7d54ff88)
+    xx, ww = _leaf(x["x"]), _leaf(x["w"])
+    y = mod.LigerRMSNormFunction.apply(xx, ww, p["eps"], 0.0, "llama", False)
+    rstd = y.grad_fn.saved_tensors[2]
+    y.backward(x["dy"].clone())
+    return {"dx": xx.grad, "dw": ww.grad}, {"rstd": rstd.detach().float()}
+
+
 def fused_add_rms_norm(mod, x, p):
     y, s = mod.LigerFusedAddRMSNormFunction.apply(x["x"].clone(), x["residual"].clone(), x["w"], p["eps"],
                                                   0.0, "llama", False)
@@ -106,6 +116,33 @@ def cross_entropy_bwd(mod, x, p):
                                                0.0, 0.0, "mean")[0]
     loss.backward()
     return {"dx": xx.grad}, {}
+
+
+def _confident(x, labels):
+    """The input family that provokes real fault be1cdc17: every row's true class made
+    confident (x_y = max of the row + 8 in the logits' dtype: softmax(x_y) ~ 0.9997), the
+    modified logits handed back to numoracle as the input it judges."""
+    x = x.clone()
+    rows = torch.arange(x.shape[0], device=x.device)
+    ok = labels >= 0
+    x[rows[ok], labels[ok]] = (x.max(dim=1).values[ok].float() + 8.0).to(x.dtype)
+    return x
+
+
+def cross_entropy_bwd_confident(mod, x, p):
+    lab = _labels(x["labels"])
+    xc = _confident(x["x"], lab)
+    xx = _leaf(xc)
+    loss = mod.LigerCrossEntropyFunction.apply(xx, lab, None, int(p["ignore_index"]), 0.0, 0.0, "mean")[0]
+    loss.backward()
+    return {"dx": xx.grad}, {"x": xc}
+
+
+def cross_entropy_confident(mod, x, p):
+    lab = _labels(x["labels"])
+    xc = _confident(x["x"], lab)
+    loss = mod.LigerCrossEntropyFunction.apply(xc.clone(), lab, None, int(p["ignore_index"]), 0.0, 0.0, "mean")[0]
+    return {"loss": loss.reshape(1)}, {"x": xc}
 
 
 def kl_div(mod, x, p):

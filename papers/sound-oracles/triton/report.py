@@ -101,7 +101,7 @@ def aggregate(cfg, L):
     for mid, m in sorted(muts.items()):
         st = mstat.get(mid)
         role = "null" if m["mop"] == "null" else "mutant"
-        rec = {"id": mid, "op": m["op"], "kind": "null" if role == "null" else "generated", "mutop": m["mop"],
+        rec = {"id": mid, "op": m["op"], "kind": "null" if role == "null" else ("real" if m["mop"] == "real" else "generated"), "mutop": m["mop"],
                "location": f"{m['file']}:{m['line']}:{m['col']}", "function": m["func"], "desc": m["desc"]}
         if st is None:
             rec["state"] = "not_run"

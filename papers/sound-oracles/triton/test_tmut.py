@@ -45,8 +45,8 @@ def _kernel(Y_ptr, X_ptr, n_cols, eps, BLOCK_SIZE: tl.constexpr):
 
 @triton.jit(do_not_specialize=["n"])
 def _other(A_ptr, n):
-    a = tl.load(A_ptr)
-    tl.store(A_ptr, a * 0.5)
+    a = tl.load(A_ptr).cast(tl.float32)
+    tl.store(A_ptr, (a * 0.5).cast(a.dtype))
 '''
 
 
@@ -119,6 +119,10 @@ def test_specific_edits():
     # constants: 0.5 halved/doubled in _other, tl.arange(0, ...) start moved
     assert any("a * 1.0" in m.source for m in by_desc(ms, "0.5 -> 1.0"))
     assert any("tl.arange(1, BLOCK_SIZE)" in m.source for m in by_desc(ms, "0 -> 1"))
+    # .cast(tl.float32) removed / narrowed, .cast(other.dtype) removed
+    assert any("a = (tl.load(A_ptr))\n" in m.source for m in by_desc(ms, "drop .cast(tl.float32)"))
+    assert any(".cast(tl.float16)" in m.source for m in by_desc(ms, ".cast(tl.float32) -> .cast(tl.float16)"))
+    assert any("tl.store(A_ptr, (a * 0.5))\n" in m.source for m in by_desc(ms, "drop .cast(a.dtype)"))
     assert src  # keeps flake quiet
 
 

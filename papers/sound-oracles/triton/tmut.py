@@ -11,8 +11,8 @@ Mutation operators, named as the C engine's (apps/campaign/README.md) where they
   ror    < <= > >= == != swapped (< -> <= and >, ...)
   lb     boundary conditions of masks: `offs < n` -> `offs < n - 1`, `offs < n + 1`
   cp     numeric literals x0.5 / x2 (0 -> 1), integers +-1; eps arguments x10 / x0.1
-  cast   `.to(tl.float32)` removed, or narrowed to tl.bfloat16 / tl.float16;
-         `dtype=tl.float32` narrowed the same way
+  cast   `.to(tl.float32)` / `.cast(tl.float32)` removed, or narrowed to tl.bfloat16 /
+         tl.float16; `.cast(other.dtype)` removed; `dtype=tl.float32` narrowed the same way
   red    tl.max <-> tl.sum (tl.min -> tl.max), and the reduction axis changed (0 <-> 1)
   mask   `mask=` of tl.load / tl.store dropped; `other=` of tl.load changed (-inf -> 0, 0 -> 1)
   idx    pointer offset of tl.load / tl.store shifted by +-1 element
@@ -258,13 +258,17 @@ class _Gen:
         f = _dotted(n.func)
         s, e = self.t.span(n)
         # casts: x.to(tl.float32)
-        if isinstance(n.func, ast.Attribute) and n.func.attr == "to" and n.args:
+        if isinstance(n.func, ast.Attribute) and n.func.attr in ("to", "cast") and n.args:
             tgt = _dotted(n.args[0])
+            how = n.func.attr
             if tgt == "tl.float32":
-                self.add(s, e, "(" + self.t.seg(n.func.value) + ")", "cast", n, "drop .to(tl.float32)")
+                self.add(s, e, "(" + self.t.seg(n.func.value) + ")", "cast", n, f"drop .{how}(tl.float32)")
                 a_s, a_e = self.t.span(n.args[0])
                 for nar in _NARROW:
-                    self.add(a_s, a_e, nar, "cast", n, f".to(tl.float32) -> .to({nar})")
+                    self.add(a_s, a_e, nar, "cast", n, f".{how}(tl.float32) -> .{how}({nar})")
+            elif how == "cast":
+                # x.cast(y.dtype): Liger's cast to the other operand's dtype (silu(a).cast(b.dtype))
+                self.add(s, e, "(" + self.t.seg(n.func.value) + ")", "cast", n, f"drop .cast({self.t.seg(n.args[0])})")
         for kw in n.keywords:
             if kw.arg == "dtype" and _dotted(kw.value) == "tl.float32":
                 a_s, a_e = self.t.span(kw.value)
