@@ -153,6 +153,7 @@ typedef struct {
     int quiet;
     int progress;               /* -1 auto (TTY), 0 off, 1 on */
     int force;                  /* resume a journal whose config hash differs */
+    int no_report;              /* run only: the reports are built by the caller (MPI rank 0) */
 } nmo_camp_opts;
 
 /* Run the campaign (or only the report) and write the reports into cfg->out_dir.

@@ -1659,7 +1659,7 @@ nmo_status nmo_camp_run(nmo_camp_cfg *cfg, const nmo_camp_opts *o, FILE *out, nm
     free(x.done.h);
     free(x.tol);
     nmo_camp_mutants_free(&ms);
-    if (st != NMO_OK) return st;
+    if (st != NMO_OK || o->no_report) return st;
     const char *js[1] = {cfg->journal};
     return nmo_camp_report(cfg, js, 1, cfg->out_dir, out, err);
 }

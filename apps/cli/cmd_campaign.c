@@ -8,6 +8,7 @@
 
 #include "campaign/campaign.h"
 #include "campaign/engine.h"
+#include "campaign/mpi.h"
 #include "campaign/mutate.h"
 #include "cli.h"
 
@@ -22,7 +23,51 @@ static const char campaign_epilog[] =
     "\n"
     "A killed campaign resumes from its journal: finished runs are never redone. Shards\n"
     "(--shard I/N) split the evaluation inputs; merge their journals with --report-only\n"
-    "--journal A --journal B. Reports: OUT/report.json, report.md, report.html.\n";
+    "--journal A --journal B. Reports: OUT/report.json, report.md, report.html.\n"
+    "\n"
+    "Under MPI (mpirun -n K numoracle campaign --config C; a build with OpenMPI, -Dmpi):\n"
+    "rank R runs shard R+1/K into JOURNAL.rank<R+1>of<K>.jsonl with its own work dir\n"
+    "(WORK/rank<R+1>of<K>); rank 0 merges the K journals into one report when all are done.\n";
+
+/* mpirun -n K: this rank's shard, journal and work dir; rank 0 merges (see the epilog).
+ * Returns the CLI exit code. */
+static int run_mpi(nmo_camp_cfg *cfg, nmo_camp_opts *o, int rank, int size)
+{
+    nmo_err err = {{0}};
+    if (o->shard_n) return cli_error("--shard and mpirun both split the campaign: give one of them");
+    char base[1024];
+    snprintf(base, sizeof base, "%s", cfg->journal);
+    size_t l = strlen(base);
+    if (l > 6 && strcmp(base + l - 6, ".jsonl") == 0) base[l - 6] = '\0';
+    /* the K journals, in rank order: the merge reads them all */
+    static char jn[64][1100];
+    if (size > 64) return cli_error("mpirun -n %d: at most 64 ranks (one journal each)", size);
+    for (int r = 0; r < size; r++) snprintf(jn[r], sizeof jn[r], "%.1000s.rank%dof%d.jsonl", base, r + 1, size);
+    int st = NMO_OK;
+    if (!o->report_only) {
+        snprintf(cfg->journal, sizeof cfg->journal, "%.1000s", jn[rank]);
+        /* a work dir per rank: mutant objects are compiled in place, two ranks building
+         * the same one on a shared file system would race */
+        char wd[1100];
+        snprintf(wd, sizeof wd, "%.1000s/rank%dof%d", cfg->work_dir, rank + 1, size);
+        snprintf(cfg->work_dir, sizeof cfg->work_dir, "%.1000s", wd);
+        o->shard_i = rank + 1, o->shard_n = size;
+        o->no_report = 1;
+        if (rank != 0) o->quiet = 1, o->progress = 0;
+        st = nmo_camp_run(cfg, o, o->quiet ? NULL : stdout, &err);
+        if (st != NMO_OK) fprintf(stderr, "numoracle: error: rank %d of %d: %s\n", rank, size, err.msg);
+    }
+    int worst = nmo_camp_mpi_allmax(st != NMO_OK); /* also the barrier before the merge */
+    if (worst) return 1;
+    if (rank != 0) return 0;
+    const char *js[64];
+    for (int r = 0; r < size; r++) js[r] = jn[r];
+    if (nmo_camp_report(cfg, js, size, cfg->out_dir, stdout, &err) != NMO_OK) {
+        fprintf(stderr, "numoracle: error: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}
 
 int cmd_campaign(int argc, char **argv)
 {
@@ -94,7 +139,15 @@ int cmd_campaign(int argc, char **argv)
         nmo_camp_cfg_free(&cfg);
         return cli_error("%s", err.msg);
     }
+    int rank = 0, size = 1;
+    if (nmo_camp_mpi_init(&argc, &argv, &rank, &size) && size > 1) {
+        rc = run_mpi(&cfg, &o, rank, size);
+        nmo_camp_cfg_free(&cfg);
+        nmo_camp_mpi_finalize();
+        return rc;
+    }
     nmo_status st = nmo_camp_run(&cfg, &o, o.quiet ? NULL : stdout, &err);
+    nmo_camp_mpi_finalize();
     nmo_camp_cfg_free(&cfg);
     if (st == NMO_ERR_USAGE || st == NMO_ERR_UNSUPPORTED || st == NMO_ERR_PARSE || st == NMO_ERR_UNKNOWN_OP)
         return cli_error("%s", err.msg);
