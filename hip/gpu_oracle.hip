@@ -50,12 +50,15 @@ NMO_D double dsub(double a, double b) { return a - b; }
 #if defined(NMO_HIP_SIM)
 /* the simulator runs a block's fibers one at a time, switching only at barriers */
 NMO_D void at_add(unsigned long long *p, unsigned long long v) { *p += v; }
+NMO_D void at_add32(unsigned *p, unsigned v) { *p += v; }
 NMO_D void at_max(unsigned long long *p, unsigned long long v) { *p = v > *p ? v : *p; }
 #elif defined(NMO_HIP_NVIDIA)
 NMO_D void at_add(unsigned long long *p, unsigned long long v) { atomicAdd(p, v); }
+NMO_D void at_add32(unsigned *p, unsigned v) { atomicAdd(p, v); }
 NMO_D void at_max(unsigned long long *p, unsigned long long v) { atomicMax(p, v); }
 #else /* hipcc and the bare device-only clang check: clang's builtins */
 NMO_D void at_add(unsigned long long *p, unsigned long long v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+NMO_D void at_add32(unsigned *p, unsigned v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
 NMO_D void at_max(unsigned long long *p, unsigned long long v) { __atomic_fetch_max(p, v, __ATOMIC_RELAXED); }
 #endif
 
@@ -135,7 +138,7 @@ __global__ void __launch_bounds__(BLK) k_rms_judge(nmo_go_rms_args a)
 {
     __shared__ int s_redo;
     __shared__ unsigned long long s_pass, s_fail, s_wmax, s_worst;
-    __shared__ unsigned long long s_hist[NMO_GO_HIST + 1];
+    __shared__ unsigned s_hist[NMO_GO_HIST + 1]; /* 16 KB */
     const int t = (int)threadIdx.x;
     const int64_t n = a.n;
     for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
@@ -185,7 +188,7 @@ __global__ void __launch_bounds__(BLK) k_rms_judge(nmo_go_rms_args a)
             int64_t wd = oh - ol;
             /* the general judge's cases (NaN flags, non-finite R, wide R: the scale rule)
              * and undecided snaps go to the host with the whole row */
-            redo |= !ok | spec | (wd + 1 > a.max_ulps) | (wd > NMO_GO_HIST);
+            redo |= !ok | spec | (wd + 1 > a.max_ulps);
             if (redo) continue;
             a.verd[i] = (uint8_t)(fl ? NMO_FAIL : NMO_PASS);
             if (a.rlo) {
@@ -206,7 +209,7 @@ __global__ void __launch_bounds__(BLK) k_rms_judge(nmo_go_rms_args a)
             }
             worst = metric > worst ? metric : worst;
             wmax = (unsigned long long)wd > wmax ? (unsigned long long)wd : wmax;
-            at_add(&s_hist[wd], 1); /* shared memory */
+            at_add32(&s_hist[wd < NMO_GO_HIST ? wd : NMO_GO_HIST], 1); /* shared memory */
         }
         if (redo) s_redo = 1; /* benign race: every writer stores 1 */
         at_add(&s_pass, pass);

@@ -27,7 +27,7 @@ extern "C" {
 
 /* ---- the C face of the device kernels (device pointers; hip/gpu_oracle.hip) ---------- */
 
-#define NMO_GO_HIST 64 /* widths the device counts; a wider R sends its row to the host */
+#define NMO_GO_HIST NMO_WIDTH_HIST /* the report's width histogram (check.h), last bin: beyond */
 
 typedef struct {
     unsigned long long n_pass, n_fail;
@@ -68,6 +68,10 @@ typedef struct {
     double ms_host_stats;  /* the host's row statistics */
     double ms_host_redo;   /* the CPU checker on the rows sent back */
 } nmo_gpu_check_info;
+
+/* Testing (hip/gpu_oracle_test.c): when k > 0, every k-th row also goes to the CPU
+ * checker, so that the merge of device and host rows is exercised on every case. */
+extern int nmo_gpu_check_host_every;
 
 /* 1 when the GPU tier checks this case (else 0, and *why says what it lacks). */
 int nmo_gpu_check_supported(const nmo_case *c, const char **why);
