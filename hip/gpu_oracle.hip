@@ -23,7 +23,6 @@
  * the same code on 32- and 64-lane hardware and in the simulator). Counts go to global
  * memory by atomics once per row, and only for rows the device decided. */
 #include <stdint.h>
-#include <string.h>
 
 #include "nmo_hip.h"
 #include "nmo_gpu.h"
@@ -62,18 +61,14 @@ NMO_D void at_add32(unsigned *p, unsigned v) { __atomic_fetch_add(p, v, __ATOMIC
 NMO_D void at_max(unsigned long long *p, unsigned long long v) { __atomic_fetch_max(p, v, __ATOMIC_RELAXED); }
 #endif
 
-NMO_D uint32_t f2u(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-NMO_D float u2f(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
+NMO_D uint32_t f2u(float f) { return nmo_f2u(f); } /* numoracle/conv16.h */
+NMO_D float u2f(uint32_t u) { return nmo_u2f(u); }
+/* |x| (clang's builtin: the bare device-only check has no math header) */
+#if defined(NMO_HIP_NVIDIA)
+NMO_D double dabs(double x) { return fabs(x); }
+#else
+NMO_D double dabs(double x) { return __builtin_fabs(x); }
+#endif
 
 /* an input element as a double (bf16: the top half of an fp32) */
 NMO_D double load_in(const void *p, int bf16, int64_t i)
@@ -92,7 +87,7 @@ NMO_D int rn32_try(double v, double ee, double *res)
     float P = u2f(eb);
     double h = dmul(dmul((double)P, 0x1p-25), (double)(1 + ((ub & 0x7fffffu) != 0)));
     *res = d;
-    return (eb != 0x7f800000u) & (dadd(fabs(dsub(d, v)), ee) < h);
+    return (eb != 0x7f800000u) & (dadd(dabs(dsub(d, v)), ee) < h);
 }
 
 __global__ void __launch_bounds__(BLK) k_rowsumsq(const void *x, int bf16, int64_t rows, int64_t n,
@@ -110,7 +105,7 @@ __global__ void __launch_bounds__(BLK) k_rowsumsq(const void *x, int bf16, int64
             double v = load_in(x, bf16, row * n + j);
             s = dadd(s, dmul(v, v)); /* the square is exact */
             m += v != 0;
-            bad |= !(fabs(v) <= 0x1p1000); /* inf, NaN */
+            bad |= !(dabs(v) <= 0x1p1000); /* inf, NaN */
         }
         ss[t] = s, sm[t] = m, sb[t] = bad;
         __syncthreads();
@@ -156,18 +151,18 @@ __global__ void __launch_bounds__(BLK) k_rms_judge(nmo_go_rms_args a)
             double ad = dmul(xv, wv); /* exact */
             double p1 = dmul(ad, rl), p2 = dmul(ad, rh);
             double plo = p1 < p2 ? p1 : p2, phi = p1 < p2 ? p2 : p1;
-            double ax = fabs(xv), aw = fabs(wv);
+            double ax = dabs(xv), aw = dabs(wv);
             double m = ax > rm ? ax : rm;
             m = m > aw ? m : aw;
             double eta = dmul(a.etac, m);
-            double vlo = dsub(dsub(plo, dmul(fabs(plo), a.uc)), eta);
-            double vhi = dadd(dadd(phi, dmul(fabs(phi), a.uc)), eta);
-            double elo = dadd(dmul(fabs(vlo), 0x1p-50), dmul(eta, 0x1p-50));
-            double ehi = dadd(dmul(fabs(vhi), 0x1p-50), dmul(eta, 0x1p-50));
+            double vlo = dsub(dsub(plo, dmul(dabs(plo), a.uc)), eta);
+            double vhi = dadd(dadd(phi, dmul(dabs(phi), a.uc)), eta);
+            double elo = dadd(dmul(dabs(vlo), 0x1p-50), dmul(eta, 0x1p-50));
+            double ehi = dadd(dmul(dabs(vhi), 0x1p-50), dmul(eta, 0x1p-50));
             double l, h;
-            int ok = rn32_try(vlo, dadd(dadd(elo, dmul(fabs(vlo), 0x1p-50)), 0x1p-1060), &l);
-            ok &= rn32_try(vhi, dadd(dadd(ehi, dmul(fabs(vhi), 0x1p-50)), 0x1p-1060), &h);
-            ok &= (fabs(xv) <= 0x1p1000) & (fabs(wv) <= 0x1p1000);
+            int ok = rn32_try(vlo, dadd(dadd(elo, dmul(dabs(vlo), 0x1p-50)), 0x1p-1060), &l);
+            ok &= rn32_try(vhi, dadd(dadd(ehi, dmul(dabs(vhi), 0x1p-50)), 0x1p-1060), &h);
+            ok &= (dabs(xv) <= 0x1p1000) & (dabs(wv) <= 0x1p1000);
             /* check.c judge_class_bf16 / judge_class_fp32 on the fp32 endpoints l, h */
             uint32_t ul = f2u((float)l), uh = f2u((float)h);
             int spec = ((ul & 0x7fffffffu) > 0x7f7fffffu) | ((uh & 0x7fffffffu) > 0x7f7fffffu);
