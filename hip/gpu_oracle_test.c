@@ -75,6 +75,9 @@ int main(int argc, char **argv)
     for (int ci = 0; ci < nmo_cand_count(); ci++) {
         const nmo_cand *cd = nmo_cand_at(ci);
         if (strcmp(cd->op, "rms_norm") != 0) continue;
+        printf("progress: before %s: cases=%ld differing_elements=%lld cases_differing=%ld\n", cd->name, cases,
+               (long long)diffs, bad_cases);
+        fflush(stdout);
         for (int di = 0; di < 2; di++)
             for (int h = 0; h < nsh; h++)
                 for (int f = 0; f < NMO_FAM_COUNT; f++)
