@@ -730,7 +730,9 @@ nmo_status nmo__check_units(nmo_report *rep, const nmo_case *c, const nmo_tensor
     }
     int64_t units = ulist ? nlist : op->units(c);
     rep->units = units;
-    int nt = nmo_check_threads(units);
+    /* a list (the GPU tier's rows sent back: few, each often escalated) may use one
+     * thread per unit; a whole tensor one per 64 units */
+    int nt = nmo_check_threads(ulist ? units * 64 : units);
     check_worker w[NMO_MAX_THREADS];
     memset(w, 0, sizeof w);
     for (int t = 0; t < nt; t++) {
