@@ -78,8 +78,8 @@ int nmo_gpu_check_supported(const nmo_case *c, const char **why);
 
 /* nmo_check of the candidate cand_dev (device memory, packed, the plan's out format) for
  * case c. in_dev: the inputs in device memory (packed, as c->in), or NULL to upload
- * c->in; c->in is read on the host in either case (the row statistics and the rows sent
- * back to the CPU checker). The report is nmo_check's (verdicts, bounds and bflags when opts ask for them;
+ * c->in; c->in is read on the host in either case (for the rows sent back to the CPU
+ * checker and the worst row). The report is nmo_check's (verdicts, bounds and bflags when opts ask for them;
  * keep_enc is refused). info may be NULL. */
 nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_dev,
                          const void *const *in_dev, const nmo_check_opts *opts,
