@@ -3,7 +3,6 @@
  * certified engine's). Plain C: the device is reached through nmo_gpu.h and the kernels'
  * C face; the host parts are the library's own fast engine and checker. */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -207,11 +206,6 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
     for (int64_t r = 0; r < rows; r++)
         if (hskip[r] || hredo[r]) list[nl++] = r;
     inf.rows_host = nl;
-    if (getenv("NMO_GO_DEBUG")) {
-        int64_t ns = 0, nr = 0;
-        for (int64_t r = 0; r < rows; r++) ns += hskip[r], nr += !hskip[r] && hredo[r];
-        fprintf(stderr, "gpu oracle: %s %lldx%lld skip=%lld redo=%lld\n", nmo_fmt_name(c->plan.out), (long long)rows, (long long)n, (long long)ns, (long long)nr);
-    }
     inf.rows_device = rows - nl;
     int64_t wrow = -1;
     if (inf.rows_device > 0) wrow = 0x3fffffff - (int64_t)(acc.worst & 0x3fffffffull);
