@@ -1,6 +1,7 @@
 /* numoracle GPU layer, -Dgpu=none: no device. Every call fails with NMO_ERR_UNSUPPORTED
  * and NMO_GPU_NONE_MSG; the HIP registry is empty. Nothing GPU-related is looked up. */
 #include "nmo_gpu.h"
+#include "nmo_gpu_oracle.h"
 
 #define NONE(err) nmo_err_set(err, NMO_ERR_UNSUPPORTED, "%s", NMO_GPU_NONE_MSG)
 
@@ -62,5 +63,17 @@ const nmo_plugin_kernel *nmo_hip_kernel_at(int i)
 nmo_status nmo_gpu_conv_selftest(int64_t *bad_bf16, int64_t *bad_fp16, nmo_err *err)
 {
     *bad_bf16 = *bad_fp16 = -1;
+    return NONE(err);
+}
+
+nmo_status nmo_go_rowsumsq(const void *x, int in_bf16, int64_t rows, int64_t n, double *s,
+                           int64_t *m, uint8_t *bad, nmo_err *err)
+{
+    (void)x, (void)in_bf16, (void)rows, (void)n, (void)s, (void)m, (void)bad;
+    return NONE(err);
+}
+nmo_status nmo_go_rms_judge(const nmo_go_rms_args *a, nmo_err *err)
+{
+    (void)a;
     return NONE(err);
 }

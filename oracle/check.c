@@ -179,7 +179,7 @@ double nmo_report_width_quantile(const nmo_report *rep, double q)
     return (double)rep->width_max;
 }
 
-static int worse(const nmo_elem_info *a, const nmo_elem_info *b)
+int nmo__elem_worse(const nmo_elem_info *a, const nmo_elem_info *b)
 {
     /* FAIL beats everything, larger distance first; then INCONCLUSIVE; then the widest
      * set; ties go to the first element (so the report does not depend on threads) */
@@ -209,7 +209,8 @@ typedef struct {
     const nmo_tensor *cand;
     nmo_check_opts o;
     nmo_report *rep; /* shared: per-element arrays only (disjoint writes) */
-    int64_t u0, u1;
+    int64_t u0, u1;  /* positions in ulist, or units when ulist is NULL */
+    const int64_t *ulist;
     nmo_fctx fc;
     nmo_cctx cc;
     int fc_ready, cc_ready;
@@ -255,13 +256,14 @@ static nmo_status worker_init(check_worker *w, check_worker *share)
         if (w->u0 < w->u1 && w->c->op->units(w->c) > 1) {
             nmo_fenc *tmp[NMO_MAX_TENSORS] = {0};
             int ok = 1;
+            int64_t u = w->ulist ? w->ulist[w->u0] : w->u0;
             for (int k = 0; k < w->c->n_out; k++) {
                 int64_t b, n, st;
-                w->c->op->unit_span(w->c, w->u0, k, &b, &n, &st);
+                w->c->op->unit_span(w->c, u, k, &b, &n, &st);
                 tmp[k] = malloc((size_t)(n > 0 ? n : 1) * sizeof(nmo_fenc));
                 ok &= tmp[k] != NULL;
             }
-            if (ok) w->c->op->eval_fast(&w->fc, w->c, w->u0, tmp);
+            if (ok) w->c->op->eval_fast(&w->fc, w->c, u, tmp);
             for (int k = 0; k < w->c->n_out; k++) free(tmp[k]);
         }
     } else {
@@ -409,7 +411,7 @@ static int64_t judge_fast_run(check_worker *w, int k, const nmo_fenc *e, int64_t
             judge_core(&info, &e[i0 + j], v, &c->plan, max_ulps, NULL);
             info.k = k;
             info.index = idx;
-            if (!w->has_worst || worse(&info, &w->worst)) {
+            if (!w->has_worst || nmo__elem_worse(&info, &w->worst)) {
                 w->worst = info;
                 w->has_worst = 1;
                 pass_bar = w->worst.verdict != NMO_PASS ? INT64_MAX : w->worst.width_ulps;
@@ -452,7 +454,8 @@ static void *worker_main(void *arg)
     int fastj = cand && !o.keep_bounds && !o.keep_enc && !c->plan.ftz && !c->plan.round_sr &&
                 c->plan.round == NMO_RNE && (c->plan.out == NMO_BF16 || c->plan.out == NMO_FP32);
 
-    for (int64_t u = w->u0; u < w->u1; u++) {
+    for (int64_t ui = w->u0; ui < w->u1; ui++) {
+        int64_t u = w->ulist ? w->ulist[ui] : ui;
         int64_t beg[NMO_MAX_TENSORS], cnt[NMO_MAX_TENSORS], str[NMO_MAX_TENSORS];
         for (int k = 0; k < c->n_out; k++) {
             op->unit_span(c, u, k, &beg[k], &cnt[k], &str[k]);
@@ -542,7 +545,7 @@ static void *worker_main(void *arg)
                     continue;
                 info.k = k;
                 info.index = idx;
-                if (!w->has_worst || worse(&info, &w->worst)) {
+                if (!w->has_worst || nmo__elem_worse(&info, &w->worst)) {
                     w->worst = info;
                     w->has_worst = 1;
                 }
@@ -651,6 +654,18 @@ static nmo_status geo_error(const nmo_case *c, int64_t over, nmo_err *err)
 nmo_status nmo_check(nmo_report *rep, const nmo_case *c, const nmo_tensor *cand,
                      const nmo_check_opts *opts, nmo_err *err)
 {
+    return nmo__check_units(rep, c, cand, opts, NULL, -1, err);
+}
+
+/* nmo_check over the units ulist[0..nlist) only (ulist NULL: every unit). The report's
+ * per-element arrays still cover every element (the others stay as allocated: verdicts
+ * 0, bounds unset); counts and the worst element are those of the listed units, and
+ * rep->units is nlist. The GPU tier (hip/gpu_oracle.c) runs the units it could not
+ * decide on the device through here: the fast engine and escalation of today. */
+nmo_status nmo__check_units(nmo_report *rep, const nmo_case *c, const nmo_tensor *cand,
+                            const nmo_check_opts *opts, const int64_t *ulist, int64_t nlist,
+                            nmo_err *err)
+{
     nmo_check_opts o = {0};
     if (opts) o = *opts;
     memset(rep, 0, sizeof *rep);
@@ -713,9 +728,11 @@ nmo_status nmo_check(nmo_report *rep, const nmo_case *c, const nmo_tensor *cand,
         for (int k = 0; k < NMO_MAX_TENSORS; k++) cs.stat[k] = tab[k];
         c = &cs;
     }
-    int64_t units = op->units(c);
+    int64_t units = ulist ? nlist : op->units(c);
     rep->units = units;
-    int nt = nmo_check_threads(units);
+    /* a list (the GPU tier's rows sent back: few, each often escalated) may use one
+     * thread per unit; a whole tensor one per 64 units */
+    int nt = nmo_check_threads(ulist ? units * 64 : units);
     check_worker w[NMO_MAX_THREADS];
     memset(w, 0, sizeof w);
     for (int t = 0; t < nt; t++) {
@@ -725,6 +742,7 @@ nmo_status nmo_check(nmo_report *rep, const nmo_case *c, const nmo_tensor *cand,
         w[t].rep = rep;
         w[t].u0 = units * t / nt;
         w[t].u1 = units * (t + 1) / nt;
+        w[t].ulist = ulist;
     }
     /* Batched preparation (matrix products) happens once, in the first worker's
      * context, before the others start: they share it read-only. */
@@ -761,7 +779,7 @@ nmo_status nmo_check(nmo_report *rep, const nmo_case *c, const nmo_tensor *cand,
         if (x->geo_over > geo_over) geo_over = x->geo_over;
         for (int i = 0; i <= NMO_WIDTH_HIST; i++) rep->width_hist[i] += x->width_hist[i];
         if (x->width_max > rep->width_max) rep->width_max = x->width_max;
-        if (x->has_worst && (!has_worst || worse(&x->worst, &rep->worst))) {
+        if (x->has_worst && (!has_worst || nmo__elem_worse(&x->worst, &rep->worst))) {
             rep->worst = x->worst;
             has_worst = 1;
         }

@@ -79,6 +79,13 @@ void nmo__graph_name_tokens(const cJSON *j, char *op, size_t nop, char *layout, 
  * formats: ok[i]/w[i] for stored-bounds judging, and a screen for unusual bound sets. */
 /* w: widths in ulps, an array of the format's storage type (uint8_t/16/32/64). Returns
  * the count of ok elements; *wmax their largest width (-1: none). */
+/* check.c: nmo_check over a list of units (NULL: all), and the report's order of
+ * elements (1 when a is worse than b: FAIL by distance, then INCONCLUSIVE, then the
+ * widest; ties to the first). */
+nmo_status nmo__check_units(nmo_report *rep, const nmo_case *c, const nmo_tensor *cand,
+                            const nmo_check_opts *opts, const int64_t *ulist, int64_t nlist,
+                            nmo_err *err);
+int nmo__elem_worse(const nmo_elem_info *a, const nmo_elem_info *b);
 int64_t nmo__judge_pass(int bits, const void *lo, const void *hi, const void *cv, const uint8_t *fl, int64_t m,
                         uint64_t nan_above, int fnuz, uint8_t *ok, void *w, int64_t *wmax);
 int nmo__bounds_bad(int bits, const void *lo, const void *hi, const void *e, const uint8_t *fl, int64_t m,

@@ -37,16 +37,26 @@ static inline void norm_inv_n(E_CTX *ctx, E *r, int64_t n)
  *   ms = ss / N           or ss * RN(1/N)                          (enc_div_si)
  *   v  = ms + eps         eps held as RN(eps)
  *   r  = rsqrt(v)         plan accuracy, or RN(1/RN(sqrt v))       (enc_rsqrt) */
-static inline void norm_rms_rstd(E_CTX *ctx, E *r, const double *x, int64_t n, double eps)
+/* The steps after the sum of squares ss of n points (the GPU tier reduces the rows on
+ * the device and finishes each row's statistic here: hip/gpu_oracle.c). */
+static inline void norm_rms_rstd_ss(E_CTX *ctx, E *r, const E *ss, int64_t n, double eps)
 {
-    E ss, ms, ep, v;
-    enc_init(ctx, &ss), enc_init(ctx, &ms), enc_init(ctx, &ep), enc_init(ctx, &v);
-    enc_sumsq_d(ctx, &ss, x, n);
-    enc_div_si(ctx, &ms, &ss, n);
+    E ms, ep, v;
+    enc_init(ctx, &ms), enc_init(ctx, &ep), enc_init(ctx, &v);
+    enc_div_si(ctx, &ms, ss, n);
     enc_const(ctx, &ep, eps);
     enc_add(ctx, &v, &ms, &ep);
     enc_rsqrt(ctx, r, &v);
-    enc_clear(ctx, &ss), enc_clear(ctx, &ms), enc_clear(ctx, &ep), enc_clear(ctx, &v);
+    enc_clear(ctx, &ms), enc_clear(ctx, &ep), enc_clear(ctx, &v);
+}
+
+static inline void norm_rms_rstd(E_CTX *ctx, E *r, const double *x, int64_t n, double eps)
+{
+    E ss;
+    enc_init(ctx, &ss);
+    enc_sumsq_d(ctx, &ss, x, n);
+    norm_rms_rstd_ss(ctx, r, &ss, n, eps);
+    enc_clear(ctx, &ss);
 }
 
 /* A statistic a backward kernel did not get from the caller: recomputed by the kernel it

@@ -53,6 +53,21 @@ void NMO_REF(nmo_ref_rms_norm_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nm
 #ifdef NMO_ENGINE_FAST
 #include "refs/ref_common.h"
 
+/* The GPU tier (hip/gpu_oracle.c): row u's r from the device's binary64 sum of squares s
+ * of the row (any order, m nonzero terms), the fast engine's steps after enc_sumsq_d
+ * (nmo_fenc_dot_d_finish, norm_rms_rstd_ss): the same enclosure and flags as
+ * nmo_ref_rms_norm_eval's r whenever neither is flagged. Plans without ftz only (the
+ * DAZ term of a subnormal input is 0 there). */
+void nmo_ref_rms_norm_rstd_fast(nmo_fctx *ctx, const nmo_case *c, double s, int64_t m, nmo_fenc *r);
+void nmo_ref_rms_norm_rstd_fast(nmo_fctx *ctx, const nmo_case *c, double s, int64_t m, nmo_fenc *r)
+{
+    int64_t n = c->in[1].dims[0];
+    nmo_fenc ss;
+    nmo_fenc_dot_d_finish(ctx, &ss, s, s, m, n, 0);
+    norm_rms_rstd_ss(ctx, r, &ss, n, c->param[0]);
+    if (ctx->ftz) r->flags |= NMO_EF_UNC;
+}
+
 void NMO_REF_CERT(nmo_ref_rms_norm_eval)(nmo_cctx *ctx, const nmo_case *c, int64_t u, nmo_fenc **out);
 
 static nmo_status rms_norm_setup(nmo_case *c, nmo_err *err)

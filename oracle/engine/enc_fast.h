@@ -1384,6 +1384,22 @@ static inline double nmo_fe_daz_term(int ftz, double minnorm, const double *x, c
     return nmo_fe_daz_finish(d, n);
 }
 
+/* The close of nmo_fenc_dot_d from its binary64 sums of the n exact products x_i y_i
+ * of input points, formed in any order (the GPU tier's row reductions, hip/gpu_oracle.hip,
+ * call it with their own sums): s = sum x_i y_i and a = sum |x_i y_i| each within
+ * (n - 1) 2^-53 a of the exact sums (Jeannerod & Rump 2013, Thm 4.1, in binary64), m the
+ * terms with both factors nonzero, daz nmo_fe_daz_term's bound (0 without ftz). Finite
+ * s only (the caller handles NaN and infinities). */
+static inline void nmo_fenc_dot_d_finish(nmo_fctx *c, nmo_fenc *r, double s, double a, int64_t m,
+                                         int64_t n, double daz)
+{
+    /* underflow: each product may lose eta (half the subnormal spacing); under ftz the
+     * products and the partial sums may each flush: 2n min_normal. */
+    double keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa + daz;
+    nmo_fe_red_finish(c, r, s, s, a, nmo_fe_dot_k(c, n, m), keta, (double)n * 0x1p-53 * a, 0);
+    nmo_fe_dot_mag(c, r, a, (double)n * 0x1p-53 * 1.01);
+}
+
 /* Dot product of two point vectors (input values), any order, FMA or not, in acc:
  * |fl(x.y) - x.y| <= m u sum|x_i y_i| (Jeannerod & Rump 2013, Thm 4.2) plus n eta for
  * products that underflow, with m the number of terms whose factors are both nonzero:
@@ -1408,12 +1424,7 @@ static inline void nmo_fenc_dot_d(nmo_fctx *c, nmo_fenc *r, const double *x, con
         nmo_fenc_set_all(r, 0);
         return;
     }
-    /* underflow: each product may lose eta (half the subnormal spacing); under ftz the
-     * products and the partial sums may each flush: 2n min_normal. */
-    double keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa +
-                  nmo_fe_daz_term(c->ftz, c->minnorm_c, x, y, n);
-    nmo_fe_red_finish(c, r, s, s, a, nmo_fe_dot_k(c, n, m), keta, (double)n * 0x1p-53 * a, 0);
-    nmo_fe_dot_mag(c, r, a, (double)n * 0x1p-53 * 1.01);
+    nmo_fenc_dot_d_finish(c, r, s, a, m, n, nmo_fe_daz_term(c->ftz, c->minnorm_c, x, y, n));
 }
 
 /* Sum of squares of a point vector: the dot product of x with itself. */

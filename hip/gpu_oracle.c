@@ -1,0 +1,293 @@
+/* numoracle GPU tier (issue 22): nmo_check with the element work on the device
+ * (hip/nmo_gpu_oracle.h says what is decided where and why the verdicts are the
+ * certified engine's). Plain C: the device is reached through nmo_gpu.h and the kernels'
+ * C face; the host parts are the library's own fast engine and checker. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <pthread.h>
+
+#include "nmo_gpu.h"
+#include "nmo_gpu_oracle.h"
+#include "nmo_internal.h"
+#include "engine/enc_fast.h"
+
+/* refs/rms_norm.c (fast engine): a row's r from its sum of squares */
+void nmo_ref_rms_norm_rstd_fast(nmo_fctx *ctx, const nmo_case *c, double s, int64_t m, nmo_fenc *r);
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
+int nmo_gpu_check_host_every = 0;
+
+int nmo_gpu_check_supported(const nmo_case *c, const char **why)
+{
+    const char *w = NULL;
+    const nmo_plan *p = &c->plan;
+    const nmo_fmt_info *ai = nmo_fmt_get(p->acc);
+    if (!nmo_gpu_enabled()) w = NMO_GPU_NONE_MSG;
+    else if (strcmp(c->op->name, "rms_norm") != 0) w = "the GPU tier covers rms_norm only";
+    else if (p->inter != p->compute) w = "unfused plan (inter != compute): not on the device";
+    else if (c->param[1] != 0) w = "offset != 0: not on the device";
+    else if (p->compute != NMO_FP32 || p->ftz) w = "the device path needs compute=fp32 without ftz";
+    else if (!ai || ai->prec > 25) w = "acc wider than 25 bits: the fast engine certifies nothing";
+    else if (p->sum == NMO_SUM_GEOM) w = "sum geometry: not on the device";
+    else if (p->round != NMO_RNE || p->round_sr) w = "the device judges RNE stores only";
+    else if (p->out != NMO_BF16 && p->out != NMO_FP32) w = "out must be bf16 or fp32";
+    else if (p->in != NMO_BF16 && p->in != NMO_FP32) w = "in must be bf16 or fp32";
+    else if (c->absent) w = "absent inputs: not on the device";
+    else if (!nmo_tensor_is_packed(&c->in[0]) || !nmo_tensor_is_packed(&c->in[1]))
+        w = "inputs must be packed";
+    else if (c->op->units(c) >= 0x3fffffff) w = "too many rows";
+    if (why) *why = w;
+    return w == NULL;
+}
+
+/* A host tensor like c->out[0] (dtype out, zeroed) for some rows of the candidate. */
+static nmo_status cand_alloc(nmo_tensor *t, const nmo_case *c, nmo_err *err)
+{
+    *t = c->out[0];
+    t->dtype = c->plan.out;
+    size_t tot = (size_t)nmo_tensor_numel(&c->out[0]) * nmo_fmt_bytes(c->plan.out);
+    t->data = calloc(tot ? tot : 1, 1);
+    t->own = 1;
+    if (!t->data) return nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for the candidate rows");
+    return NMO_OK;
+}
+
+/* Copy rows[0..nr) (of n elements) of the device candidate into t. */
+static nmo_status cand_rows(nmo_tensor *t, const void *cand_dev, const int64_t *rows, int64_t nr,
+                            int64_t n, nmo_err *err)
+{
+    size_t es = nmo_fmt_bytes(t->dtype);
+    for (int64_t i = 0; i < nr; i++) {
+        size_t off = (size_t)(rows[i] * n) * es;
+        NMO_RETURN_IF_ERR(nmo_gpu_d2h((char *)t->data + off, (const char *)cand_dev + off, (size_t)n * es, err));
+    }
+    return NMO_OK;
+}
+
+/* Device scratch, kept between checks and grown when a case needs more (cudaMalloc and
+ * cudaFree cost more than a whole check of 16M elements); one check at a time. */
+enum { B_X, B_W, B_VERD, B_RLO, B_RHI, B_S, B_M, B_BAD, B_RROW, B_SKIP, B_REDO, B_ACC, B_N };
+static struct {
+    pthread_mutex_t mu;
+    void *p[B_N];
+    size_t cap[B_N];
+} scratch = {PTHREAD_MUTEX_INITIALIZER, {0}, {0}};
+
+static nmo_status dev_get(void **out, int k, size_t bytes, nmo_err *err)
+{
+    if (bytes == 0) bytes = 1;
+    if (scratch.cap[k] < bytes) {
+        nmo_gpu_free(scratch.p[k]);
+        scratch.p[k] = NULL;
+        scratch.cap[k] = 0;
+        NMO_RETURN_IF_ERR(nmo_gpu_alloc(&scratch.p[k], bytes, err));
+        scratch.cap[k] = bytes;
+    }
+    *out = scratch.p[k];
+    return NMO_OK;
+}
+
+typedef struct {
+    void *x, *w, *verd, *rlo, *rhi, *s, *m, *bad, *rrow, *skip, *redo, *acc;
+} dev_bufs;
+
+nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_dev,
+                         const void *const *in_dev, const nmo_check_opts *opts,
+                         nmo_gpu_check_info *info, nmo_err *err)
+{
+    nmo_check_opts o = {0};
+    if (opts) o = *opts;
+    memset(rep, 0, sizeof *rep);
+    nmo_gpu_check_info inf = {0};
+    const char *why = NULL;
+    if (!nmo_gpu_check_supported(c, &why))
+        return nmo_err_set(err, NMO_ERR_UNSUPPORTED, "gpu oracle: %s", why);
+    if (o.mode == NMO_MODE_CERT || o.keep_enc)
+        return nmo_err_set(err, NMO_ERR_UNSUPPORTED,
+                           "gpu oracle: the device tier is the fast engine (no certified-only mode, no enclosures kept)");
+    NMO_RETURN_IF_ERR(nmo_op_check_plan(c->op, &c->plan, err));
+    double t0 = now_ms();
+    const int64_t n = c->in[1].dims[0], rows = c->op->units(c), numel = rows * n;
+    if (nmo_tensor_numel(&c->in[0]) != numel || nmo_tensor_numel(&c->out[0]) != numel)
+        return nmo_err_set(err, NMO_ERR_SIZE, "gpu oracle: rms_norm shape mismatch");
+    const int in_bf16 = c->plan.in == NMO_BF16, out_bf16 = c->plan.out == NMO_BF16;
+    const size_t ies = nmo_fmt_bytes(c->plan.in);
+    rep->mode = NMO_MODE_ESCALATE;
+    rep->max_ulps = o.max_ulps > 0 ? o.max_ulps : nmo_plan_max_ulps(&c->plan);
+    rep->n_out = 1;
+    rep->out_n[0] = numel;
+    rep->n = numel;
+    rep->units = rows;
+
+    dev_bufs d = {0};
+    nmo_status s = NMO_OK;
+    pthread_mutex_lock(&scratch.mu);
+    double *hs = malloc((size_t)rows * sizeof(double)), *hr = malloc((size_t)rows * 3 * sizeof(double));
+    int64_t *hm = malloc((size_t)rows * sizeof(int64_t)), *list = malloc((size_t)rows * sizeof(int64_t));
+    uint8_t *hbad = malloc((size_t)rows), *hskip = malloc((size_t)rows), *hredo = malloc((size_t)rows);
+    nmo_go_acc acc;
+    nmo_tensor hc = {0};
+    nmo_report hrep, wrep;
+    int hrep_ok = 0;
+    memset(&hrep, 0, sizeof hrep);
+    memset(&wrep, 0, sizeof wrep);
+    nmo_fctx fc;
+    int fc_ok = 0;
+#define TRY(x) do { if ((s = (x)) != NMO_OK) goto done; } while (0)
+    if (!hs || !hr || !hm || !list || !hbad || !hskip || !hredo) {
+        s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for %lld rows", (long long)rows);
+        goto done;
+    }
+    if (in_dev) {
+        d.x = (void *)in_dev[0], d.w = (void *)in_dev[1];
+    } else {
+        TRY(dev_get(&d.x, B_X, (size_t)numel * ies, err));
+        TRY(dev_get(&d.w, B_W, (size_t)n * ies, err));
+        TRY(nmo_gpu_h2d(d.x, c->in[0].data, (size_t)numel * ies, err));
+        TRY(nmo_gpu_h2d(d.w, c->in[1].data, (size_t)n * ies, err));
+    }
+    TRY(dev_get(&d.verd, B_VERD, (size_t)numel, err));
+    if (o.keep_bounds) {
+        TRY(dev_get(&d.rlo, B_RLO, (size_t)numel * sizeof(double), err));
+        TRY(dev_get(&d.rhi, B_RHI, (size_t)numel * sizeof(double), err));
+    }
+    TRY(dev_get(&d.s, B_S, (size_t)rows * sizeof(double), err));
+    TRY(dev_get(&d.m, B_M, (size_t)rows * sizeof(int64_t), err));
+    TRY(dev_get(&d.bad, B_BAD, (size_t)rows, err));
+    TRY(dev_get(&d.rrow, B_RROW, (size_t)rows * 3 * sizeof(double), err));
+    TRY(dev_get(&d.skip, B_SKIP, (size_t)rows, err));
+    TRY(dev_get(&d.redo, B_REDO, (size_t)rows, err));
+    TRY(dev_get(&d.acc, B_ACC, sizeof(nmo_go_acc), err));
+
+    /* 1. the rows' sums of squares on the device */
+    TRY(nmo_go_rowsumsq(d.x, in_bf16, rows, n, d.s, d.m, d.bad, err));
+    TRY(nmo_gpu_d2h(hs, d.s, (size_t)rows * sizeof(double), err));
+    TRY(nmo_gpu_d2h(hm, d.m, (size_t)rows * sizeof(int64_t), err));
+    TRY(nmo_gpu_d2h(hbad, d.bad, (size_t)rows, err));
+    double t1 = now_ms();
+    /* 2. each row's r by the fast engine's code; rows outside nmo_fenc_mul3_row's fast
+     * path (a non-finite input, r flagged or unbounded) go to the host */
+    TRY(nmo_fctx_init(&fc, &c->plan, err));
+    fc_ok = 1;
+    for (int64_t r = 0; r < rows; r++) {
+        hskip[r] = 1;
+        hr[3 * r] = hr[3 * r + 1] = hr[3 * r + 2] = 0;
+        if (hbad[r] || fc.force_unc) continue;
+        nmo_fenc e;
+        nmo_ref_rms_norm_rstd_fast(&fc, c, hs[r], hm[r], &e);
+        if (e.flags != 0 || !isfinite(e.lo) || !isfinite(e.hi)) continue;
+        hskip[r] = nmo_gpu_check_host_every > 0 && r % nmo_gpu_check_host_every == 0;
+        hr[3 * r] = e.lo, hr[3 * r + 1] = e.hi;
+        hr[3 * r + 2] = fabs(e.lo) > fabs(e.hi) ? fabs(e.lo) : fabs(e.hi);
+    }
+    double t2 = now_ms();
+    /* 3. the elements: enclosure, snap, R and the judge on the device */
+    TRY(nmo_gpu_h2d(d.rrow, hr, (size_t)rows * 3 * sizeof(double), err));
+    TRY(nmo_gpu_h2d(d.skip, hskip, (size_t)rows, err));
+    memset(&acc, 0, sizeof acc);
+    TRY(nmo_gpu_h2d(d.acc, &acc, sizeof acc, err));
+    nmo_go_rms_args ga = {d.x, d.w, cand_dev, in_bf16, out_bf16, rows, n, d.rrow, d.skip,
+                          rep->max_ulps, fc.uc, fc.etac, d.verd, d.rlo, d.rhi, d.redo, d.acc};
+    TRY(nmo_go_rms_judge(&ga, err));
+    TRY(nmo_gpu_d2h(hredo, d.redo, (size_t)rows, err));
+    TRY(nmo_gpu_d2h(&acc, d.acc, sizeof acc, err));
+    double t3 = now_ms();
+
+    /* 4. the rows the device left: the CPU checker, as nmo_check runs them */
+    int64_t nl = 0;
+    for (int64_t r = 0; r < rows; r++)
+        if (hskip[r] || hredo[r]) list[nl++] = r;
+    inf.rows_host = nl;
+    inf.rows_device = rows - nl;
+    int64_t wrow = -1;
+    if (inf.rows_device > 0) wrow = 0x3fffffff - (int64_t)(acc.worst & 0x3fffffffull);
+    if (nl > 0 || wrow >= 0) {
+        TRY(cand_alloc(&hc, c, err));
+        TRY(cand_rows(&hc, cand_dev, list, nl, n, err));
+        if (wrow >= 0) TRY(cand_rows(&hc, cand_dev, &wrow, 1, n, err));
+    }
+    if (nl > 0) {
+        TRY(nmo__check_units(&hrep, c, &hc, &o, list, nl, err));
+        hrep_ok = 1;
+    }
+    /* the worst element of the device's rows: its row (the device's order, see
+     * nmo_go_acc) rechecked on the host gives the element and its details */
+    if (wrow >= 0) {
+        nmo_check_opts wo = {0};
+        wo.mode = NMO_MODE_ESCALATE;
+        wo.max_ulps = o.max_ulps;
+        TRY(nmo__check_units(&wrep, c, &hc, &wo, &wrow, 1, err));
+    }
+    double t4 = now_ms();
+
+    /* 5. the report: the device's counts plus the host's */
+    rep->n_pass = (int64_t)acc.n_pass;
+    rep->n_fail = (int64_t)acc.n_fail;
+    for (int i = 0; i <= NMO_GO_HIST; i++) rep->width_hist[i] = (int64_t)acc.hist[i];
+    rep->width_max = (int64_t)acc.wmax;
+    if (hrep_ok) {
+        rep->n_pass += hrep.n_pass, rep->n_fail += hrep.n_fail, rep->n_inconc += hrep.n_inconc;
+        rep->n_nonfinite += hrep.n_nonfinite, rep->n_wide += hrep.n_wide;
+        rep->n_overflow += hrep.n_overflow, rep->n_unbounded += hrep.n_unbounded;
+        rep->n_noscale += hrep.n_noscale, rep->n_nan += hrep.n_nan, rep->n_scaled += hrep.n_scaled;
+        rep->n_unc += hrep.n_unc, rep->n_escalated += hrep.n_escalated;
+        rep->units_escalated += hrep.units_escalated;
+        rep->n_term_esc += hrep.n_term_esc, rep->n_sum_cert += hrep.n_sum_cert;
+        for (int i = 0; i <= NMO_WIDTH_HIST; i++) rep->width_hist[i] += hrep.width_hist[i];
+        if (hrep.width_max > rep->width_max) rep->width_max = hrep.width_max;
+        if (hrep.has_worst) rep->worst = hrep.worst, rep->has_worst = 1;
+    }
+    if (wrow >= 0 && wrep.has_worst && (!rep->has_worst || nmo__elem_worse(&wrep.worst, &rep->worst)))
+        rep->worst = wrep.worst, rep->has_worst = 1;
+    if (o.keep_verdicts) {
+        if (!(rep->verdicts[0] = malloc((size_t)numel))) {
+            s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for the verdicts");
+            goto done;
+        }
+        TRY(nmo_gpu_d2h(rep->verdicts[0], d.verd, (size_t)numel, err));
+    }
+    if (o.keep_bounds) {
+        rep->rlo[0] = malloc((size_t)numel * sizeof(double));
+        rep->rhi[0] = malloc((size_t)numel * sizeof(double));
+        rep->bflags[0] = calloc((size_t)numel, 1); /* a row decided on the device: no flag */
+        if (!rep->rlo[0] || !rep->rhi[0] || !rep->bflags[0]) {
+            s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for the bounds");
+            goto done;
+        }
+        TRY(nmo_gpu_d2h(rep->rlo[0], d.rlo, (size_t)numel * sizeof(double), err));
+        TRY(nmo_gpu_d2h(rep->rhi[0], d.rhi, (size_t)numel * sizeof(double), err));
+    }
+    for (int64_t i = 0; i < nl && hrep_ok; i++) {
+        size_t off = (size_t)(list[i] * n);
+        if (o.keep_verdicts) memcpy(rep->verdicts[0] + off, hrep.verdicts[0] + off, (size_t)n);
+        if (o.keep_bounds) {
+            memcpy(rep->rlo[0] + off, hrep.rlo[0] + off, (size_t)n * sizeof(double));
+            memcpy(rep->rhi[0] + off, hrep.rhi[0] + off, (size_t)n * sizeof(double));
+            memcpy(rep->bflags[0] + off, hrep.bflags[0] + off, (size_t)n);
+        }
+    }
+    rep->verdict = rep->n_fail ? NMO_FAIL : rep->n_inconc ? NMO_INCONCLUSIVE : NMO_PASS;
+    inf.ms_device = (t1 - t0) + (t3 - t2);
+    inf.ms_host_stats = t2 - t1;
+    inf.ms_host_redo = t4 - t3;
+    rep->seconds = (now_ms() - t0) * 1e-3;
+done:
+#undef TRY
+    if (fc_ok) nmo_fctx_clear(&fc);
+    if (hrep_ok) nmo_report_free(&hrep);
+    nmo_report_free(&wrep);
+    nmo_tensor_free(&hc);
+    pthread_mutex_unlock(&scratch.mu);
+    free(hs), free(hr), free(hm), free(list), free(hbad), free(hskip), free(hredo);
+    if (s != NMO_OK) nmo_report_free(rep);
+    if (info) *info = inf;
+    return s;
+}

@@ -1,0 +1,179 @@
+/* nmo_gpu_oracle_test: the GPU tier (nmo_gpu_check) against the CPU checker (nmo_check,
+ * fast engine + escalation) and, on cases of at most 4200 elements, against the certified engine alone:
+ * element for element the same verdicts, reachable sets R and flags, and the same
+ * tensor verdict, counts and worst element.
+ *
+ * Cases: every rms_norm candidate of the registry (correct variants and mutants, run on
+ * the CPU, their outputs uploaded), every input family, fp32 and bf16 (the dtypes the
+ * tier covers), seeds 7 (tests/test_engines.c's) and 1, and the shapes of
+ * tests/test_engines.c (3x1025, 8x64, 2x257, 3x4097), hip/nmo_gpu_test.c's odd, short and
+ * large shapes for rms_norm (64x4099, 1023x131, 4096x4096: with --large, bf16, the default
+ * candidate and the mutants) and tiny ones
+ * (1x1, 5x3, 1x4096). A run in which the device decided no row, or no mutant FAILed, is
+ * a failure too (the comparison would then say nothing about the device). Every other
+ * case sends every third row to the CPU checker too (nmo_gpu_check_host_every), so the
+ * merge of device and host rows is compared as well.
+ *
+ * usage: nmo_gpu_oracle_test [--large | --quick]    exit 0: all equal; 1: a difference; 2: error
+ * (--quick: the shapes 8x64, 2x257, 1x1, 5x3 and seed 7 only, for the CPU simulator) */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "numoracle/numoracle.h"
+#include "numoracle/cand.h"
+#include "nmo_gpu.h"
+#include "nmo_gpu_oracle.h"
+
+static int same_d(double a, double b) { return a == b || (a != a && b != b); }
+
+static void die(const char *what, const nmo_err *e)
+{
+    fprintf(stderr, "nmo_gpu_oracle_test: %s: %s\n", what, e->msg);
+    exit(2);
+}
+
+/* elements of a and b (full reports) that differ in verdict, R or flags */
+static int64_t diff_reports(const nmo_report *a, const nmo_report *b, int64_t n, int64_t *first)
+{
+    int64_t d = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int x = a->verdicts[0][i] != b->verdicts[0][i] || !same_d(a->rlo[0][i], b->rlo[0][i]) ||
+                !same_d(a->rhi[0][i], b->rhi[0][i]) || a->bflags[0][i] != b->bflags[0][i];
+        if (x && d == 0) *first = i;
+        d += x;
+    }
+    return d;
+}
+
+static int same_summary(const nmo_report *a, const nmo_report *b)
+{
+    return a->verdict == b->verdict && a->n_pass == b->n_pass && a->n_fail == b->n_fail &&
+           a->n_inconc == b->n_inconc && a->has_worst == b->has_worst &&
+           (!a->has_worst || (a->worst.index == b->worst.index && a->worst.verdict == b->worst.verdict &&
+                              same_d(a->worst.dist_ulps, b->worst.dist_ulps)));
+}
+
+int main(int argc, char **argv)
+{
+    int large = argc > 1 && strcmp(argv[1], "--large") == 0;
+    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    /* NMO_GO_TEST_CORRUPT=1: move one R endpoint of every GPU report (the comparison's own
+     * negative control: the run must then FAIL) */
+    int corrupt = getenv("NMO_GO_TEST_CORRUPT") && *getenv("NMO_GO_TEST_CORRUPT") == '1';
+    nmo_err err = {{0}};
+    if (nmo_gpu_init(&err) != NMO_OK) die("device", &err);
+    const nmo_op *op = nmo_op_find("rms_norm");
+    int64_t shapes[][2] = {{3, 1025}, {8, 64}, {2, 257}, {3, 4097}, {64, 4099}, {1023, 131},
+                           {1, 1},    {5, 3},  {1, 4096}, {4096, 4096}};
+    int nsh = large ? 10 : 9;
+    const nmo_fmt dts[2] = {NMO_FP32, NMO_BF16};
+    const uint64_t seeds[2] = {7, 1};
+    long skipped = 0, cases = 0, cert_cases = 0, bad_cases = 0, mutant_fail = 0, mutants = 0;
+    int64_t elems = 0, diffs = 0, cert_diffs = 0, rows_dev = 0, rows_host = 0, esc = 0;
+    for (int ci = 0; ci < nmo_cand_count(); ci++) {
+        const nmo_cand *cd = nmo_cand_at(ci);
+        if (strcmp(cd->op, "rms_norm") != 0) continue;
+        printf("progress: before %s: cases=%ld differing_elements=%lld cases_differing=%ld\n", cd->name, cases,
+               (long long)diffs, bad_cases);
+        fflush(stdout);
+        for (int di = 0; di < 2; di++)
+            for (int h = 0; h < nsh; h++)
+                for (int f = 0; f < NMO_FAM_COUNT; f++)
+                    for (int si = 0; si < 2; si++) {
+                        /* the 16M-element shape: one seed, the default candidate and mutants on bf16 */
+                        if (h == 9 && (si || di == 0 || (cd->correct && cd != nmo_cand_find("rms_norm", NULL))))
+                            continue;
+                        if (quick && (si || !(h == 1 || h == 2 || h == 6 || h == 7))) continue;
+                        nmo_plan p;
+                        if (nmo_cand_plan(&p, cd, dts[di], &err) != NMO_OK) die("plan", &err);
+                        nmo_case c;
+                        if (nmo_case_init(&c, op, &p, 2, shapes[h], &err) != NMO_OK) die("case", &err);
+                        nmo_case_fill(&c, f, seeds[si]);
+                        nmo_tensor out = c.out[0];
+                        out.data = NULL, out.own = 0;
+                        if (nmo_tensor_alloc(&out, &err) != NMO_OK) die("alloc", &err);
+                        nmo_cand_args ca = {c.in, c.n_in, &out, 1, c.param, op->n_param, &c.plan};
+                        if (cd->run(&ca, &err) != NMO_OK) { /* a mutant that needs N > 1 */
+                            skipped++;
+                            nmo_tensor_free(&out), nmo_case_free(&c);
+                            continue;
+                        }
+                        const char *why = NULL;
+                        if (!nmo_gpu_check_supported(&c, &why)) { /* an unfused plan (eager candidates) */
+                            nmo_tensor_free(&out), nmo_case_free(&c);
+                            continue;
+                        }
+                        int64_t n = nmo_tensor_numel(&out);
+                        size_t bytes = (size_t)n * nmo_fmt_bytes(out.dtype);
+                        void *dc = NULL;
+                        if (nmo_gpu_alloc(&dc, bytes, &err) != NMO_OK || nmo_gpu_h2d(dc, out.data, bytes, &err) != NMO_OK)
+                            die("upload", &err);
+                        nmo_check_opts o = {.mode = NMO_MODE_ESCALATE, .keep_verdicts = 1, .keep_bounds = 1};
+                        nmo_report g, r, q;
+                        nmo_gpu_check_info info;
+                        nmo_gpu_check_host_every = (cases & 1) ? 3 : 0; /* the merge path, every other case */
+                        if (nmo_gpu_check(&g, &c, dc, NULL, &o, &info, &err) != NMO_OK) die("gpu check", &err);
+                        if (nmo_check(&r, &c, &out, &o, &err) != NMO_OK) die("cpu check", &err);
+                        if (corrupt) g.rhi[0][n / 2] = nextafter(g.rhi[0][n / 2], INFINITY); /* control */
+                        int64_t first = -1, d = diff_reports(&g, &r, n, &first);
+                        int bad = d != 0 || !same_summary(&g, &r);
+                        if (n <= 4200) { /* the certified engine alone */
+                            nmo_check_opts oc = o;
+                            oc.mode = NMO_MODE_CERT;
+                            if (nmo_check(&q, &c, &out, &oc, &err) != NMO_OK) die("cert check", &err);
+                            int64_t f2 = -1, d2 = diff_reports(&g, &q, n, &f2);
+                            cert_diffs += d2;
+                            cert_cases++;
+                            if (d2 || g.verdict != q.verdict) {
+                                bad = 1;
+                                if (first < 0) first = f2;
+                            }
+                            nmo_report_free(&q);
+                        }
+                        if (bad) {
+                            bad_cases++;
+                            fprintf(stderr,
+                                    "DIFF %s %s %lldx%lld %s seed=%llu: %lld elements (first %lld: gpu v=%d R=[%a,%a] "
+                                    "bf=%u, cpu v=%d R=[%a,%a] bf=%u); gpu %s pass=%lld fail=%lld inc=%lld, cpu %s "
+                                    "pass=%lld fail=%lld inc=%lld\n",
+                                    cd->name, nmo_fmt_name(dts[di]), (long long)shapes[h][0], (long long)shapes[h][1],
+                                    nmo_family_name(f), (unsigned long long)seeds[si], (long long)d, (long long)first,
+                                    first >= 0 ? g.verdicts[0][first] : -1, first >= 0 ? g.rlo[0][first] : 0,
+                                    first >= 0 ? g.rhi[0][first] : 0, first >= 0 ? g.bflags[0][first] : 0,
+                                    first >= 0 ? r.verdicts[0][first] : -1, first >= 0 ? r.rlo[0][first] : 0,
+                                    first >= 0 ? r.rhi[0][first] : 0, first >= 0 ? r.bflags[0][first] : 0,
+                                    nmo_verdict_name(g.verdict), (long long)g.n_pass, (long long)g.n_fail,
+                                    (long long)g.n_inconc, nmo_verdict_name(r.verdict), (long long)r.n_pass,
+                                    (long long)r.n_fail, (long long)r.n_inconc);
+                        }
+                        if (!cd->correct) {
+                            mutants++;
+                            mutant_fail += g.verdict == NMO_FAIL;
+                        }
+                        cases++;
+                        elems += n;
+                        diffs += d;
+                        rows_dev += info.rows_device;
+                        rows_host += info.rows_host;
+                        esc += r.n_escalated;
+                        nmo_report_free(&g), nmo_report_free(&r);
+                        nmo_gpu_free(dc);
+                        nmo_tensor_free(&out);
+                        nmo_case_free(&c);
+                    }
+    }
+    printf("gpu_oracle_test: op=rms_norm cases=%ld elements=%lld differing_elements=%lld cases_differing=%ld\n",
+           cases, (long long)elems, (long long)diffs, bad_cases);
+    printf("gpu_oracle_test: candidate runs refused (shape too short for the candidate)=%ld\n", skipped);
+    printf("gpu_oracle_test: certified-only comparisons=%ld differing_elements=%lld\n", cert_cases,
+           (long long)cert_diffs);
+    printf("gpu_oracle_test: rows decided on the device=%lld rows sent to the CPU checker=%lld "
+           "(cpu elements escalated=%lld)\n",
+           (long long)rows_dev, (long long)rows_host, (long long)esc);
+    printf("gpu_oracle_test: mutant cases=%ld of which FAIL=%ld\n", mutants, mutant_fail);
+    int ok = bad_cases == 0 && cases > 0 && rows_dev > 0 && mutant_fail > 0;
+    printf("RESULT %s\n", ok ? "PASS" : "FAIL");
+    return ok ? 0 : 1;
+}
