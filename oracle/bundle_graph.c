@@ -153,7 +153,25 @@ static nmo_status parse_tensor(nmo_gtensor *t, const cJSON *o, int i, const char
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "virtual");
     if (!v) v = cJSON_GetObjectItemCaseSensitive(o, "is_virtual");
     t->is_virtual = cJSON_IsTrue(v);
+    /* hipDNN's scalar tensors (epsilon) carry their value in the graph: no file */
+    const cJSON *val = cJSON_GetObjectItemCaseSensitive(o, "value");
+    if (val && !cJSON_IsNull(val)) {
+        if (!cJSON_IsNumber(val) || !isfinite(val->valuedouble))
+            return nmo_err_set(err, NMO_ERR_DATA, "%s: %s: value must be a finite number", src, lab);
+        if (numel != 1)
+            return nmo_err_set(err, NMO_ERR_SHAPE, "%s: %s: a value tensor must hold one element", src, lab);
+        t->has_value = 1;
+        t->value = val->valuedouble;
+    }
     return NMO_OK;
+}
+
+/* hipDNN's older graphs name the graph's types io_type, compute_type, intermediate_type. */
+static const char *dt_alias(const char *key)
+{
+    return strcmp(key, "io_data_type") == 0 ? "io_type"
+           : strcmp(key, "compute_data_type") == 0 ? "compute_type"
+           : strcmp(key, "intermediate_data_type") == 0 ? "intermediate_type" : NULL;
 }
 
 static int parse_dt_field(int *dt, const cJSON *o, const char *key, const char *src, nmo_err *err,
@@ -161,6 +179,7 @@ static int parse_dt_field(int *dt, const cJSON *o, const char *key, const char *
 {
     *dt = -1;
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v && dt_alias(key)) v = cJSON_GetObjectItemCaseSensitive(o, key = dt_alias(key));
     if (!v || cJSON_IsNull(v)) return 1;
     /* hipDNN serializes an unset compute type as "unset": absent */
     if (cJSON_IsString(v) && strcasecmp(v->valuestring, "unset") == 0) return 1;
@@ -189,6 +208,18 @@ static const cJSON *node_item(const cJSON *node, const char *key)
         if (v && !cJSON_IsNull(v)) return v;
     }
     return NULL;
+}
+
+/* Every tensor of the graph is used by the node (virtual ones aside). */
+static nmo_status graph_finish(nmo_graph *g, const int *used, const char *src, nmo_err *err)
+{
+    nmo_op_operation(g->operation, sizeof g->operation, g->op);
+    for (int i = 0; i < g->n_tensors; i++)
+        if (!used[i] && !g->t[i].is_virtual)
+            return nmo_err_set(err, NMO_ERR_DATA, "%s: uid %lld%s%s%s: not used by node '%s'", src,
+                               (long long)g->t[i].uid, g->t[i].name[0] ? " (" : "", g->t[i].name,
+                               g->t[i].name[0] ? ")" : "", g->node_name);
+    return NMO_OK;
 }
 
 nmo_status nmo__graph_parse(nmo_graph *g, const cJSON *j, const char *src, const char *hint, nmo_err *err)
@@ -232,17 +263,23 @@ nmo_status nmo__graph_parse(nmo_graph *g, const cJSON *j, const char *src, const
     snprintf(g->node_type, sizeof g->node_type, "%s", ntype ? ntype : "");
     if (!parse_dt_field(&g->node_compute_dt, node, "compute_data_type", src, err, &st)) return st;
 
+    /* the operator: the hint, our node type, hipDNN's node type (its own wiring and
+     * semantics checks), then the node name */
+    int used[NMO_GRAPH_MAX_TENSORS] = {0}, hd = 0;
     g->op = nmo__op_lookup(hint);
     if (!g->op) g->op = nmo__op_lookup(ntype);
+    if (!g->op) {
+        NMO_RETURN_IF_ERR(nmo__hipdnn_bind(g, node, used, src, &hd, err));
+        if (hd) return graph_finish(g, used, src, err);
+    }
     if (!g->op) g->op = nmo__op_lookup(nname);
     if (!g->op)
-        return nmo_err_set(err, NMO_ERR_UNKNOWN_OP, "%s: node '%s': unknown operation (type '%s'; see numoracle ops)",
-                           src, g->node_name, g->node_type);
+        return nmo_err_set(err, NMO_ERR_UNKNOWN_OP,
+                           "%s: node '%s': unsupported operation '%s' (no registry operator; see numoracle ops)", src,
+                           g->node_name, g->node_type);
     const nmo_op *op = g->op;
-    nmo_op_operation(g->operation, sizeof g->operation, op);
 
     /* wiring: every operator tensor names a distinct graph tensor */
-    int used[NMO_GRAPH_MAX_TENSORS] = {0};
     for (int io = 0; io < 2; io++) {
         int n = io ? op->n_out : op->n_in;
         for (int k = 0; k < n; k++) {
@@ -271,11 +308,6 @@ nmo_status nmo__graph_parse(nmo_graph *g, const cJSON *j, const char *src, const
             else g->in_t[k] = ti;
         }
     }
-    for (int i = 0; i < g->n_tensors; i++)
-        if (!used[i] && !g->t[i].is_virtual)
-            return nmo_err_set(err, NMO_ERR_DATA, "%s: uid %lld%s%s%s: not used by node '%s'", src,
-                               (long long)g->t[i].uid, g->t[i].name[0] ? " (" : "", g->t[i].name,
-                               g->t[i].name[0] ? ")" : "", g->node_name);
     for (int k = 0; k < op->n_param; k++) {
         const cJSON *v = node_item(node, op->param[k].name);
         g->param[k] = op->param[k].def;
@@ -286,7 +318,7 @@ nmo_status nmo__graph_parse(nmo_graph *g, const cJSON *j, const char *src, const
         g->param[k] = v->valuedouble;
         g->param_set[k] = 1;
     }
-    return NMO_OK;
+    return graph_finish(g, used, src, err);
 }
 
 nmo_status nmo_graph_parse(nmo_graph *g, const cJSON *j, const char *src, nmo_err *err)
@@ -315,6 +347,7 @@ void nmo__graph_name_tokens(const cJSON *j, char *op, size_t nop, char *layout, 
         const char *ty = nmo__jstr(node, "type");
         if (!ty) ty = nmo__jstr(node, "attributes_type");
         const nmo_op *o = nmo__op_lookup(ty);
+        if (!o) o = nmo__hipdnn_op(ty, node);
         if (!o) o = nmo__op_lookup(nmo__jstr(node, "name"));
         if (o) nmo_op_operation(op, nop, o);
         else if (ty && *ty) {
@@ -325,6 +358,7 @@ void nmo__graph_name_tokens(const cJSON *j, char *op, size_t nop, char *layout, 
     }
     int dt;
     const char *io = nmo__jstr(j, "io_data_type");
+    if (!io) io = nmo__jstr(j, "io_type");
     const cJSON *ts = cJSON_GetObjectItemCaseSensitive(j, "tensors");
     if (io && nmo_dt_parse(&dt, io) == NMO_OK) snprintf(dtype, nd, "%s", nmo_dt_token(dt));
     if (cJSON_IsArray(ts)) {
@@ -400,20 +434,34 @@ cJSON *nmo__int_array(int n, const int64_t *v)
     return a;
 }
 
+/* hipDNN serializes data types in lower case ("float", "bfloat16"). */
+static cJSON *dt_json(int dt)
+{
+    char b[32];
+    const char *n = nmo_dt_name(dt);
+    size_t i = 0;
+    for (; n && n[i] && i + 1 < sizeof b; i++) b[i] = (char)(n[i] >= 'A' && n[i] <= 'Z' ? n[i] - 'A' + 'a' : n[i]);
+    b[i] = '\0';
+    return cJSON_CreateString(b);
+}
+
+/* The graph in hipDNN's schema: tensors with lower-case data types, the node's tensors
+ * under "inputs" and "outputs" as <name>_tensor_uid, its scalar parameters under
+ * "attributes" (the loader reads every section, and the older all-"attributes" form). */
 cJSON *nmo_graph_to_json(const nmo_graph *g)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", g->name);
-    cJSON_AddStringToObject(o, "compute_data_type", nmo_dt_name(g->compute_dt));
-    cJSON_AddStringToObject(o, "intermediate_data_type", nmo_dt_name(g->inter_dt));
-    cJSON_AddStringToObject(o, "io_data_type", nmo_dt_name(g->io_dt));
+    cJSON_AddItemToObject(o, "compute_data_type", dt_json(g->compute_dt));
+    cJSON_AddItemToObject(o, "intermediate_data_type", dt_json(g->inter_dt));
+    cJSON_AddItemToObject(o, "io_data_type", dt_json(g->io_dt));
     cJSON *ts = cJSON_AddArrayToObject(o, "tensors");
     for (int i = 0; i < g->n_tensors; i++) {
         const nmo_gtensor *t = &g->t[i];
         cJSON *to = cJSON_CreateObject();
         cJSON_AddNumberToObject(to, "uid", (double)t->uid);
         cJSON_AddStringToObject(to, "name", t->name);
-        cJSON_AddStringToObject(to, "data_type", nmo_dt_name(t->dt));
+        cJSON_AddItemToObject(to, "data_type", dt_json(t->dt));
         cJSON_AddItemToObject(to, "dims", nmo__int_array(t->ndims, t->dims));
         cJSON_AddItemToObject(to, "strides", nmo__int_array(t->ndims, t->strides));
         cJSON_AddBoolToObject(to, "virtual", t->is_virtual);
@@ -423,17 +471,18 @@ cJSON *nmo_graph_to_json(const nmo_graph *g)
     cJSON *n = cJSON_CreateObject();
     cJSON_AddStringToObject(n, "name", g->node_name);
     cJSON_AddStringToObject(n, "type", g->node_type);
-    cJSON_AddStringToObject(n, "compute_data_type", nmo_dt_name(g->node_compute_dt));
-    cJSON *at = cJSON_AddObjectToObject(n, "attributes");
+    cJSON_AddItemToObject(n, "compute_data_type", dt_json(g->node_compute_dt));
     const nmo_op *op = g->op;
     for (int io = 0; io < 2; io++) {
+        cJSON *sec = cJSON_AddObjectToObject(n, io ? "outputs" : "inputs");
         int cnt = io ? op->n_out : op->n_in;
         for (int k = 0; k < cnt; k++) {
             char key[96];
             snprintf(key, sizeof key, "%s_tensor_uid", io ? op->out[k].name : op->in[k].name);
-            cJSON_AddNumberToObject(at, key, (double)g->t[io ? g->out_t[k] : g->in_t[k]].uid);
+            cJSON_AddNumberToObject(sec, key, (double)g->t[io ? g->out_t[k] : g->in_t[k]].uid);
         }
     }
+    cJSON *at = cJSON_AddObjectToObject(n, "attributes");
     for (int k = 0; k < op->n_param; k++) cJSON_AddNumberToObject(at, op->param[k].name, g->param[k]);
     cJSON_AddItemToArray(ns, n);
     return o;

@@ -231,9 +231,16 @@ static int shape_fits(const nmo_graph *g, const nmo_plan *plan, int ns, const in
         for (int k = 0; k < n; k++) {
             const nmo_tensor *ct = io ? &c.out[k] : &c.in[k];
             const nmo_gtensor *gt = &g->t[io ? g->out_t[k] : g->in_t[k]];
-            if (ct->ndims != gt->ndims) return 0;
+            /* size-1 dims do not change the row-major sequence: [2,3,1] is [2,3] */
+            int64_t a[NMO_MAX_DIMS], b[NMO_MAX_DIMS];
+            int na = 0, nb = 0;
             for (int d = 0; d < ct->ndims; d++)
-                if (ct->dims[d] != gt->dims[d]) return 0;
+                if (ct->dims[d] != 1) a[na++] = ct->dims[d];
+            for (int d = 0; d < gt->ndims; d++)
+                if (gt->dims[d] != 1) b[nb++] = gt->dims[d];
+            if (na != nb) return 0;
+            for (int d = 0; d < na; d++)
+                if (a[d] != b[d]) return 0;
         }
     }
     return 1;
@@ -261,9 +268,14 @@ static nmo_status infer_shape(const nmo_graph *g, const nmo_plan *plan, const cJ
         }
         return NMO_OK;
     }
-    /* candidates: each tensor's dims; out0 dims + in0's last dim (MxNxK products) */
-    int64_t cand[2 * NMO_MAX_TENSORS + 2][NMO_MAX_DIMS];
-    int cn[2 * NMO_MAX_TENSORS + 2], nc = 0;
+    /* candidates: the shape the node implies (hipDNN SDPA), each tensor's dims; out0
+     * dims + in0's last dim (MxNxK products) */
+    int64_t cand[2 * NMO_MAX_TENSORS + 3][NMO_MAX_DIMS];
+    int cn[2 * NMO_MAX_TENSORS + 3], nc = 0;
+    if (g->shape_n > 0) {
+        memcpy(cand[nc], g->shape, sizeof cand[nc]);
+        cn[nc++] = g->shape_n;
+    }
     for (int io = 0; io < 2; io++) {
         int n = io ? op->n_out : op->n_in;
         for (int k = 0; k < n; k++) {
@@ -499,7 +511,7 @@ nmo_status nmo__bundle_load_core(nmo_bundle *b, const cJSON *graph, const char *
     char path[NMO_BPATH + 400];
     int present = 0;
     for (int i = 0; i < g->n_tensors; i++) {
-        if (g->t[i].is_virtual) continue;
+        if (g->t[i].is_virtual || g->t[i].has_value) continue;
         nmo__file_path(path, sizeof path, dir, base, g->t[i].uid, "");
         present += nmo__exists(path);
     }

@@ -17,6 +17,11 @@ const char *nmo__dt_known_list(void);
 const nmo_op *nmo__op_lookup(const char *s);
 static inline int nmo__dt_is_float(int dt) { return dt >= 0 && dt < (int)NMO_FMT_COUNT; }
 
+/* bundle_hipdnn.c: bind a hipDNN node type (g->node_type) to its operator, wiring the
+ * node's keys (used[] marks tensors taken). *bound = 0: not a hipDNN type it knows. */
+nmo_status nmo__hipdnn_bind(nmo_graph *g, const cJSON *node, int *used, const char *src, int *bound, nmo_err *err);
+const nmo_op *nmo__hipdnn_op(const char *type, const cJSON *node);
+
 /* bundle_graph.c */
 cJSON *nmo__int_array(int n, const int64_t *v);
 
