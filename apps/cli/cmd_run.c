@@ -29,6 +29,9 @@
 
 #include "cli.h"
 #include "nmo_gpu.h"
+#ifdef NMO_HAVE_TOML
+#include "toml_json.h"
+#endif
 #include "nmo_internal.h"
 #include "numoracle/bundle.h"
 
@@ -283,15 +286,33 @@ static int tol_pair(const cJSON *o, double *atol, double *rtol, const char *wher
     return 0;
 }
 
+/* The configuration document: JSON, or TOML (a path ending in .toml) converted to the same
+ * JSON tree by toml++ (toml_json.cpp), so one set of rules checks both. */
+static cJSON *read_config(const char *path, nmo_err *err)
+{
+    size_t l = strlen(path);
+    if (l < 5 || strcmp(path + l - 5, ".toml") != 0) return nmo__read_json(path, err);
+#ifdef NMO_HAVE_TOML
+    char *text = nmo__read_text(path, NULL, err);
+    if (!text) return NULL;
+    cJSON *doc = cli_toml_parse(text, path, err->msg, sizeof err->msg);
+    free(text);
+    return doc;
+#else
+    nmo_err_set(err, NMO_ERR_UNSUPPORTED, "%s: TOML configurations need a build with toml++ (libtomlplusplus-dev)", path);
+    return NULL;
+#endif
+}
+
 static int load_config(run_cfg *cfg, const char *path, const cli_eut *eng)
 {
     memset(cfg, 0, sizeof *cfg);
     snprintf(cfg->path, sizeof cfg->path, "%s", path);
     nmo_err err;
-    cJSON *doc = nmo__read_json(path, &err);
+    cJSON *doc = read_config(path, &err);
     if (!doc) return cli_error("%s", err.msg);
     int rc = 0;
-    static const char *const top_keys[] = {"plugins", "engines"};
+    static const char *const top_keys[] = {"plugins", "engines", "tolerance_overrides"};
     static const char *const plug_keys[] = {"path", "engines"};
     static const char *const eng_keys[] = {"expected_failures", "tolerance_overrides", "tolerance"};
     static const char *const ov_keys[] = {"filter", "atol", "rtol"};
@@ -299,7 +320,7 @@ static int load_config(run_cfg *cfg, const char *path, const cli_eut *eng)
         rc = cli_error("%s: the configuration must be a JSON object", path);
         goto out;
     }
-    if ((rc = check_keys(doc, top_keys, 2, "top level", path))) goto out;
+    if ((rc = check_keys(doc, top_keys, 3, "top level", path))) goto out;
     const cJSON *pl = cJSON_GetObjectItemCaseSensitive(doc, "plugins");
     if (pl && !cJSON_IsObject(pl)) {
         rc = cli_error("%s: plugins must be an object of plugin entries", path);
@@ -343,14 +364,27 @@ static int load_config(run_cfg *cfg, const char *path, const cli_eut *eng)
                 rc = cli_error("%s: %s: the builtin plugin provides engine 'cpu' only", path, where);
     }
     if (rc) goto out;
-    const cJSON *en = cJSON_GetObjectItemCaseSensitive(doc, "engines");
+    cJSON *en = cJSON_GetObjectItemCaseSensitive(doc, "engines");
     if (en && !cJSON_IsObject(en)) {
         rc = cli_error("%s: engines must be an object keyed by engine (glob)", path);
         goto out;
     }
+    /* RFC 0011: an engine's own file (MIOPEN_ENGINE.toml) declares [[tolerance_overrides]]
+     * at its top level: they apply to whatever engine runs with that file, as an engine
+     * entry "*" would (its messages name the top-level key) */
+    cJSON *top_ov = cJSON_DetachItemFromObjectCaseSensitive(doc, "tolerance_overrides");
+    const cJSON *top_e = NULL;
+    if (top_ov) {
+        if (!en) en = cJSON_AddObjectToObject(doc, "engines");
+        cJSON *te = cJSON_CreateObject();
+        cJSON_AddItemToObject(te, "tolerance_overrides", top_ov);
+        cJSON_AddItemToObject(en, "*", te);
+        top_e = te;
+    }
     for (const cJSON *e = en ? en->child : NULL; e && !rc; e = e->next) {
         char where[200];
-        snprintf(where, sizeof where, "engines.%s", e->string);
+        if (e == top_e) where[0] = '\0';
+        else snprintf(where, sizeof where, "engines.%s", e->string);
         if (!cJSON_IsObject(e)) {
             rc = cli_error("%s: %s must be an object", path, where);
             break;
@@ -392,7 +426,7 @@ static int load_config(run_cfg *cfg, const char *path, const cli_eut *eng)
             int i = 0;
             for (const cJSON *o = ov ? ov->child : NULL; o && !rc; o = o->next, i++) {
                 char w2[260];
-                snprintf(w2, sizeof w2, "%s.tolerance_overrides[%d]", where, i);
+                snprintf(w2, sizeof w2, "%s%stolerance_overrides[%d]", where, where[0] ? "." : "", i);
                 const cJSON *f = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "filter") : NULL;
                 if (!cJSON_IsObject(o)) rc = cli_error("%s: %s must be an object", path, w2);
                 else if ((rc = check_keys(o, ov_keys, 3, w2, path))) break;
@@ -838,7 +872,7 @@ int cmd_run(int argc, char **argv)
         {"verification-mode", "M", 0, 0, "auto (default), golden, gpu or cpu (env HIPDNN_TEST_VERIFICATION_MODE or NUMORACLE_VERIFICATION_MODE)", NULL, {0}, 0},
         {"vm", "M", 0, 0, "short for --verification-mode", NULL, {0}, 0},
         {"acceptance", "A", 0, 0, "oracle (default), tolerance or both: the verdict that decides", NULL, {0}, 0},
-        {"config", "FILE", 0, 0, "JSON: expected plugins, expected failures, tolerance overrides", NULL, {0}, 0},
+        {"config", "FILE", 0, 0, "JSON or TOML (.toml): expected plugins, expected failures, tolerance overrides", NULL, {0}, 0},
         {"filter", "GLOB", 0, 0, "run tests matching POS[:POS...][-NEG[:NEG...]] (gtest style)", NULL, {0}, 0},
         {"shard", "I/N", 0, 0, "run only shard I of N (1 <= I <= N, after the filter)", NULL, {0}, 0},
         {"json", "FILE", 0, 0, "also write a JSON report to FILE (atomically)", NULL, {0}, 0},
@@ -858,7 +892,10 @@ int cmd_run(int argc, char **argv)
                   "   \"engines\": {\"cpu*\": {\"expected_failures\": [\"TEST\", ...],\n"
                   "                          \"tolerance_overrides\": [{\"filter\": \"GLOB\", \"atol\": A, \"rtol\": R}],\n"
                   "                          \"tolerance\": {\"atol\": A, \"rtol\": R}}}}\n"
-                  "Engine keys are globs over the --engine value. An expected failure that fails is\n"
+                  "Engine keys are globs over the --engine value. A .toml file holds the same keys\n"
+                  "(RFC 0006: [plugins.NAME], [engines.\"GLOB\"]); a top-level [[tolerance_overrides]]\n"
+                  "(an engine's own file) applies to the engine under test. A plugin entry whose path\n"
+                  "is not \"builtin\" must load. An expected failure that fails is\n"
                   "XFAIL (counted as skipped); one that passes is XPASS (counted as failed).\n"
                   "\n"
                   "exit: 0 all passed, 1 a failure, 3 inconclusive (no failure), 2 usage/config errors\n",
