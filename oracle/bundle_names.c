@@ -65,14 +65,13 @@ int nmo_op_is_backward(const nmo_op *op)
     return n > 4 && strcmp(op->name + n - 4, "_bwd") == 0;
 }
 
-char *nmo_op_operation(char *buf, size_t n, const nmo_op *op)
+/* PascalCase of the first len characters of an operator name. */
+static size_t pascal(char *buf, size_t n, const char *name, size_t len)
 {
-    size_t len = strlen(op->name), off = 0;
-    int bwd = nmo_op_is_backward(op);
-    if (bwd) len -= 4;
+    size_t off = 0;
     int up = 1;
     for (size_t i = 0; i < len && off + 1 < n; i++) {
-        char ch = op->name[i];
+        char ch = name[i];
         if (ch == '_') {
             up = 1;
             continue;
@@ -81,6 +80,30 @@ char *nmo_op_operation(char *buf, size_t n, const nmo_op *op)
         up = 0;
     }
     buf[off] = '\0';
+    return off;
+}
+
+/* RFC 0011's Operation: PascalCase with the direction suffix, the phase after it
+ * (batchnorm_inference -> BatchnormFwdInference, rms_norm_bwd -> RmsNormBwd). */
+char *nmo_op_operation(char *buf, size_t n, const nmo_op *op)
+{
+    size_t len = strlen(op->name);
+    int bwd = nmo_op_is_backward(op);
+    int inf = !bwd && len > 10 && strcmp(op->name + len - 10, "_inference") == 0;
+    if (bwd) len -= 4;
+    if (inf) len -= 10;
+    size_t off = pascal(buf, n, op->name, len);
+    snprintf(buf + off, n - off, "%s", bwd ? "Bwd" : inf ? "FwdInference" : "Fwd");
+    return buf;
+}
+
+/* The name numoracle used before the RFC's spelling (BatchnormInferenceFwd), read as an
+ * alias so that older bundles and folders keep loading. */
+static char *op_operation_legacy(char *buf, size_t n, const nmo_op *op)
+{
+    size_t len = strlen(op->name);
+    int bwd = nmo_op_is_backward(op);
+    size_t off = pascal(buf, n, op->name, bwd ? len - 4 : len);
     snprintf(buf + off, n - off, "%s", bwd ? "Bwd" : "Fwd");
     return buf;
 }
@@ -101,9 +124,12 @@ const nmo_op *nmo__op_lookup(const char *s)
     if (op) return op;
     for (int i = 0; i < nmo_op_count(); i++) {
         char b[160], t[180];
-        nmo_op_operation(b, sizeof b, nmo_op_at(i));
-        snprintf(t, sizeof t, "%sAttributes", b);
-        if (strcmp(s, b) == 0 || strcmp(s, t) == 0) return nmo_op_at(i);
+        for (int legacy = 0; legacy < 2; legacy++) {
+            if (legacy) op_operation_legacy(b, sizeof b, nmo_op_at(i));
+            else nmo_op_operation(b, sizeof b, nmo_op_at(i));
+            snprintf(t, sizeof t, "%sAttributes", b);
+            if (strcmp(s, b) == 0 || strcmp(s, t) == 0) return nmo_op_at(i);
+        }
     }
     return NULL;
 }

@@ -13,8 +13,6 @@
 
 /* bundle_names.c */
 const char *nmo__dt_known_list(void);
-/* An operator by its name, Operation ("RmsNormFwd") or node type ("RmsNormFwdAttributes"). */
-const nmo_op *nmo__op_lookup(const char *s);
 static inline int nmo__dt_is_float(int dt) { return dt >= 0 && dt < (int)NMO_FMT_COUNT; }
 
 /* bundle_hipdnn.c: bind a hipDNN node type (g->node_type) to its operator, wiring the
