@@ -266,12 +266,17 @@ nmo_status nmo__graph_parse(nmo_graph *g, const cJSON *j, const char *src, const
     /* the operator: the hint, our node type, hipDNN's node type (its own wiring and
      * semantics checks), then the node name */
     int used[NMO_GRAPH_MAX_TENSORS] = {0}, hd = 0;
-    g->op = nmo__op_lookup(hint);
-    if (!g->op) g->op = nmo__op_lookup(ntype);
-    if (!g->op) {
+    if (nmo__hipdnn_type(ntype, node) || (!nmo__op_lookup(hint) && !nmo__op_lookup(ntype))) {
+        /* a hipDNN node type is bound by its own keys even when metadata names the op */
         NMO_RETURN_IF_ERR(nmo__hipdnn_bind(g, node, used, src, &hd, err));
+        const nmo_op *want = nmo__op_lookup(hint);
+        if (hd && want && want != g->op)
+            return nmo_err_set(err, NMO_ERR_DATA, "%s: node '%s': type %s binds operator %s, the metadata says %s", src,
+                               g->node_name, g->node_type, g->op->name, want->name);
         if (hd) return graph_finish(g, used, src, err);
     }
+    g->op = nmo__op_lookup(hint);
+    if (!g->op) g->op = nmo__op_lookup(ntype);
     if (!g->op) g->op = nmo__op_lookup(nname);
     if (!g->op)
         return nmo_err_set(err, NMO_ERR_UNKNOWN_OP,
@@ -468,6 +473,12 @@ cJSON *nmo_graph_to_json(const nmo_graph *g)
         cJSON_AddItemToArray(ts, to);
     }
     cJSON *ns = cJSON_AddArrayToObject(o, "nodes");
+    /* hipDNN's own node type and keys where its form carries the operator exactly */
+    cJSON *hn = nmo__hipdnn_node_json(g, ts);
+    if (hn) {
+        cJSON_AddItemToArray(ns, hn);
+        return o;
+    }
     cJSON *n = cJSON_CreateObject();
     cJSON_AddStringToObject(n, "name", g->node_name);
     cJSON_AddStringToObject(n, "type", g->node_type);

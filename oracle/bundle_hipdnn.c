@@ -391,3 +391,95 @@ nmo_status nmo__hipdnn_bind(nmo_graph *g, const cJSON *node, int *used, const ch
     if (m->attrs && m->attrs(g, node, m, why, sizeof why)) return unsupported(g, src, g->node_type, why, err);
     return NMO_OK;
 }
+
+/* ---- writing: the node in hipDNN's own vocabulary ------------------------------------- */
+
+int nmo__hipdnn_type(const char *type, const cJSON *node) { return hd_find(type, node) != NULL; }
+
+/* hipDNN's reduction modes for the reduction operator's kind. */
+static const char *const red_mode[3] = {"ADD", "AVG", "MAX"};
+
+/* The node as hipDNN writes it, for an operator bound above whose every parameter
+ * hipDNN's form can carry (rms_norm's offset only at 0); a value tensor for epsilon is
+ * appended to ts with the next free uid. NULL: not expressible (the caller writes
+ * numoracle's node type instead). The reader binds it back (nmo__hipdnn_bind). */
+cJSON *nmo__hipdnn_node_json(const nmo_graph *g, cJSON *ts)
+{
+    const nmo_op *op = g->op;
+    const hd_map *m = NULL;
+    for (int i = 0; i < N_HD && !m; i++)
+        if (hd_tab[i].op && strcmp(hd_tab[i].op, op->name) == 0) m = &hd_tab[i];
+    if (!m) return NULL;
+    /* every parameter: a scalar tensor, an attribute the binding reads, or its default */
+    for (int k = 0; k < op->n_param; k++) {
+        const char *pn = op->param[k].name;
+        int carried = 0;
+        for (int q = 0; q < 2 && m->scalar[q][0]; q++) carried |= strcmp(m->scalar[q][1], pn) == 0;
+        if (strcmp(op->name, "reduction") == 0 && strcmp(pn, "kind") == 0)
+            carried = g->param[k] == 0 || g->param[k] == 1 || g->param[k] == 2;
+        if (strcmp(op->name, "sdpa") == 0 && strcmp(pn, "causal") == 0) carried = g->param[k] == 0 || g->param[k] == 1;
+        if (strcmp(op->name, "sdpa") == 0 && strcmp(pn, "scale") == 0) carried = 1; /* attn_scale_value */
+        if (!carried && g->param[k] != op->param[k].def) return NULL;
+    }
+    int64_t next = 0;
+    for (int i = 0; i < g->n_tensors; i++)
+        if (g->t[i].uid >= next) next = g->t[i].uid + 1;
+    cJSON *n = cJSON_CreateObject();
+    const char *type = m->type;
+    char tb[64];
+    const char *colon = strchr(type, ':');
+    if (colon) snprintf(tb, sizeof tb, "%.*s", (int)(colon - type), type), type = tb;
+    cJSON_AddStringToObject(n, "name", g->node_name);
+    cJSON_AddStringToObject(n, "type", type);
+    const char *cdt = nmo_dt_name(g->node_compute_dt);
+    char lc[32] = "";
+    for (size_t i = 0; cdt && cdt[i] && i + 1 < sizeof lc; i++)
+        lc[i] = (char)(cdt[i] >= 'A' && cdt[i] <= 'Z' ? cdt[i] - 'A' + 'a' : cdt[i]), lc[i + 1] = '\0';
+    cJSON_AddStringToObject(n, "compute_data_type", lc);
+    cJSON *in = cJSON_AddObjectToObject(n, "inputs"), *out = cJSON_AddObjectToObject(n, "outputs");
+    cJSON *at = cJSON_AddObjectToObject(n, "attributes");
+    if (colon) cJSON_AddStringToObject(in, "operation", colon + 1);
+    for (int io = 0; io < 2; io++) {
+        int cnt = io ? op->n_out : op->n_in;
+        for (int k = 0; k < cnt; k++) {
+            const char *tn = io ? op->out[k].name : op->in[k].name;
+            const char *hk = NULL;
+            for (int q = 0; q < 4 && m->keys[q][0]; q++)
+                if (strcmp(m->keys[q][1], tn) == 0) hk = m->keys[q][0];
+            char key[96];
+            snprintf(key, sizeof key, "%s_tensor_uid", hk ? hk : tn);
+            cJSON_AddNumberToObject(io ? out : in, key, (double)g->t[io ? g->out_t[k] : g->in_t[k]].uid);
+        }
+    }
+    for (int q = 0; q < 2 && m->scalar[q][0]; q++) {
+        int k = param_index(op, m->scalar[q][1]);
+        if (k < 0) continue;
+        if (strcmp(op->name, "sdpa") == 0) continue; /* the scale goes in attn_scale_value */
+        char key[96];
+        snprintf(key, sizeof key, "%s_tensor_uid", m->scalar[q][0]);
+        cJSON *t = cJSON_CreateObject();
+        cJSON_AddNumberToObject(t, "uid", (double)next);
+        cJSON_AddStringToObject(t, "name", m->scalar[q][0]);
+        cJSON_AddStringToObject(t, "data_type", "double");
+        cJSON *d = cJSON_AddArrayToObject(t, "dims"), *s = cJSON_AddArrayToObject(t, "strides");
+        cJSON_AddItemToArray(d, cJSON_CreateNumber(1));
+        cJSON_AddItemToArray(s, cJSON_CreateNumber(1));
+        cJSON_AddBoolToObject(t, "virtual", 0);
+        cJSON_AddNumberToObject(t, "value", g->param[k]);
+        cJSON_AddStringToObject(t, "value_type", "Float64Value");
+        cJSON_AddItemToArray(ts, t);
+        cJSON_AddNumberToObject(in, key, (double)next++);
+    }
+    if (strcmp(op->name, "layer_norm") == 0) cJSON_AddNumberToObject(at, "normalized_dim_count", 1);
+    if (strcmp(op->name, "layer_norm") == 0 || strcmp(op->name, "rms_norm") == 0)
+        cJSON_AddStringToObject(at, "forward_phase", "INFERENCE");
+    if (strcmp(op->name, "reduction") == 0) cJSON_AddStringToObject(at, "mode", red_mode[(int)g->param[param_index(op, "kind")]]);
+    if (strcmp(op->name, "sdpa") == 0) {
+        cJSON_AddBoolToObject(at, "causal_mask", g->param[param_index(op, "causal")] != 0);
+        double sc = g->param[param_index(op, "scale")];
+        if (sc != 0) cJSON_AddNumberToObject(at, "attn_scale_value", sc);
+        else cJSON_AddNullToObject(at, "attn_scale_value");
+        cJSON_AddStringToObject(at, "diagonal_alignment", "TOP_LEFT");
+    }
+    return n;
+}

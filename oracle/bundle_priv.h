@@ -19,6 +19,10 @@ static inline int nmo__dt_is_float(int dt) { return dt >= 0 && dt < (int)NMO_FMT
  * node's keys (used[] marks tensors taken). *bound = 0: not a hipDNN type it knows. */
 nmo_status nmo__hipdnn_bind(nmo_graph *g, const cJSON *node, int *used, const char *src, int *bound, nmo_err *err);
 const nmo_op *nmo__hipdnn_op(const char *type, const cJSON *node);
+/* Is type (with the node, for pointwise) a hipDNN node type the binding knows? */
+int nmo__hipdnn_type(const char *type, const cJSON *node);
+/* g's node in hipDNN's vocabulary (value tensors appended to ts); NULL: not expressible. */
+cJSON *nmo__hipdnn_node_json(const nmo_graph *g, cJSON *ts);
 
 /* bundle_graph.c */
 cJSON *nmo__int_array(int n, const int64_t *v);

@@ -111,6 +111,56 @@ Test(hipdnn, unmodelled_forms_are_unsupported_operations)
     }
 }
 
+/* Written in hipDNN's vocabulary where its form carries the operator exactly, and read
+ * back with the same parameters; rms_norm with a Gemma offset has no hipDNN form. */
+Test(hipdnn, written_as_hipdnn_writes_it)
+{
+    static const struct {
+        const char *op, *shape, *type;
+        double p0;
+    } cases[] = {
+        {"layer_norm", "4x16", "LayernormAttributes", 0.125},
+        {"rms_norm", "3x8", "RMSNormAttributes", 0.0625},
+        {"reduction", "3x8", "ReductionAttributes", 2},
+        {"sdpa", "1x2x1x4x8", "SdpaAttributes", 0},
+        {"matmul", "4x5x6", "MatmulAttributes", NAN},
+        {"add", "3x8", "PointwiseAttributes", NAN},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const nmo_op *op = nmo_op_find(cases[i].op);
+        nmo_case c;
+        nmo_plan p;
+        nmo_err e;
+        int64_t sh[NMO_MAX_DIMS];
+        int ns;
+        nmo_plan_default(&p, NMO_FP32);
+        cr_assert_eq(nmo_shape_parse(&ns, sh, cases[i].shape, &e), NMO_OK);
+        cr_assert_eq(nmo_case_init(&c, op, &p, ns, sh, &e), NMO_OK, "%s: %s", op->name, e.msg);
+        if (!isnan(cases[i].p0)) c.param[0] = cases[i].p0;
+        nmo_graph g, h;
+        cr_assert_eq(nmo_graph_from_case(&g, &c, "w", NMO_LAYOUT_ROWMAJOR, &e), NMO_OK, "%s", e.msg);
+        cJSON *j = nmo_graph_to_json(&g);
+        const cJSON *n = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "nodes"), 0);
+        cr_expect_str_eq(cJSON_GetObjectItem(n, "type")->valuestring, cases[i].type);
+        cr_assert_eq(nmo_graph_parse(&h, j, "w.json", &e), NMO_OK, "%s: %s", op->name, e.msg);
+        cr_expect_eq(h.op, op);
+        for (int k = 0; k < op->n_param; k++)
+            cr_expect_eq(h.param[k], c.param[k], "%s: %s", op->name, op->param[k].name);
+        cJSON_Delete(j);
+        if (strcmp(op->name, "rms_norm") == 0) {
+            c.param[1] = 1; /* offset: not in hipDNN's RMSNorm */
+            cr_assert_eq(nmo_graph_from_case(&g, &c, "w", NMO_LAYOUT_ROWMAJOR, &e), NMO_OK);
+            j = nmo_graph_to_json(&g);
+            n = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "nodes"), 0);
+            cr_expect_str_eq(cJSON_GetObjectItem(n, "type")->valuestring, "RmsNormFwdAttributes");
+            cr_assert_eq(nmo_graph_parse(&h, j, "w.json", &e), NMO_OK, "%s", e.msg);
+            cr_expect_eq(h.param[1], 1);
+            cJSON_Delete(j);
+        }
+        nmo_case_free(&c);
+    }
+}
+
 Test(hipdnn, attributes_decide_semantics)
 {
     /* a causal mask bottom-right with S_q = S_kv is top-left; an attn_scale_value is the scale */

@@ -8,7 +8,7 @@ bundle numoracle wrote is one hipDNN's loader can take.
 Graph: "name", "io_data_type", "compute_data_type", "intermediate_data_type",
 "tensors" [{uid, name, dims, strides, data_type, virtual}], "nodes" [{name, type,
 compute_data_type, inputs {<x>_tensor_uid}, outputs {<y>_tensor_uid}, attributes}].
-Files: BASE.tensor{uid}.bin per non-virtual tensor, (max offset + 1) * element size
+Files: BASE.tensor{uid}.bin per non-virtual tensor without a "value", (max offset + 1) * element size
 bytes; BASE.meta.json with RFC 0011's fields. Prints one line per node and "OK"; exit 1
 with the reason on the first violation."""
 import json
@@ -55,7 +55,10 @@ def main(path):
     for sec in ("inputs", "outputs"):
         for k, v in n[sec].items():
             if not k.endswith("_tensor_uid"):
-                fail("%s: %s key %r is not <name>_tensor_uid" % (path, sec, k))
+                # hipDNN keeps a few non-tensor fields there (a pointwise "operation")
+                if isinstance(v, int) and not isinstance(v, bool):
+                    fail("%s: %s key %r holds a uid but is not <name>_tensor_uid" % (path, sec, k))
+                continue
             if v is None:
                 continue
             if v not in tensors:
@@ -65,7 +68,7 @@ def main(path):
         fail("%s: the node does not wire every tensor exactly once" % path)
     base = path[:-5] if path.endswith(".json") else path
     for u, t in sorted(tensors.items()):
-        if t["virtual"]:
+        if t["virtual"] or "value" in t:  # a value tensor (epsilon) lives in the graph
             continue
         span = 1 + sum((d - 1) * s for d, s in zip(t["dims"], t["strides"]))
         want = span * DTYPES[t["data_type"]]
