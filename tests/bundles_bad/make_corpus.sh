@@ -340,6 +340,6 @@ cfg_entry 52 config_negative_atol "a negative tolerance" '{"engines": {"cpu": {"
 cfg_entry 53 config_plugin_not_loaded "an expected plugin that is not loaded" '{"plugins": {"miopen": {"path": "libmiopen_plugin.so", "engines": ["MIOPEN_PLUGIN"]}}}' \
     "config.json: expected plugin 'miopen' (libmiopen_plugin.so) is not loaded: plugin 'libmiopen_plugin.so': ./libmiopen_plugin.so: cannot open shared object file: No such file or directory"
 cfg_entry 54 config_top_level "a configuration key at the top level it does not know" '{"plugin": {}}' \
-    "config.json: top level: unknown key 'plugin' (known: plugins engines)"
+    "config.json: top level: unknown key 'plugin' (known: plugins engines tolerance_overrides)"
 
 echo "corpus: $(find . -mindepth 1 -maxdepth 1 -type d -name '[0-9]*' | wc -l) entries"
