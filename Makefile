@@ -22,7 +22,8 @@ BUILD ?= build
 NUMORACLE := ./$(BUILD)/apps/numoracle
 DEB_PKGS := build-essential meson ninja-build pkg-config libmpfr-dev libgmp-dev \
             libcjson-dev libcriterion-dev libopenblas-dev python3-numpy python3-pytest \
-            libopenmpi-dev openmpi-bin
+            libopenmpi-dev openmpi-bin \
+            libtomlplusplus-dev libgtest-dev
 DEMO_ARGS := check --op rms_norm --dtype bf16 --shape 64x4097 --family gaussian --seed 1
 
 .PHONY: all deps build demo test clean soundness bench bench-py campaign-tests gpu-compile gpu-sim fuzz sanitize

@@ -598,7 +598,9 @@ void nmo_verify_tree(nmo_verify_summary *sum, const char *root, const nmo_verify
                 char gop[128] = "", lay[32], gdt[32];
                 nmo__graph_name_tokens(gj, gop, sizeof gop, lay, sizeof lay, gdt, sizeof gdt);
                 cJSON_Delete(gj);
-                if (strcmp(gop, mopn) != 0)
+                /* the same operator under its older name (BatchnormInferenceFwd) is no conflict */
+                const nmo_op *go = nmo__op_lookup(gop);
+                if (strcmp(gop, mopn) != 0 && !(go && go == nmo__op_lookup(mopn)))
                     vsay(&v, NMO_DIAG_ERROR, "%s: the graph %s is operation %s, its metadata (operation) says %s", b.meta_path,
                          dc->src, gop, mopn);
             }

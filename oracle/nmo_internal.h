@@ -100,6 +100,9 @@ uint64_t nmo__bound_bits(nmo_fmt f, double v);
  * hipDNN's atol = rtol for out (NAN for formats hipDNN gives no figure: tf32, fp8). */
 const char *nmo__tol_hipdnn(const nmo_op *op, nmo_fmt out, double *tol);
 
+/* An operator by its name, Operation ("RmsNormFwd", or the older spelling numoracle used
+ * before RFC 0011's, "BatchnormInferenceFwd") or node type ("RmsNormFwdAttributes"). */
+const nmo_op *nmo__op_lookup(const char *s);
 /* Does this parsed JSON look like a graph (an object with "tensors" or "nodes")? */
 int nmo__is_graph_json(const cJSON *j);
 

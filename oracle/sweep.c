@@ -355,13 +355,10 @@ static void golden_overlaps(nmo_sweep *s)
         }
 }
 
-nmo_status nmo_sweep_load(nmo_sweep *s, const char *dir, nmo_diag_fn diag, void *ctx, nmo_err *err)
+/* The sweep's documents: sweep.json (version, cases) and graph.template.json (a graph
+ * whose uids and wiring are literal); the template's uids into tuid. */
+static nmo_status sweep_open(nmo_sweep *s, const char *dir, int64_t *tuid, int *ntu, nmo_err *err)
 {
-    memset(s, 0, sizeof *s);
-    snprintf(s->dir, sizeof s->dir, "%s", dir);
-    nmo__join(s->path, sizeof s->path, dir, "sweep.json");
-    base_name(s->topology, sizeof s->topology, dir);
-    parent_name(s->operation, sizeof s->operation, dir);
     char tpath[NMO_BPATH + 32];
     nmo__join(tpath, sizeof tpath, dir, "graph.template.json");
     if (!nmo__exists(s->path))
@@ -369,265 +366,267 @@ nmo_status nmo_sweep_load(nmo_sweep *s, const char *dir, nmo_diag_fn diag, void 
     if (!nmo__exists(tpath))
         return nmo_err_set(err, NMO_ERR_DATA, "%s: no graph.template.json next to it (a template sweep needs both)", s->path);
     if (!(s->tmpl = nmo__read_json(tpath, err))) return NMO_ERR_PARSE;
-    if (!(s->doc = nmo__read_json(s->path, err))) {
-        nmo_sweep_free(s);
-        return NMO_ERR_PARSE;
-    }
-    nmo_status st = NMO_OK;
+    if (!(s->doc = nmo__read_json(s->path, err))) return NMO_ERR_PARSE;
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(s->doc, "version");
     int64_t v;
     const cJSON *tts = cJSON_GetObjectItemCaseSensitive(s->tmpl, "tensors");
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(s->doc, "cases");
     char key[96];
-    if (!cJSON_IsObject(s->doc)) st = nmo_err_set(err, NMO_ERR_DATA, "%s: not a JSON object", s->path);
-    else if (!ver) st = nmo_err_set(err, NMO_ERR_DATA, "%s: missing version (this reader supports %d)", s->path, NMO_SWEEP_VERSION);
-    else if (!nmo__json_int(ver, INT32_MIN, INT32_MAX, &v) || v != NMO_SWEEP_VERSION)
-        st = nmo_err_set(err, NMO_ERR_UNSUPPORTED, "%s: version %g is not supported (this reader supports %d)", s->path,
-                         cJSON_IsNumber(ver) ? ver->valuedouble : -1.0, NMO_SWEEP_VERSION);
-    else if (!cJSON_IsArray(cases)) st = nmo_err_set(err, NMO_ERR_DATA, "%s: no \"cases\" array", s->path);
-    else if (!cJSON_IsObject(s->tmpl) || !cJSON_IsArray(tts) || !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(s->tmpl, "nodes")))
-        st = nmo_err_set(err, NMO_ERR_DATA, "%s: not a graph template (needs \"tensors\" and \"nodes\" arrays)", tpath);
-    else if (wiring_placeholder(s->tmpl, key, sizeof key))
-        st = nmo_err_set(err, NMO_ERR_DATA, "%s: placeholder in '%s' (tensor uids and wiring are fixed by the topology)", tpath, key);
-    if (st != NMO_OK) {
-        nmo_sweep_free(s);
-        return st;
-    }
-    /* template uids */
-    int64_t tuid[NMO_GRAPH_MAX_TENSORS];
-    int ntu = 0;
+    if (!cJSON_IsObject(s->doc)) return nmo_err_set(err, NMO_ERR_DATA, "%s: not a JSON object", s->path);
+    if (!ver)
+        return nmo_err_set(err, NMO_ERR_DATA, "%s: missing version (this reader supports %d)", s->path, NMO_SWEEP_VERSION);
+    if (!nmo__json_int(ver, INT32_MIN, INT32_MAX, &v) || v != NMO_SWEEP_VERSION)
+        return nmo_err_set(err, NMO_ERR_UNSUPPORTED, "%s: version %g is not supported (this reader supports %d)", s->path,
+                           cJSON_IsNumber(ver) ? ver->valuedouble : -1.0, NMO_SWEEP_VERSION);
+    if (!cJSON_IsArray(cases)) return nmo_err_set(err, NMO_ERR_DATA, "%s: no \"cases\" array", s->path);
+    if (!cJSON_IsObject(s->tmpl) || !cJSON_IsArray(tts) || !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(s->tmpl, "nodes")))
+        return nmo_err_set(err, NMO_ERR_DATA, "%s: not a graph template (needs \"tensors\" and \"nodes\" arrays)", tpath);
+    if (wiring_placeholder(s->tmpl, key, sizeof key))
+        return nmo_err_set(err, NMO_ERR_DATA, "%s: placeholder in '%s' (tensor uids and wiring are fixed by the topology)", tpath, key);
+    *ntu = 0;
     for (const cJSON *t = tts->child; t; t = t->next) {
         int64_t u;
-        if (!nmo__json_int(cJSON_GetObjectItemCaseSensitive(t, "uid"), 0, INT64_MAX / 2, &u) || ntu >= NMO_GRAPH_MAX_TENSORS) {
-            nmo_sweep_free(s);
-            return nmo_err_set(err, NMO_ERR_DATA, "%s: tensors[%d]: uid must be a literal non-negative integer", tpath, ntu);
-        }
-        tuid[ntu++] = u;
+        if (!nmo__json_int(cJSON_GetObjectItemCaseSensitive(t, "uid"), 0, INT64_MAX / 2, &u) || *ntu >= NMO_GRAPH_MAX_TENSORS)
+            return nmo_err_set(err, NMO_ERR_DATA, "%s: tensors[%d]: uid must be a literal non-negative integer", tpath, *ntu);
+        tuid[(*ntu)++] = u;
     }
+    return NMO_OK;
+}
 
-    s->n_cases = cJSON_GetArraySize(cases);
-    s->cases = calloc((size_t)(s->n_cases ? s->n_cases : 1), sizeof *s->cases);
-    if (!s->cases) {
-        nmo_sweep_free(s);
-        return nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
+/* A case's golden entry: null, or a path that stays strictly inside the sweep directory. */
+static void case_golden(nmo_sweep_case *sc, const cJSON *gd, const char *dir, const char *path, const char *id)
+{
+    if (!gd || cJSON_IsNull(gd)) {
+        sc->golden_null = 1;
+        return;
     }
-    if (s->n_cases == 0 && diag) {
-        char m[NMO_BPATH + 64];
-        snprintf(m, sizeof m, "%s: no cases", s->path);
-        diag(ctx, NMO_DIAG_WARN, m);
+    const char *gp = cJSON_IsObject(gd) ? jstr(gd, "path") : NULL;
+    const char *gid = cJSON_IsObject(gd) ? jstr(gd, "id") : NULL;
+    if (!gp || !*gp) {
+        case_err(sc, "%s: case '%s': golden has no path (a non-null golden needs golden.path)%s", path, id, "");
+        return;
     }
-    /* per-case signatures for the id checks below: every case, not a fixed 256 */
-    size_t nsig = (size_t)(s->n_cases ? s->n_cases : 1);
-    char (*dsig)[64] = calloc(nsig, sizeof *dsig);
-    char (*lsig)[32] = calloc(nsig, sizeof *lsig);
-    char (*fsig)[128] = calloc(nsig, sizeof *fsig);
-    if (!dsig || !lsig || !fsig) {
-        free(dsig), free(lsig), free(fsig);
-        nmo_sweep_free(s);
-        return nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
+    if (gid && strcmp(gid, id) != 0) {
+        case_err(sc, "%s: case '%s': golden.id '%s' differs from the case id", path, id, gid);
+        return;
     }
-    int ci = 0;
-    for (const cJSON *c = cases->child; c; c = c->next, ci++) {
-        nmo_sweep_case *sc = &s->cases[ci];
-        char idx[32];
-        snprintf(idx, sizeof idx, "cases[%d]", ci);
-        const char *id = cJSON_IsObject(c) ? jstr(c, "id") : NULL;
-        if (!id) {
-            snprintf(sc->id, sizeof sc->id, "case_%d", ci);
-            case_err(sc, "%s: %s: missing id%s", s->path, idx, "");
-            continue;
+    int escapes = gp[0] == '/';
+    for (const char *p = gp; *p && !escapes;) {
+        size_t l = strcspn(p, "/");
+        if (l == 2 && p[0] == '.' && p[1] == '.') escapes = 1;
+        p += l;
+        if (*p) p++;
+    }
+    char full[NMO_BPATH * 2];
+    nmo__join(full, sizeof full, dir, gp);
+    if (!escapes && nmo__exists(full) && !nmo__inside(dir, full)) escapes = 1;
+    /* every existing component, dangling symlinks included: golden would
+     * create the missing target wherever the link points */
+    if (!escapes && nmo__path_escapes(dir, gp)) escapes = 1;
+    if (escapes) {
+        case_err(sc, "%s: case '%s': golden.path '%s' escapes the bundle", path, id, gp);
+        return;
+    }
+    /* a directory, or a file inside one (tensors.dvc): the case directory; before
+     * generation the path may not exist yet, so a last component with a dot names a file */
+    const char *lastc = strrchr(full, '/');
+    lastc = lastc ? lastc + 1 : full;
+    int gp_dir = nmo__is_dir(full) || (!nmo__exists(full) && !strchr(lastc, '.'));
+    if (!gp_dir) {
+        char *sl = strrchr(full, '/');
+        if (sl) *sl = '\0';
+    }
+    snprintf(sc->golden_dir, sizeof sc->golden_dir, "%s", full);
+    /* the case directory must lie strictly below the sweep directory: `golden --force`
+     * replaces it whole */
+    char rel[NMO_BPATH];
+    golden_rel(rel, sizeof rel, gp, gp_dir);
+    if (!rel[0])
+        case_err(sc, "%s: case '%s': golden.path '%s' names the sweep directory itself (each case needs its own directory)",
+                 path, id, gp);
+}
+
+/* values.tensors: each uid once, every one in the template, none of the template's left out. */
+static void case_tensor_set(nmo_sweep_case *sc, const cJSON *vt, const int64_t *tuid, int ntu, const char *path,
+                            const char *id)
+{
+    int64_t seen[NMO_GRAPH_MAX_TENSORS];
+    int ns = 0;
+    for (const cJSON *t = vt->child; t; t = t->next) {
+        int64_t u;
+        char us[32];
+        if (!nmo__json_int(cJSON_GetObjectItemCaseSensitive(t, "uid"), 0, INT64_MAX / 2, &u)) {
+            case_err(sc, "%s: case '%s': a values.tensors entry has no uid%s", path, id, "");
+            break;
         }
-        snprintf(sc->id, sizeof sc->id, "%s", id);
-        if (!snake_case(id)) case_err(sc, "%s: case '%s': id is not lowercase_snake_case%s", s->path, id, "");
-        for (int q = 0; q < ci; q++)
-            if (strcmp(s->cases[q].id, id) == 0) {
-                char m[NMO_BPATH + 256];
-                snprintf(m, sizeof m, "%s: duplicate case id '%s' (cases[%d] and cases[%d])", s->path, id, q, ci);
-                snprintf(sc->error, sizeof sc->error, "%s", m);
-                if (!s->cases[q].error[0]) snprintf(s->cases[q].error, sizeof s->cases[q].error, "%s", m);
+        snprintf(us, sizeof us, "%lld", (long long)u);
+        for (int q = 0; q < ns; q++)
+            if (seen[q] == u) case_err(sc, "%s: case '%s': duplicate tensor uid %s in values.tensors", path, id, us);
+        int in_t = 0;
+        for (int q = 0; q < ntu; q++) in_t |= tuid[q] == u;
+        if (!in_t) case_err(sc, "%s: case '%s': tensor uid %s is not in graph.template.json", path, id, us);
+        if (ns < NMO_GRAPH_MAX_TENSORS) seen[ns++] = u;
+    }
+    for (int q = 0; q < ntu; q++) {
+        int found = 0;
+        for (int r = 0; r < ns; r++) found |= seen[r] == tuid[q];
+        char us[32];
+        snprintf(us, sizeof us, "%lld", (long long)tuid[q]);
+        if (!found)
+            case_err(sc, "%s: case '%s': values.tensors omits template tensor uid %s (cases keep the template's tensor set)",
+                     path, id, us);
+    }
+}
+
+/* The template with the case's values substituted; NULL (and x->err set) on failure. */
+static cJSON *case_expand(xctx *x, const cJSON *tmpl)
+{
+    cJSON *g = cJSON_Duplicate(tmpl, 1);
+    int ok = g != NULL;
+    for (cJSON *k = g ? g->child : NULL; k && ok; k = k->next) {
+        if (k->string && strcmp(k->string, "tensors") == 0 && cJSON_IsArray(k)) {
+            for (cJSON *t = k->child; t && ok; t = t->next) {
+                int64_t u = -1;
+                nmo__json_int(cJSON_GetObjectItemCaseSensitive(t, "uid"), 0, INT64_MAX / 2, &u);
+                ok = expand(x, t, u);
             }
-        const cJSON *md = cJSON_GetObjectItemCaseSensitive(c, "metadata");
-        sc->metadata = cJSON_IsObject(md) ? md : NULL;
-        if (sc->metadata) {
-            const cJSON *fv = cJSON_GetObjectItemCaseSensitive(md, "format_version");
-            int64_t f;
-            if (fv && (!nmo__json_int(fv, INT32_MIN, INT32_MAX, &f) || f != NMO_BUNDLE_FORMAT_VERSION))
-                case_err(sc, "%s: case '%s': metadata.format_version is not supported (this reader supports 1)%s", s->path, id, "");
-        }
-        /* golden */
-        const cJSON *gd = cJSON_GetObjectItemCaseSensitive(c, "golden");
-        if (!gd || cJSON_IsNull(gd)) {
-            sc->golden_null = 1;
-        } else {
-            const char *gp = cJSON_IsObject(gd) ? jstr(gd, "path") : NULL;
-            const char *gid = cJSON_IsObject(gd) ? jstr(gd, "id") : NULL;
-            if (!gp || !*gp) {
-                case_err(sc, "%s: case '%s': golden has no path (a non-null golden needs golden.path)%s", s->path, id, "");
-            } else if (gid && strcmp(gid, id) != 0) {
-                case_err(sc, "%s: case '%s': golden.id '%s' differs from the case id", s->path, id, gid);
-            } else {
-                int escapes = gp[0] == '/';
-                for (const char *p = gp; *p && !escapes;) {
-                    size_t l = strcspn(p, "/");
-                    if (l == 2 && p[0] == '.' && p[1] == '.') escapes = 1;
-                    p += l;
-                    if (*p) p++;
-                }
-                char full[NMO_BPATH * 2];
-                nmo__join(full, sizeof full, dir, gp);
-                if (!escapes && nmo__exists(full) && !nmo__inside(dir, full)) escapes = 1;
-                /* every existing component, dangling symlinks included: golden would
-                 * create the missing target wherever the link points */
-                if (!escapes && nmo__path_escapes(dir, gp)) escapes = 1;
-                if (escapes) {
-                    case_err(sc, "%s: case '%s': golden.path '%s' escapes the bundle", s->path, id, gp);
-                } else {
-                    /* a directory, or a file inside one (tensors.dvc): the case directory;
-                     * before generation the path may not exist yet, so a last component
-                     * with a dot names a file */
-                    const char *lastc = strrchr(full, '/');
-                    lastc = lastc ? lastc + 1 : full;
-                    int gp_dir = nmo__is_dir(full) || (!nmo__exists(full) && !strchr(lastc, '.'));
-                    if (gp_dir)
-                        snprintf(sc->golden_dir, sizeof sc->golden_dir, "%s", full);
-                    else {
-                        char *sl = strrchr(full, '/');
-                        if (sl) *sl = '\0';
-                        snprintf(sc->golden_dir, sizeof sc->golden_dir, "%s", full);
-                    }
-                    /* the case directory must lie strictly below the sweep directory:
-                     * `golden --force` replaces it whole */
-                    char rel[NMO_BPATH];
-                    golden_rel(rel, sizeof rel, gp, gp_dir);
-                    if (!rel[0])
-                        case_err(sc, "%s: case '%s': golden.path '%s' names the sweep directory itself (each case needs its own directory)",
-                                 s->path, id, gp);
-                }
+        } else if (cJSON_IsString(k) && strstr(k->valuestring, "${case.")) {
+            cJSON *r = subst_string(x, k->valuestring, -1);
+            if (!r) ok = 0;
+            else {
+                replace_keep_key(g, k, r);
+                k = r;
             }
+        } else if (cJSON_IsObject(k) || cJSON_IsArray(k)) {
+            ok = expand(x, k, -1);
         }
-        /* values: tensors set checks */
-        const cJSON *vals = cJSON_GetObjectItemCaseSensitive(c, "values");
-        if (vals && !cJSON_IsObject(vals)) {
-            case_err(sc, "%s: case '%s': values is not an object%s", s->path, id, "");
-            continue;
-        }
-        const cJSON *vt = vals ? cJSON_GetObjectItemCaseSensitive(vals, "tensors") : NULL;
-        if (vt && !cJSON_IsArray(vt)) case_err(sc, "%s: case '%s': values.tensors is not an array%s", s->path, id, "");
-        if (cJSON_IsArray(vt)) {
-            int64_t seen[NMO_GRAPH_MAX_TENSORS];
-            int ns = 0;
-            for (const cJSON *t = vt->child; t; t = t->next) {
-                int64_t u;
-                char us[32];
-                if (!nmo__json_int(cJSON_GetObjectItemCaseSensitive(t, "uid"), 0, INT64_MAX / 2, &u)) {
-                    case_err(sc, "%s: case '%s': a values.tensors entry has no uid%s", s->path, id, "");
-                    break;
-                }
-                snprintf(us, sizeof us, "%lld", (long long)u);
-                for (int q = 0; q < ns; q++)
-                    if (seen[q] == u) case_err(sc, "%s: case '%s': duplicate tensor uid %s in values.tensors", s->path, id, us);
-                int in_t = 0;
-                for (int q = 0; q < ntu; q++) in_t |= tuid[q] == u;
-                if (!in_t) case_err(sc, "%s: case '%s': tensor uid %s is not in graph.template.json", s->path, id, us);
-                if (ns < NMO_GRAPH_MAX_TENSORS) seen[ns++] = u;
-            }
-            for (int q = 0; q < ntu; q++) {
-                int found = 0;
-                for (int r = 0; r < ns; r++) found |= seen[r] == tuid[q];
-                char us[32];
-                snprintf(us, sizeof us, "%lld", (long long)tuid[q]);
-                if (!found)
-                    case_err(sc, "%s: case '%s': values.tensors omits template tensor uid %s (cases keep the template's tensor set)",
-                             s->path, id, us);
-            }
-        }
-        if (sc->error[0]) continue;
-        /* expansion */
-        xctx x;
-        memset(&x, 0, sizeof x);
-        x.path = s->path;
-        x.id = id;
-        x.values = vals;
-        x.attrs = vals ? cJSON_GetObjectItemCaseSensitive(vals, "attributes") : NULL;
-        x.tensors = cJSON_IsArray(vt) ? vt : NULL;
-        x.err = sc->error;
-        x.errn = sizeof sc->error;
-        cJSON *g = cJSON_Duplicate(s->tmpl, 1);
-        int ok = g != NULL;
-        for (cJSON *k = g ? g->child : NULL; k && ok; k = k->next) {
-            if (k->string && strcmp(k->string, "tensors") == 0 && cJSON_IsArray(k)) {
-                for (cJSON *t = k->child; t && ok; t = t->next) {
-                    int64_t u = -1;
-                    nmo__json_int(cJSON_GetObjectItemCaseSensitive(t, "uid"), 0, INT64_MAX / 2, &u);
-                    ok = expand(&x, t, u);
-                }
-            } else if (cJSON_IsString(k) && strstr(k->valuestring, "${case.")) {
-                cJSON *r = subst_string(&x, k->valuestring, -1);
-                if (!r) ok = 0;
-                else {
-                    replace_keep_key(g, k, r);
-                    k = r;
-                }
-            } else if (cJSON_IsObject(k) || cJSON_IsArray(k)) {
-                ok = expand(&x, k, -1);
-            }
-        }
-        if (!ok) {
-            if (!sc->error[0]) snprintf(sc->error, sizeof sc->error, "%s: case '%s': expansion failed", s->path, id);
-            cJSON_Delete(g);
-            continue;
-        }
-        /* unused values are warnings (authors may keep descriptive fields) */
-        if (diag && vals) {
-            int i = 0;
-            for (const cJSON *e = vals->child; e; e = e->next, i++) {
-                if (!e->string || strcmp(e->string, "tensors") == 0) continue;
-                if (strcmp(e->string, "attributes") == 0) {
-                    int a = 0;
-                    for (const cJSON *ae = e->child; ae; ae = ae->next, a++)
-                        if (a < 64 && !x.used_attr[a]) {
-                            char m[NMO_BPATH + 256];
-                            snprintf(m, sizeof m, "%s: case '%s': values.attributes.%s is not used by the template", s->path,
-                                     id, ae->string ? ae->string : "?");
-                            diag(ctx, NMO_DIAG_WARN, m);
-                        }
-                    continue;
-                }
-                if (i < 64 && !x.used_top[i] && strcmp(e->string, "layout") != 0 && strcmp(e->string, "features") != 0) {
+    }
+    if (!ok) {
+        if (!x->err[0]) snprintf(x->err, x->errn, "%s: case '%s': expansion failed", x->path, x->id);
+        cJSON_Delete(g);
+        return NULL;
+    }
+    return g;
+}
+
+/* Unused values are warnings (authors may keep descriptive fields). */
+static void warn_unused(const xctx *x, const cJSON *vals, nmo_diag_fn diag, void *ctx)
+{
+    int i = 0;
+    for (const cJSON *e = vals->child; e; e = e->next, i++) {
+        if (!e->string || strcmp(e->string, "tensors") == 0) continue;
+        if (strcmp(e->string, "attributes") == 0) {
+            int a = 0;
+            for (const cJSON *ae = e->child; ae; ae = ae->next, a++)
+                if (a < 64 && !x->used_attr[a]) {
                     char m[NMO_BPATH + 256];
-                    snprintf(m, sizeof m, "%s: case '%s': values.%s is not used by the template", s->path, id, e->string);
+                    snprintf(m, sizeof m, "%s: case '%s': values.attributes.%s is not used by the template", x->path,
+                             x->id, ae->string ? ae->string : "?");
                     diag(ctx, NMO_DIAG_WARN, m);
                 }
-            }
-        }
-        /* the expanded case must be a valid single-graph bundle graph */
-        char src[NMO_BPATH + 200];
-        snprintf(src, sizeof src, "%s (case %s)", s->path, id);
-        nmo_graph gr;
-        nmo_err ge;
-        const char *hint = sc->metadata ? jstr(sc->metadata, "operation") : NULL;
-        if (nmo__graph_parse(&gr, g, src, hint, &ge) != NMO_OK) {
-            snprintf(sc->error, sizeof sc->error, "%s", ge.msg);
-            cJSON_Delete(g);
             continue;
         }
-        sc->graph = g;
-        {
-            char tk[4][32];
-            int nt;
-            dtype_sig(g, dsig[ci], sizeof dsig[ci], tk, &nt);
-            const char *lay = vals ? jstr(vals, "layout") : NULL;
-            snprintf(lsig[ci], sizeof lsig[ci], "%s", lay ? lay : nmo_graph_layout(&gr));
-            fsig[ci][0] = '\0';
-            const cJSON *fe = vals ? cJSON_GetObjectItemCaseSensitive(vals, "features") : NULL;
-            for (const cJSON *f = cJSON_IsArray(fe) ? fe->child : NULL; f; f = f->next)
-                if (cJSON_IsString(f)) {
-                    size_t l = strlen(fsig[ci]);
-                    snprintf(fsig[ci] + l, sizeof fsig[ci] - l, "%s%s", l ? " " : "", f->valuestring);
-                }
+        if (i < 64 && !x->used_top[i] && strcmp(e->string, "layout") != 0 && strcmp(e->string, "features") != 0) {
+            char m[NMO_BPATH + 256];
+            snprintf(m, sizeof m, "%s: case '%s': values.%s is not used by the template", x->path, x->id, e->string);
+            diag(ctx, NMO_DIAG_WARN, m);
         }
     }
-    /* discriminator tokens: a field that varies across the sweep must be in every id */
+}
+
+/* Per-case signatures for the id checks: dtypes, layout, features. */
+typedef struct {
+    char (*d)[64];
+    char (*l)[32];
+    char (*f)[128];
+} sigs;
+
+static void case_sigs(sigs *sg, int ci, const cJSON *g, const nmo_graph *gr, const cJSON *vals)
+{
+    char tk[4][32];
+    int nt;
+    dtype_sig(g, sg->d[ci], sizeof sg->d[ci], tk, &nt);
+    const char *lay = vals ? jstr(vals, "layout") : NULL;
+    snprintf(sg->l[ci], sizeof sg->l[ci], "%s", lay ? lay : nmo_graph_layout(gr));
+    sg->f[ci][0] = '\0';
+    const cJSON *fe = vals ? cJSON_GetObjectItemCaseSensitive(vals, "features") : NULL;
+    for (const cJSON *f = cJSON_IsArray(fe) ? fe->child : NULL; f; f = f->next)
+        if (cJSON_IsString(f)) {
+            size_t l = strlen(sg->f[ci]);
+            snprintf(sg->f[ci] + l, sizeof sg->f[ci] - l, "%s%s", l ? " " : "", f->valuestring);
+        }
+}
+
+/* One case: id, metadata, golden, values, expansion and the expanded graph's parse. */
+static void load_case(nmo_sweep *s, int ci, const cJSON *c, const char *dir, const int64_t *tuid, int ntu, sigs *sg,
+                      nmo_diag_fn diag, void *ctx)
+{
+    nmo_sweep_case *sc = &s->cases[ci];
+    char idx[32];
+    snprintf(idx, sizeof idx, "cases[%d]", ci);
+    const char *id = cJSON_IsObject(c) ? jstr(c, "id") : NULL;
+    if (!id) {
+        snprintf(sc->id, sizeof sc->id, "case_%d", ci);
+        case_err(sc, "%s: %s: missing id%s", s->path, idx, "");
+        return;
+    }
+    snprintf(sc->id, sizeof sc->id, "%s", id);
+    if (!snake_case(id)) case_err(sc, "%s: case '%s': id is not lowercase_snake_case%s", s->path, id, "");
+    for (int q = 0; q < ci; q++)
+        if (strcmp(s->cases[q].id, id) == 0) {
+            char m[NMO_BPATH + 256];
+            snprintf(m, sizeof m, "%s: duplicate case id '%s' (cases[%d] and cases[%d])", s->path, id, q, ci);
+            snprintf(sc->error, sizeof sc->error, "%s", m);
+            if (!s->cases[q].error[0]) snprintf(s->cases[q].error, sizeof s->cases[q].error, "%s", m);
+        }
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(c, "metadata");
+    sc->metadata = cJSON_IsObject(md) ? md : NULL;
+    if (sc->metadata) {
+        const cJSON *fv = cJSON_GetObjectItemCaseSensitive(md, "format_version");
+        int64_t f;
+        if (fv && (!nmo__json_int(fv, INT32_MIN, INT32_MAX, &f) || f != NMO_BUNDLE_FORMAT_VERSION))
+            case_err(sc, "%s: case '%s': metadata.format_version is not supported (this reader supports 1)%s", s->path, id, "");
+    }
+    case_golden(sc, cJSON_GetObjectItemCaseSensitive(c, "golden"), dir, s->path, id);
+    const cJSON *vals = cJSON_GetObjectItemCaseSensitive(c, "values");
+    if (vals && !cJSON_IsObject(vals)) {
+        case_err(sc, "%s: case '%s': values is not an object%s", s->path, id, "");
+        return;
+    }
+    const cJSON *vt = vals ? cJSON_GetObjectItemCaseSensitive(vals, "tensors") : NULL;
+    if (vt && !cJSON_IsArray(vt)) case_err(sc, "%s: case '%s': values.tensors is not an array%s", s->path, id, "");
+    if (cJSON_IsArray(vt)) case_tensor_set(sc, vt, tuid, ntu, s->path, id);
+    if (sc->error[0]) return;
+    xctx x;
+    memset(&x, 0, sizeof x);
+    x.path = s->path;
+    x.id = id;
+    x.values = vals;
+    x.attrs = vals ? cJSON_GetObjectItemCaseSensitive(vals, "attributes") : NULL;
+    x.tensors = cJSON_IsArray(vt) ? vt : NULL;
+    x.err = sc->error;
+    x.errn = sizeof sc->error;
+    cJSON *g = case_expand(&x, s->tmpl);
+    if (!g) return;
+    if (diag && vals) warn_unused(&x, vals, diag, ctx);
+    /* the expanded case must be a valid single-graph bundle graph */
+    char src[NMO_BPATH + 200];
+    snprintf(src, sizeof src, "%s (case %s)", s->path, id);
+    nmo_graph gr;
+    nmo_err ge;
+    const char *hint = sc->metadata ? jstr(sc->metadata, "operation") : NULL;
+    if (nmo__graph_parse(&gr, g, src, hint, &ge) != NMO_OK) {
+        snprintf(sc->error, sizeof sc->error, "%s", ge.msg);
+        cJSON_Delete(g);
+        return;
+    }
+    sc->graph = g;
+    case_sigs(sg, ci, g, &gr, vals);
+}
+
+/* Discriminator tokens: a field that varies across the sweep must be in every id. */
+static void check_discriminators(nmo_sweep *s, const sigs *sg)
+{
     int vary_d = 0, vary_l = 0, vary_f = 0, first = -1;
     for (int i = 0; i < s->n_cases; i++) {
         if (!s->cases[i].graph) continue;
@@ -635,27 +634,27 @@ nmo_status nmo_sweep_load(nmo_sweep *s, const char *dir, nmo_diag_fn diag, void 
             first = i;
             continue;
         }
-        vary_d |= strcmp(dsig[i], dsig[first]) != 0;
-        vary_l |= strcmp(lsig[i], lsig[first]) != 0;
-        vary_f |= strcmp(fsig[i], fsig[first]) != 0;
+        vary_d |= strcmp(sg->d[i], sg->d[first]) != 0;
+        vary_l |= strcmp(sg->l[i], sg->l[first]) != 0;
+        vary_f |= strcmp(sg->f[i], sg->f[first]) != 0;
     }
     for (int i = 0; i < s->n_cases; i++) {
         nmo_sweep_case *sc = &s->cases[i];
         if (!sc->graph) continue;
         if (vary_d) {
             char tmp[64];
-            snprintf(tmp, sizeof tmp, "%s", dsig[i]);
+            snprintf(tmp, sizeof tmp, "%s", sg->d[i]);
             for (char *t = strtok(tmp, "+"); t; t = strtok(NULL, "+"))
                 if (!has_dtype_token(sc->id, t)) {
                     case_err(sc, "%s: case '%s': id lacks the dtype token '%s' (data types vary across the sweep)", s->path, sc->id, t);
                     break;
                 }
         }
-        if (vary_l && !has_token(sc->id, lsig[i]))
-            case_err(sc, "%s: case '%s': id lacks the layout token '%s' (layouts vary across the sweep)", s->path, sc->id, lsig[i]);
-        if (vary_f && fsig[i][0]) {
+        if (vary_l && !has_token(sc->id, sg->l[i]))
+            case_err(sc, "%s: case '%s': id lacks the layout token '%s' (layouts vary across the sweep)", s->path, sc->id, sg->l[i]);
+        if (vary_f && sg->f[i][0]) {
             char tmp[128];
-            snprintf(tmp, sizeof tmp, "%s", fsig[i]);
+            snprintf(tmp, sizeof tmp, "%s", sg->f[i]);
             for (char *t = strtok(tmp, " "); t; t = strtok(NULL, " "))
                 if (!has_token(sc->id, t)) {
                     case_err(sc, "%s: case '%s': id lacks the feature token '%s' (features vary across the sweep)", s->path, sc->id, t);
@@ -667,7 +666,46 @@ nmo_status nmo_sweep_load(nmo_sweep *s, const char *dir, nmo_diag_fn diag, void 
             sc->graph = NULL;
         }
     }
-    free(dsig), free(lsig), free(fsig);
+}
+
+nmo_status nmo_sweep_load(nmo_sweep *s, const char *dir, nmo_diag_fn diag, void *ctx, nmo_err *err)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->dir, sizeof s->dir, "%s", dir);
+    nmo__join(s->path, sizeof s->path, dir, "sweep.json");
+    base_name(s->topology, sizeof s->topology, dir);
+    parent_name(s->operation, sizeof s->operation, dir);
+    int64_t tuid[NMO_GRAPH_MAX_TENSORS];
+    int ntu = 0;
+    nmo_status st = sweep_open(s, dir, tuid, &ntu, err);
+    if (st != NMO_OK) {
+        nmo_sweep_free(s);
+        return st;
+    }
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(s->doc, "cases");
+    s->n_cases = cJSON_GetArraySize(cases);
+    s->cases = calloc((size_t)(s->n_cases ? s->n_cases : 1), sizeof *s->cases);
+    if (!s->cases) {
+        nmo_sweep_free(s);
+        return nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
+    }
+    if (s->n_cases == 0 && diag) {
+        char m[NMO_BPATH + 64];
+        snprintf(m, sizeof m, "%s: no cases", s->path);
+        diag(ctx, NMO_DIAG_WARN, m);
+    }
+    /* per-case signatures for the id checks: every case, not a fixed 256 */
+    size_t nsig = (size_t)(s->n_cases ? s->n_cases : 1);
+    sigs sg = {calloc(nsig, sizeof *sg.d), calloc(nsig, sizeof *sg.l), calloc(nsig, sizeof *sg.f)};
+    if (!sg.d || !sg.l || !sg.f) {
+        free(sg.d), free(sg.l), free(sg.f);
+        nmo_sweep_free(s);
+        return nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
+    }
+    int ci = 0;
+    for (const cJSON *c = cases->child; c; c = c->next, ci++) load_case(s, ci, c, dir, tuid, ntu, &sg, diag, ctx);
+    check_discriminators(s, &sg);
+    free(sg.d), free(sg.l), free(sg.f);
     golden_overlaps(s);
     return NMO_OK;
 }

@@ -32,7 +32,8 @@ if [ $rc != 0 ] || [ "$(tail -2 "$out" | head -1)" != "$n passed, 0 failed, 0 sk
 fi
 # every operator has quick bundles (numoracle ops lists them)
 for op in $("$NMO" ops | sed -n 's/^\([a-z0-9_]*\): .*/\1/p'); do
-    operation="$(printf '%s' "$op" | sed -E 's/_bwd$//; s/(^|_)([a-z])/\U\2/g')$(case "$op" in *_bwd) echo Bwd ;; *) echo Fwd ;; esac)"
+    # RFC 0011 Operation (nmo_op_operation): direction suffix, the phase after it
+    operation="$(printf '%s' "$op" | sed -E 's/_bwd$//; s/_inference$//; s/(^|_)([a-z])/\U\2/g')$(case "$op" in *_bwd) echo Bwd ;; *_inference) echo FwdInference ;; *) echo Fwd ;; esac)"
     grep -q "^PASS ${operation}_" "$out" && continue
     # generate.sh moves bundles that no tried input makes decidable to comprehensive/
     if [ -d "$B/comprehensive/$operation" ]; then

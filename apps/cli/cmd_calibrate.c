@@ -24,10 +24,11 @@
 int cmd_calibrate(int argc, char **argv)
 {
     cli_opt opts[] = {
-        {"golden-data-dir", "DIR", 0, 0, "golden data root (env NUMORACLE_GOLDEN_DATA_DIR; default ./bundles)", NULL, {0}, 0},
+        {"golden-data-dir", "DIR", 0, 0, "golden data root (env HIPDNN_TEST_GOLDEN_DATA_DIR or NUMORACLE_GOLDEN_DATA_DIR; default ./bundles)", NULL, {0}, 0},
         {"gd", "DIR", 0, 0, "short for --golden-data-dir", NULL, {0}, 0},
         {"tier", "TIER", 0, 0, "quick (default), standard, comprehensive or full (cascade)", NULL, {0}, 0},
-        {"engine", "E", 0, 0, "engine to calibrate: cpu (default) or cpu:NAME", NULL, {0}, 0},
+        {"engine", "E", 0, 0, "engine to calibrate: cpu (default), cpu:NAME, hip[:NAME] or plugin:PATH[:NAME]", NULL, {0}, 0},
+        {"expect-plugin", "PATH", 0, 1, "a plugin that must load: failing to is an error (also NMO_EXPECT_PLUGINS)", NULL, {0}, 0},
         {"runs", "N", 0, 0, "runs per bundle (default 100)", NULL, {0}, 0},
         {"filter", "GLOB", 0, 0, "calibrate tests matching POS[:POS...][-NEG[:NEG...]]", NULL, {0}, 0},
         {"shard", "I/N", 0, 0, "only shard I of N (1 <= I <= N, after the filter)", NULL, {0}, 0},
@@ -48,7 +49,6 @@ int cmd_calibrate(int argc, char **argv)
     int tier = nmo_tier_parse(tier_s);
     if (tier < 0) return cli_error("bad --tier '%s': expected quick, standard, comprehensive or full", tier_s);
     cli_eut eng;
-    if ((rc = cli_engine_spec(&eng, cli_val(&cmd, "engine")))) return rc;
     long runs = 100;
     const char *rs = cli_val(&cmd, "runs");
     if (rs) {
@@ -59,10 +59,15 @@ int cmd_calibrate(int argc, char **argv)
     int sh_i, sh_n;
     if ((rc = cli_parse_shard(&sh_i, &sh_n, cli_val(&cmd, "shard")))) return rc;
     int dry = cli_val(&cmd, "dry-run") != NULL;
+    cli_opt *eo = cli_get(&cmd, "expect-plugin");
+    if ((rc = cli_engine_spec(&eng, cli_val(&cmd, "engine"), (const char *const *)eo->vals, eo->nvals))) return rc;
 
     nmo_disc d;
     nmo_err err;
-    if (nmo_discover(&d, root, tier, 0, cli_stderr_diag, NULL, &err) != NMO_OK) return cli_error("%s", err.msg);
+    if (nmo_discover(&d, root, tier, 0, cli_stderr_diag, NULL, &err) != NMO_OK) {
+        cli_engine_release(&eng);
+        return cli_error("%s", err.msg);
+    }
     char host[128] = "unknown";
     gethostname(host, sizeof host);
     char ts[64];
@@ -78,8 +83,7 @@ int cmd_calibrate(int argc, char **argv)
             n_fail++;
             continue;
         }
-        const nmo_cand *cd = cli_engine_cand(&eng, b.g.op);
-        const char *why = !b.have_golden ? "no golden data" : !b.meta ? "no .meta.json to write into" : !cd ? "engine does not support the op" : NULL;
+        const char *why = !b.have_golden ? "no golden data" : !b.meta ? "no .meta.json to write into" : NULL;
         if (why) {
             printf("SKIP %s: %s\n", name, why);
             n_skip++;
@@ -95,8 +99,14 @@ int cmd_calibrate(int argc, char **argv)
         memset(first, 0, sizeof first);
         for (long r = 0; r < runs && !bad && ab && rl; r++) {
             nmo_tensor out[NMO_MAX_TENSORS];
-            if (cli_engine_run(out, cd, &b.c, &err) != NMO_OK) {
-                printf("FAIL %s: engine %s: %s\n", name, eng.spec, err.msg);
+            char ew[700];
+            int er = cli_engine_exec(out, &eng, &b.c, ew, sizeof ew, &err);
+            if (er > 0 && r == 0) {
+                /* the engine cannot serve the case: nothing to calibrate */
+                printf("SKIP %s: %s\n", name, ew);
+                bad = 2;
+            } else if (er != 0) {
+                printf("FAIL %s: engine %s: %s\n", name, eng.spec, er > 0 ? ew : err.msg);
                 bad = 1;
             }
             for (int k = 0; k < b.c.n_out && !bad; k++) {
@@ -124,7 +134,8 @@ int cmd_calibrate(int argc, char **argv)
         }
         if (!ab || !rl || bad) {
             if (!bad) printf("FAIL %s: out of memory\n", name);
-            n_fail++;
+            if (bad == 2) n_skip++;
+            else n_fail++;
             free(ab), free(rl);
             nmo_bundle_free(&b);
             continue;
@@ -146,7 +157,7 @@ int cmd_calibrate(int argc, char **argv)
         cJSON_AddStringToObject(cal, "method", "empirical_p99.9");
         cJSON_AddNumberToObject(cal, "num_runs", (double)runs);
         char on[300];
-        snprintf(on, sizeof on, "%s on %s (CPU)", eng.spec, host);
+        snprintf(on, sizeof on, "%s on %s (%s)", eng.spec, host, eng.is_kernel ? (eng.plugin ? "plugin" : "GPU") : "CPU");
         cJSON_AddStringToObject(cal, "calibrated_on", on);
         cJSON_AddStringToObject(cal, "calibrated_at", ts);
         cJSON_AddStringToObject(cal, "engine", eng.spec);
@@ -171,5 +182,6 @@ int cmd_calibrate(int argc, char **argv)
     }
     printf("%d calibrated, %d failed, %d skipped\n", n_done, n_fail, n_skip);
     nmo_disc_free(&d);
+    cli_engine_release(&eng);
     return n_fail ? 1 : 0;
 }

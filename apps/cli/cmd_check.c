@@ -147,19 +147,11 @@ typedef struct {
     char why[600];
 } kcand;
 
-/* plugin:PATH[:NAME]: PATH is taken whole when such a file exists; otherwise the text
- * after the last ':' is the kernel name. */
+/* plugin:PATH[:NAME] (cli_plugin_spec, shared with run and calibrate) */
 static void parse_plugin_spec(kcand *kc, const char *rest)
 {
-    snprintf(kc->path, sizeof kc->path, "%s", rest);
-    struct stat pst; /* stat, not fopen: a FIFO must not block the parse */
-    if (stat(kc->path, &pst) == 0) return;
-    char *colon = strrchr(kc->path, ':');
-    if (colon && colon[1] && !strchr(colon + 1, '/')) {
-        snprintf(kc->namebuf, sizeof kc->namebuf, "%s", colon + 1);
-        *colon = '\0';
-        kc->name = kc->namebuf;
-    }
+    cli_plugin_spec(kc->path, sizeof kc->path, kc->namebuf, sizeof kc->namebuf, rest);
+    if (kc->namebuf[0]) kc->name = kc->namebuf;
 }
 
 static int kernel_geometry(void *ctx, const nmo_case *c, char *text, size_t len)

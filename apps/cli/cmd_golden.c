@@ -35,7 +35,7 @@ static const char golden_epilog[] =
     "(graph.template.json next to FILE); seed and family come from cases[].metadata,\n"
     "else --seed/--family.\n"
     "\n"
-    "--root defaults to $NUMORACLE_GOLDEN_DATA_DIR, else ./bundles.\n";
+    "--root defaults to $HIPDNN_TEST_GOLDEN_DATA_DIR, then $NUMORACLE_GOLDEN_DATA_DIR, else ./bundles.\n";
 
 static int snake(const char *s)
 {
@@ -260,7 +260,7 @@ int cmd_golden(int argc, char **argv)
         {"name", "NAME", 0, 0, "bundle name, lowercase_snake_case (why the test exists)", NULL, {0}, 0},
         {"tier", "TIER", 0, 0, "quick (default), standard, comprehensive or full", NULL, {0}, 0},
         {"layout", "L", 0, 0, "nchw (row-major, default) or nhwc (channels-last, rank >= 3)", NULL, {0}, 0},
-        {"root", "DIR", 0, 0, "golden data root (default $NUMORACLE_GOLDEN_DATA_DIR or bundles)", NULL, {0}, 0},
+        {"root", "DIR", 0, 0, "golden data root (default $HIPDNN_TEST_GOLDEN_DATA_DIR, $NUMORACLE_GOLDEN_DATA_DIR or bundles)", NULL, {0}, 0},
         {"force", NULL, 0, 0, "replace an existing bundle", NULL, {0}, 0},
         {"sweep", "FILE", 0, 0, "generate every case of a template sweep (its sweep.json)", NULL, {0}, 0},
         {"no-tolerance", NULL, 0, 0, "do not write the certified tolerance block", NULL, {0}, 0},
@@ -305,7 +305,7 @@ int cmd_golden(int argc, char **argv)
     const char *tier = cli_val(&cmd, "tier") ? cli_val(&cmd, "tier") : "quick";
     const char *lay = cli_val(&cmd, "layout") ? cli_val(&cmd, "layout") : "nchw";
     const char *root = cli_val(&cmd, "root");
-    if (!root) root = getenv("NUMORACLE_GOLDEN_DATA_DIR");
+    if (!root) root = cli_env2("HIPDNN_TEST_GOLDEN_DATA_DIR", "NUMORACLE_GOLDEN_DATA_DIR", NULL);
     if (!root || !*root) root = "bundles";
     nmo_layout layout = NMO_LAYOUT_ROWMAJOR;
     if (!snake(name)) rc = cli_error("bad --name '%s': bundle names are lowercase_snake_case", name);

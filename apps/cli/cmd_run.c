@@ -23,20 +23,39 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "nmo_gpu.h"
+#ifdef NMO_HAVE_TOML
+#include "toml_json.h"
+#endif
 #include "nmo_internal.h"
 #include "numoracle/bundle.h"
 
 /* ---- engines (shared with calibrate) -------------------------------------------------- */
 
-int cli_engine_spec(cli_eut *e, const char *spec)
+void cli_plugin_spec(char *path, size_t np, char *name, size_t nn, const char *rest)
+{
+    snprintf(path, np, "%s", rest);
+    name[0] = '\0';
+    struct stat pst; /* stat, not fopen: a FIFO must not block the parse */
+    if (stat(path, &pst) == 0) return;
+    char *colon = strrchr(path, ':');
+    if (colon && colon[1] && !strchr(colon + 1, '/')) {
+        snprintf(name, nn, "%s", colon + 1);
+        *colon = '\0';
+    }
+}
+
+int cli_engine_spec(cli_eut *e, const char *spec, const char *const *expect, int n_expect)
 {
     memset(e, 0, sizeof *e);
     snprintf(e->spec, sizeof e->spec, "%s", spec ? spec : "cpu");
     const char *s = e->spec;
+    nmo_err err = {{0}};
     if (strcmp(s, "cpu") == 0) return 0;
     if (strncmp(s, "cpu:", 4) == 0 && s[4]) {
         snprintf(e->cand, sizeof e->cand, "%s", s + 4);
@@ -44,19 +63,37 @@ int cli_engine_spec(cli_eut *e, const char *spec)
             if (strcmp(nmo_cand_at(i)->name, e->cand) == 0) return 0;
         return cli_error("unknown CPU candidate '%s' (see numoracle candidates --op OP)", e->cand);
     }
-    if (strcmp(s, "hip") == 0 || (strncmp(s, "hip:", 4) == 0 && s[4]))
-        return cli_error("engine '%s' is unsupported in this build (the HIP runner needs -Dgpu=hip)", s);
-    if (strncmp(s, "plugin:", 7) == 0 && s[7])
-        return cli_error("engine '%s' is unsupported in this build (the plugin ABI is not built)", s);
-    return cli_error("bad --engine '%s': expected cpu, cpu:NAME, hip[:NAME] or plugin:PATH", s);
+    if (strcmp(s, "hip") == 0 || (strncmp(s, "hip:", 4) == 0 && s[4])) {
+        if (!nmo_gpu_enabled()) return cli_error("engine '%s': %s", s, NMO_GPU_NONE_MSG);
+        e->is_kernel = 1;
+        if (s[3] == ':') snprintf(e->kname, sizeof e->kname, "%s", s + 4);
+        nmo_kernel_set_hip(&e->ks);
+        return 0;
+    }
+    if (strncmp(s, "plugin:", 7) == 0 && s[7]) {
+        e->is_kernel = 1;
+        double tmo; /* a bad NMO_PLUGIN_TIMEOUT is the user's error, not the plugin's skip */
+        if (nmo_plugin_timeout(&tmo, &err) != NMO_OK) return cli_error("%s", err.msg);
+        cli_plugin_spec(e->path, sizeof e->path, e->kname, sizeof e->kname, s + 7);
+        if (nmo_plugin_check_expected(expect, n_expect, &err) != NMO_OK) return cli_error("%s", err.msg);
+        if (nmo_plugin_open(&e->plugin, e->path, &err) != NMO_OK) {
+            if (nmo_plugin_is_expected(e->path, expect, n_expect)) return cli_error("%s", err.msg);
+            snprintf(e->load_why, sizeof e->load_why, "plugin not loaded: %s", err.msg);
+            return 0;
+        }
+        nmo_kernel_set_plugin(&e->ks, e->plugin);
+        return 0;
+    }
+    return cli_error("bad --engine '%s': expected cpu, cpu:NAME, hip[:NAME] or plugin:PATH[:NAME]", s);
 }
 
-const nmo_cand *cli_engine_cand(const cli_eut *e, const nmo_op *op)
+void cli_engine_release(cli_eut *e)
 {
-    return nmo_cand_find(op->name, e->cand[0] ? e->cand : NULL);
+    nmo_plugin_close(e->plugin);
+    e->plugin = NULL;
 }
 
-nmo_status cli_engine_run(nmo_tensor *out, const nmo_cand *cd, const nmo_case *c, nmo_err *err)
+static nmo_status cpu_run(nmo_tensor *out, const nmo_cand *cd, const nmo_case *c, nmo_err *err)
 {
     memset(out, 0, sizeof(nmo_tensor) * NMO_MAX_TENSORS);
     for (int k = 0; k < c->n_out; k++) {
@@ -69,11 +106,92 @@ nmo_status cli_engine_run(nmo_tensor *out, const nmo_cand *cd, const nmo_case *c
     return cd->run(&a, err);
 }
 
+int cli_engine_exec(nmo_tensor *out, const cli_eut *e, const nmo_case *c, char *why, size_t wn, nmo_err *err)
+{
+    memset(out, 0, sizeof(nmo_tensor) * NMO_MAX_TENSORS);
+    if (!e->is_kernel) {
+        const nmo_cand *cd = nmo_cand_find(c->op->name, e->cand[0] ? e->cand : NULL);
+        if (!cd) {
+            snprintf(why, wn, "engine %s does not support op %s", e->spec, c->op->name);
+            return 1;
+        }
+        nmo_status s = cpu_run(out, cd, c, err);
+        if (s == NMO_OK) return 0;
+        for (int k = 0; k < NMO_MAX_TENSORS; k++) nmo_tensor_free(&out[k]);
+        /* an engine that cannot serve the case (a dtype it lacks) skips it (RFC 0011) */
+        if (s != NMO_ERR_UNSUPPORTED) return -1;
+        snprintf(why, wn, "engine %s: %s", e->spec, err->msg);
+        return 1;
+    }
+    if (e->load_why[0]) {
+        snprintf(why, wn, "%s", e->load_why);
+        return 1;
+    }
+    const nmo_plugin_kernel *k = NULL;
+    char kw[400] = "";
+    int r = nmo_kernel_select(&k, &e->ks, c->op->name, c->plan.in, c->plan.out, e->kname[0] ? e->kname : NULL, kw,
+                              sizeof kw);
+    if (r != 0) {
+        /* a kernel name the set lacks is named, but only this case is left untested */
+        snprintf(why, wn, "engine %s: %s", e->spec, kw);
+        return 1;
+    }
+    /* the stored reachable sets are the bundle plan's: a kernel that declares another
+     * plan is judged against the wrong sets, and a correct kernel could FAIL */
+    if (k->plan && k->plan[0]) {
+        nmo_plan kp = c->plan;
+        char a[512], b[512];
+        nmo_err pe;
+        if (nmo_plan_parse(&kp, k->plan, &pe) != NMO_OK) {
+            snprintf(why, wn, "engine %s: kernel %s declares a bad plan: %s", e->spec, k->name, pe.msg);
+            return 1;
+        }
+        nmo_plan_to_string(&kp, a, sizeof a);
+        nmo_plan_to_string(&c->plan, b, sizeof b);
+        if (strcmp(a, b) != 0) {
+            snprintf(why, wn, "engine %s: kernel %s follows plan '%s', the bundle's is '%s'", e->spec, k->name, a, b);
+            return 1;
+        }
+    }
+    nmo_run_info info;
+    memset(&info, 0, sizeof info);
+    if (nmo_run_kernel(out, &info, k, &e->ks, c, err) != NMO_OK) {
+        free(info.provenance_json);
+        return -1;
+    }
+    free(info.provenance_json);
+    if (info.skipped) {
+        snprintf(why, wn, "engine %s: kernel %s: %s", e->spec, k->name, info.why);
+        return 1;
+    }
+    return 0;
+}
+
+/* RFC 0011's environment name first, numoracle's older one as an alias; *which gets the
+ * name that was read (for messages). Empty values count as unset. */
+const char *cli_env2(const char *rfc, const char *alias, const char **which)
+{
+    const char *v = getenv(rfc);
+    if (v && *v) {
+        if (which) *which = rfc;
+        return v;
+    }
+    v = getenv(alias);
+    if (v && *v) {
+        if (which) *which = alias;
+        return v;
+    }
+    return NULL;
+}
+
+/* The golden data root: the flag beats HIPDNN_TEST_GOLDEN_DATA_DIR beats
+ * NUMORACLE_GOLDEN_DATA_DIR; the default is ./bundles, not the RFC's
+ * <exe_dir>/../lib/integration_test_bundles (this tree keeps its bundles at the top). */
 const char *cli_data_dir(cli_cmd *cmd)
 {
     const char *d = cli_val(cmd, "golden-data-dir");
     if (!d) d = cli_val(cmd, "gd");
-    if (!d) d = getenv("NUMORACLE_GOLDEN_DATA_DIR");
+    if (!d) d = cli_env2("HIPDNN_TEST_GOLDEN_DATA_DIR", "NUMORACLE_GOLDEN_DATA_DIR", NULL);
     if (!d || !*d) d = "bundles";
     return d;
 }
@@ -168,15 +286,33 @@ static int tol_pair(const cJSON *o, double *atol, double *rtol, const char *wher
     return 0;
 }
 
+/* The configuration document: JSON, or TOML (a path ending in .toml) converted to the same
+ * JSON tree by toml++ (toml_json.cpp), so one set of rules checks both. */
+static cJSON *read_config(const char *path, nmo_err *err)
+{
+    size_t l = strlen(path);
+    if (l < 5 || strcmp(path + l - 5, ".toml") != 0) return nmo__read_json(path, err);
+#ifdef NMO_HAVE_TOML
+    char *text = nmo__read_text(path, NULL, err);
+    if (!text) return NULL;
+    cJSON *doc = cli_toml_parse(text, path, err->msg, sizeof err->msg);
+    free(text);
+    return doc;
+#else
+    nmo_err_set(err, NMO_ERR_UNSUPPORTED, "%s: TOML configurations need a build with toml++ (libtomlplusplus-dev)", path);
+    return NULL;
+#endif
+}
+
 static int load_config(run_cfg *cfg, const char *path, const cli_eut *eng)
 {
     memset(cfg, 0, sizeof *cfg);
     snprintf(cfg->path, sizeof cfg->path, "%s", path);
     nmo_err err;
-    cJSON *doc = nmo__read_json(path, &err);
+    cJSON *doc = read_config(path, &err);
     if (!doc) return cli_error("%s", err.msg);
     int rc = 0;
-    static const char *const top_keys[] = {"plugins", "engines"};
+    static const char *const top_keys[] = {"plugins", "engines", "tolerance_overrides"};
     static const char *const plug_keys[] = {"path", "engines"};
     static const char *const eng_keys[] = {"expected_failures", "tolerance_overrides", "tolerance"};
     static const char *const ov_keys[] = {"filter", "atol", "rtol"};
@@ -184,7 +320,7 @@ static int load_config(run_cfg *cfg, const char *path, const cli_eut *eng)
         rc = cli_error("%s: the configuration must be a JSON object", path);
         goto out;
     }
-    if ((rc = check_keys(doc, top_keys, 2, "top level", path))) goto out;
+    if ((rc = check_keys(doc, top_keys, 3, "top level", path))) goto out;
     const cJSON *pl = cJSON_GetObjectItemCaseSensitive(doc, "plugins");
     if (pl && !cJSON_IsObject(pl)) {
         rc = cli_error("%s: plugins must be an object of plugin entries", path);
@@ -211,23 +347,44 @@ static int load_config(run_cfg *cfg, const char *path, const cli_eut *eng)
             break;
         }
         if (strcmp(pp->valuestring, "builtin") != 0) {
-            rc = cli_error("%s: expected plugin '%s' (%s) is not loaded: plugins are unsupported in this build", path, p->string,
-                           pp->valuestring);
-            break;
+            /* a plugin library: it must load (RFC 0006 expected plugins); the one under
+             * test is already loaded, any other is opened and closed here */
+            if (eng->plugin && strcmp(eng->path, pp->valuestring) == 0) continue;
+            nmo_plugin *pg = NULL;
+            nmo_err pe2;
+            if (nmo_plugin_open(&pg, pp->valuestring, &pe2) != NMO_OK) {
+                rc = cli_error("%s: expected plugin '%s' (%s) is not loaded: %s", path, p->string, pp->valuestring, pe2.msg);
+                break;
+            }
+            nmo_plugin_close(pg);
+            continue;
         }
         for (const cJSON *x = pe ? pe->child : NULL; x && !rc; x = x->next)
             if (!cJSON_IsString(x) || strcmp(x->valuestring, "cpu") != 0)
                 rc = cli_error("%s: %s: the builtin plugin provides engine 'cpu' only", path, where);
     }
     if (rc) goto out;
-    const cJSON *en = cJSON_GetObjectItemCaseSensitive(doc, "engines");
+    cJSON *en = cJSON_GetObjectItemCaseSensitive(doc, "engines");
     if (en && !cJSON_IsObject(en)) {
         rc = cli_error("%s: engines must be an object keyed by engine (glob)", path);
         goto out;
     }
+    /* RFC 0011: an engine's own file (MIOPEN_ENGINE.toml) declares [[tolerance_overrides]]
+     * at its top level: they apply to whatever engine runs with that file, as an engine
+     * entry "*" would (its messages name the top-level key) */
+    cJSON *top_ov = cJSON_DetachItemFromObjectCaseSensitive(doc, "tolerance_overrides");
+    const cJSON *top_e = NULL;
+    if (top_ov) {
+        if (!en) en = cJSON_AddObjectToObject(doc, "engines");
+        cJSON *te = cJSON_CreateObject();
+        cJSON_AddItemToObject(te, "tolerance_overrides", top_ov);
+        cJSON_AddItemToObject(en, "*", te);
+        top_e = te;
+    }
     for (const cJSON *e = en ? en->child : NULL; e && !rc; e = e->next) {
         char where[200];
-        snprintf(where, sizeof where, "engines.%s", e->string);
+        if (e == top_e) where[0] = '\0';
+        else snprintf(where, sizeof where, "engines.%s", e->string);
         if (!cJSON_IsObject(e)) {
             rc = cli_error("%s: %s must be an object", path, where);
             break;
@@ -269,7 +426,7 @@ static int load_config(run_cfg *cfg, const char *path, const cli_eut *eng)
             int i = 0;
             for (const cJSON *o = ov ? ov->child : NULL; o && !rc; o = o->next, i++) {
                 char w2[260];
-                snprintf(w2, sizeof w2, "%s.tolerance_overrides[%d]", where, i);
+                snprintf(w2, sizeof w2, "%s%stolerance_overrides[%d]", where, where[0] ? "." : "", i);
                 const cJSON *f = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "filter") : NULL;
                 if (!cJSON_IsObject(o)) rc = cli_error("%s: %s must be an object", path, w2);
                 else if ((rc = check_keys(o, ov_keys, 3, w2, path))) break;
@@ -438,8 +595,11 @@ static outcome run_one(runner *R, const nmo_disc *d, int i)
         goto report;
     }
     /* golden-capable modes load everything; cpu ignores the golden data entirely */
-    if (nmo_disc_load(&b, d, i, R->vm == VM_CPU ? NMO_BL_GRAPH_ONLY : 0, &err) != NMO_OK) {
-        res = OUT_FAIL;
+    nmo_status ls = nmo_disc_load(&b, d, i, R->vm == VM_CPU ? NMO_BL_GRAPH_ONLY : 0, &err);
+    if (ls != NMO_OK) {
+        /* an operation numoracle does not model (a hipDNN node type or form it cannot
+         * bind) has no reference here: SKIP, as RFC 0011 has an unavailable reference */
+        res = ls == NMO_ERR_UNKNOWN_OP ? OUT_SKIP : OUT_FAIL;
         snprintf(reason, sizeof reason, "%s", err.msg);
         goto report;
     }
@@ -460,18 +620,11 @@ static outcome run_one(runner *R, const nmo_disc *d, int i)
         snprintf(reason, sizeof reason, "bundle has no golden data (graph-only)");
         goto report;
     } else computed = 1; /* cpu mode, or auto without golden data (no GPU reference) */
-    const nmo_cand *cd = cli_engine_cand(R->eng, b.g.op);
-    if (!cd) {
-        res = OUT_SKIP;
-        snprintf(reason, sizeof reason, "engine %s does not support op %s", R->eng->spec, b.g.op->name);
-        goto report;
-    }
     if (computed) nmo_bundle_generate_inputs(&b);
-    nmo_status es = cli_engine_run(out, cd, &b.c, &err);
-    if (es != NMO_OK) {
-        /* an engine that cannot serve the case (a dtype it lacks) skips it (RFC 0011) */
-        res = es == NMO_ERR_UNSUPPORTED ? OUT_SKIP : OUT_FAIL;
-        snprintf(reason, sizeof reason, "engine %s: %s", R->eng->spec, err.msg);
+    int er = cli_engine_exec(out, R->eng, &b.c, reason, sizeof reason, &err);
+    if (er != 0) {
+        res = er > 0 ? OUT_SKIP : OUT_FAIL;
+        if (er < 0) snprintf(reason, sizeof reason, "engine %s: %s", R->eng->spec, err.msg);
         goto report;
     }
     /* oracle verdict */
@@ -606,23 +759,126 @@ done:
     return res;
 }
 
+/* ---- JUnit XML ------------------------------------------------------------------------------ */
+
+typedef struct {
+    char *s;
+    size_t n, cap;
+    int oom;
+} sbuf;
+
+static void sb_put(sbuf *b, const char *t, size_t l)
+{
+    if (b->oom) return;
+    if (b->n + l + 1 > b->cap) {
+        size_t c = b->cap ? b->cap * 2 : 4096;
+        while (c < b->n + l + 1) c *= 2;
+        char *p = realloc(b->s, c);
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
+        b->s = p, b->cap = c;
+    }
+    memcpy(b->s + b->n, t, l);
+    b->n += l;
+    b->s[b->n] = '\0';
+}
+
+static void sb_str(sbuf *b, const char *t) { sb_put(b, t, strlen(t)); }
+
+/* XML attribute text: the five entities, and control characters (not allowed in XML
+ * 1.0) as spaces. */
+static void sb_xml(sbuf *b, const char *t)
+{
+    for (; t && *t; t++) {
+        unsigned char c = (unsigned char)*t;
+        const char *e = c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '"' ? "&quot;" : c == '\'' ? "&apos;" : NULL;
+        if (e) sb_str(b, e);
+        else if (c < 0x20 && c != '\t') sb_put(b, " ", 1);
+        else sb_put(b, t, 1);
+    }
+}
+
+static const char *jstr_of(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* One <testcase> per case: classname the suite part of the RFC name, name the test part;
+ * FAIL and XPASS are failures, INCONCLUSIVE a failure of type inconclusive (never a
+ * pass), SKIP and XFAIL skipped. */
+static char *junit_xml(const cJSON *cases, int n_pass, int n_fail, int n_skip, int n_inc)
+{
+    sbuf b = {0};
+    char hdr[256];
+    int total = cJSON_GetArraySize(cases);
+    sb_str(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    snprintf(hdr, sizeof hdr, "<testsuites tests=\"%d\" failures=\"%d\" skipped=\"%d\">\n", total, n_fail + n_inc, n_skip);
+    sb_str(&b, hdr);
+    snprintf(hdr, sizeof hdr, "  <testsuite name=\"numoracle run\" tests=\"%d\" failures=\"%d\" skipped=\"%d\">\n", total,
+             n_fail + n_inc, n_skip);
+    sb_str(&b, hdr);
+    (void)n_pass;
+    for (const cJSON *c = cases ? cases->child : NULL; c; c = c->next) {
+        const char *name = jstr_of(c, "name"), *st = jstr_of(c, "status"), *why = jstr_of(c, "reason");
+        const char *dot = strrchr(name, '.');
+        char cls[600];
+        snprintf(cls, sizeof cls, "%.*s", dot ? (int)(dot - name) : (int)strlen(name), name);
+        sb_str(&b, "    <testcase classname=\"");
+        sb_xml(&b, cls);
+        sb_str(&b, "\" name=\"");
+        sb_xml(&b, dot ? dot + 1 : name);
+        sb_str(&b, "\"");
+        int fail = strcmp(st, "FAIL") == 0 || strcmp(st, "XPASS") == 0, inc = strcmp(st, "INCONCLUSIVE") == 0;
+        int skip = strcmp(st, "SKIP") == 0 || strcmp(st, "XFAIL") == 0;
+        if (!fail && !inc && !skip) {
+            sb_str(&b, "/>\n");
+            continue;
+        }
+        sb_str(&b, ">\n      <");
+        sb_str(&b, skip ? "skipped" : "failure");
+        if (inc) sb_str(&b, " type=\"inconclusive\"");
+        /* judged cases carry no reason: their two verdicts say it */
+        char msg[300];
+        const cJSON *jo = cJSON_GetObjectItemCaseSensitive(c, "oracle"), *jt = cJSON_GetObjectItemCaseSensitive(c, "tolerance");
+        if (!why[0] && jo)
+            snprintf(msg, sizeof msg, "%soracle %s, tolerance %s",
+                     strcmp(st, "XFAIL") == 0 ? "expected failure: " : strcmp(st, "XPASS") == 0 ? "listed in expected_failures but passed: " : "",
+                     jstr_of(jo, "verdict"), jstr_of(jt, "verdict"));
+        else snprintf(msg, sizeof msg, "%s", why[0] ? why : st);
+        sb_str(&b, " message=\"");
+        sb_xml(&b, msg);
+        sb_str(&b, "\"/>\n    </testcase>\n");
+    }
+    sb_str(&b, "  </testsuite>\n</testsuites>\n");
+    if (b.oom) {
+        free(b.s);
+        return NULL;
+    }
+    return b.s;
+}
+
 /* ---- the verb ----------------------------------------------------------------------------- */
 
 int cmd_run(int argc, char **argv)
 {
     cli_opt opts[] = {
-        {"golden-data-dir", "DIR", 0, 0, "golden data root (env NUMORACLE_GOLDEN_DATA_DIR; default ./bundles)", NULL, {0}, 0},
+        {"golden-data-dir", "DIR", 0, 0, "golden data root (env HIPDNN_TEST_GOLDEN_DATA_DIR or NUMORACLE_GOLDEN_DATA_DIR; default ./bundles)", NULL, {0}, 0},
         {"gd", "DIR", 0, 0, "short for --golden-data-dir", NULL, {0}, 0},
         {"tier", "TIER", 0, 0, "quick (default), standard, comprehensive or full (each includes the ones before)", NULL, {0}, 0},
         {"engine", "E", 0, 0, "engine under test: cpu (default), cpu:NAME, hip[:NAME], plugin:PATH", NULL, {0}, 0},
-        {"verification-mode", "M", 0, 0, "auto (default), golden, gpu or cpu (env NUMORACLE_VERIFICATION_MODE)", NULL, {0}, 0},
+        {"verification-mode", "M", 0, 0, "auto (default), golden, gpu or cpu (env HIPDNN_TEST_VERIFICATION_MODE or NUMORACLE_VERIFICATION_MODE)", NULL, {0}, 0},
         {"vm", "M", 0, 0, "short for --verification-mode", NULL, {0}, 0},
         {"acceptance", "A", 0, 0, "oracle (default), tolerance or both: the verdict that decides", NULL, {0}, 0},
-        {"config", "FILE", 0, 0, "JSON: expected plugins, expected failures, tolerance overrides", NULL, {0}, 0},
+        {"config", "FILE", 0, 0, "JSON or TOML (.toml): expected plugins, expected failures, tolerance overrides", NULL, {0}, 0},
         {"filter", "GLOB", 0, 0, "run tests matching POS[:POS...][-NEG[:NEG...]] (gtest style)", NULL, {0}, 0},
         {"shard", "I/N", 0, 0, "run only shard I of N (1 <= I <= N, after the filter)", NULL, {0}, 0},
         {"json", "FILE", 0, 0, "also write a JSON report to FILE (atomically)", NULL, {0}, 0},
+        {"junit", "FILE", 0, 0, "also write a JUnit XML report to FILE (atomically)", NULL, {0}, 0},
         {"list", NULL, 0, 0, "list the selected test names and exit", NULL, {0}, 0},
+        {"expect-plugin", "PATH", 0, 1, "a plugin that must load: failing to is an error, not a skip (also NMO_EXPECT_PLUGINS)", NULL, {0}, 0},
     };
     cli_cmd cmd = {
         .verb = "run",
@@ -636,7 +892,10 @@ int cmd_run(int argc, char **argv)
                   "   \"engines\": {\"cpu*\": {\"expected_failures\": [\"TEST\", ...],\n"
                   "                          \"tolerance_overrides\": [{\"filter\": \"GLOB\", \"atol\": A, \"rtol\": R}],\n"
                   "                          \"tolerance\": {\"atol\": A, \"rtol\": R}}}}\n"
-                  "Engine keys are globs over the --engine value. An expected failure that fails is\n"
+                  "Engine keys are globs over the --engine value. A .toml file holds the same keys\n"
+                  "(RFC 0006: [plugins.NAME], [engines.\"GLOB\"]); a top-level [[tolerance_overrides]]\n"
+                  "(an engine's own file) applies to the engine under test. A plugin entry whose path\n"
+                  "is not \"builtin\" must load. An expected failure that fails is\n"
                   "XFAIL (counted as skipped); one that passes is XPASS (counted as failed).\n"
                   "\n"
                   "exit: 0 all passed, 1 a failure, 3 inconclusive (no failure), 2 usage/config errors\n",
@@ -652,34 +911,38 @@ int cmd_run(int argc, char **argv)
     if (tier < 0) return cli_error("bad --tier '%s': expected quick, standard, comprehensive or full", tier_s);
     const char *vm_s = cli_val(&cmd, "verification-mode");
     if (!vm_s) vm_s = cli_val(&cmd, "vm");
-    int vm_env = 0;
-    if (!vm_s && getenv("NUMORACLE_VERIFICATION_MODE") && *getenv("NUMORACLE_VERIFICATION_MODE"))
-        vm_s = getenv("NUMORACLE_VERIFICATION_MODE"), vm_env = 1;
+    const char *vm_env = NULL;
+    if (!vm_s) vm_s = cli_env2("HIPDNN_TEST_VERIFICATION_MODE", "NUMORACLE_VERIFICATION_MODE", &vm_env);
     if (!vm_s) vm_s = "auto";
     vmode vm;
     if (strcmp(vm_s, "auto") == 0) vm = VM_AUTO;
     else if (strcmp(vm_s, "golden") == 0) vm = VM_GOLDEN;
     else if (strcmp(vm_s, "gpu") == 0) vm = VM_GPU;
     else if (strcmp(vm_s, "cpu") == 0) vm = VM_CPU;
-    else return cli_error("bad %s '%s': expected auto, golden, gpu or cpu", vm_env ? "NUMORACLE_VERIFICATION_MODE" : "--verification-mode", vm_s);
+    else return cli_error("bad %s '%s': expected auto, golden, gpu or cpu", vm_env ? vm_env : "--verification-mode", vm_s);
     const char *acc_s = cli_val(&cmd, "acceptance") ? cli_val(&cmd, "acceptance") : "oracle";
     acceptance acc;
     if (strcmp(acc_s, "oracle") == 0) acc = ACC_ORACLE;
     else if (strcmp(acc_s, "tolerance") == 0) acc = ACC_TOL;
     else if (strcmp(acc_s, "both") == 0) acc = ACC_BOTH;
     else return cli_error("bad --acceptance '%s': expected tolerance, oracle or both", acc_s);
-    cli_eut eng;
-    if ((rc = cli_engine_spec(&eng, cli_val(&cmd, "engine")))) return rc;
     int sh_i, sh_n;
     if ((rc = cli_parse_shard(&sh_i, &sh_n, cli_val(&cmd, "shard")))) return rc;
+    cli_eut eng;
+    cli_opt *eo = cli_get(&cmd, "expect-plugin");
+    if ((rc = cli_engine_spec(&eng, cli_val(&cmd, "engine"), (const char *const *)eo->vals, eo->nvals))) return rc;
     run_cfg cfg;
     memset(&cfg, 0, sizeof cfg);
-    if (cli_val(&cmd, "config") && (rc = load_config(&cfg, cli_val(&cmd, "config"), &eng))) return rc;
+    if (cli_val(&cmd, "config") && (rc = load_config(&cfg, cli_val(&cmd, "config"), &eng))) {
+        cli_engine_release(&eng);
+        return rc;
+    }
 
     nmo_disc d;
     nmo_err err;
     if (nmo_discover(&d, root, tier, 0, cli_stderr_diag, NULL, &err) != NMO_OK) {
         cfg_free(&cfg);
+        cli_engine_release(&eng);
         if (err.msg[0] && strstr(err.msg, "collision")) {
             nmo_disc_free(&d);
             return cli_error("%s", err.msg);
@@ -697,6 +960,7 @@ int cmd_run(int argc, char **argv)
         free(sel);
         nmo_disc_free(&d);
         cfg_free(&cfg);
+        cli_engine_release(&eng);
         return 0;
     }
     /* expected failures naming no discovered test are stale configuration */
@@ -725,7 +989,17 @@ int cmd_run(int argc, char **argv)
     printf("%d inconclusive\n", n_inc);
     fflush(stdout);
     rc = n_fail ? 1 : n_inc ? 3 : 0;
-    const char *jpath = cli_val(&cmd, "json");
+    /* both reports staged together: one path named twice is refused, and neither file
+     * replaces anything until both are written */
+    cli_stage st = {0};
+    int wrc = 0;
+    const char *xpath = cli_val(&cmd, "junit");
+    if (xpath) {
+        char *xs = junit_xml(R.jcases, n_pass, n_fail, n_skip, n_inc);
+        wrc = !xs ? cli_error("out of memory") : cli_stage_file(&st, xpath, xs, strlen(xs));
+        free(xs);
+    }
+    const char *jpath = wrc ? NULL : cli_val(&cmd, "json");
     if (jpath) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "numoracle_version", nmo_version());
@@ -746,15 +1020,15 @@ int cmd_run(int argc, char **argv)
         R.jcases = NULL;
         char *js = nmo__json_print(o, 1);
         cJSON_Delete(o);
-        cli_stage st = {0};
-        int wrc = !js ? cli_error("out of memory") : cli_stage_file(&st, jpath, js, strlen(js));
-        if (!wrc) wrc = cli_stage_commit(&st);
+        wrc = !js ? cli_error("out of memory") : cli_stage_file(&st, jpath, js, strlen(js));
         free(js);
-        if (wrc) rc = wrc;
     }
+    if (!wrc && (xpath || jpath)) wrc = cli_stage_commit(&st);
+    if (wrc) rc = wrc;
     cJSON_Delete(R.jcases);
     free(sel);
     nmo_disc_free(&d);
     cfg_free(&cfg);
+    cli_engine_release(&eng);
     return rc;
 }

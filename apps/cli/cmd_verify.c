@@ -73,7 +73,7 @@ int cmd_verify(int argc, char **argv)
         .summary = "Verify a golden data tree before commit (RFC 0011 data integrity checks):\n"
                    "tensor sizes, NaN/Inf in goldens, tier folders, stray .json, template sweeps,\n"
                    "missing .bin files, forward_source of backward bundles, payload budgets,\n"
-                   "metadata fields, certified bounds. DIR defaults to $NUMORACLE_GOLDEN_DATA_DIR,\n"
+                   "metadata fields, certified bounds. DIR defaults to $HIPDNN_TEST_GOLDEN_DATA_DIR, $NUMORACLE_GOLDEN_DATA_DIR,\n"
                    "else ./bundles. Exit 0 clean (warnings allowed), 1 errors, 2 usage errors.",
         .usage = "verify [DIR] [options]",
         .opts = opts,
@@ -86,7 +86,7 @@ int cmd_verify(int argc, char **argv)
     nmo_verify_opts vo = {0, 0};
     if ((rc = parse_mb(&vo.case_warn_bytes, cli_val(&cmd, "case-warn-mb"), "case-warn-mb"))) return rc;
     if ((rc = parse_mb(&vo.total_fail_bytes, cli_val(&cmd, "total-fail-mb"), "total-fail-mb"))) return rc;
-    if (!dir) dir = getenv("NUMORACLE_GOLDEN_DATA_DIR");
+    if (!dir) dir = cli_env2("HIPDNN_TEST_GOLDEN_DATA_DIR", "NUMORACLE_GOLDEN_DATA_DIR", NULL);
     if (!dir || !*dir) dir = "bundles";
     if (!nmo__is_dir(dir)) return cli_error("golden data dir '%s' does not exist", dir);
     nmo_verify_summary s;

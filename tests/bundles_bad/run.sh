@@ -28,7 +28,7 @@ only="${2:-*}"
 here="$(cd "$(dirname "$0")" && pwd)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/numoracle-bad.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
-unset NUMORACLE_GOLDEN_DATA_DIR NUMORACLE_VERIFICATION_MODE
+unset NUMORACLE_GOLDEN_DATA_DIR NUMORACLE_VERIFICATION_MODE HIPDNN_TEST_GOLDEN_DATA_DIR HIPDNN_TEST_VERIFICATION_MODE
 pass=0
 fail=0
 entries=0

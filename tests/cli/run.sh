@@ -19,6 +19,8 @@
 # A case expecting exit 2 (usage or input error) must also leave stdout empty.
 # The last line is `N passed, N failed`; the exit status is 1 when anything failed.
 set -u
+# the runners read these; a developer's own settings must not leak into the cases
+unset HIPDNN_TEST_GOLDEN_DATA_DIR HIPDNN_TEST_VERIFICATION_MODE NUMORACLE_GOLDEN_DATA_DIR NUMORACLE_VERIFICATION_MODE
 
 if [ $# -lt 1 ] || [ ! -x "$1" ]; then
     echo "usage: bash tests/cli/run.sh path/to/numoracle [CASE-GLOB]" >&2

@@ -55,6 +55,8 @@ typedef struct {
     int64_t dims[NMO_MAX_DIMS];
     int64_t strides[NMO_MAX_DIMS];
     int is_virtual;
+    int has_value;   /* a scalar carried by the graph ("value", hipDNN's epsilon) */
+    double value;
 } nmo_gtensor;
 
 /* A single-node graph bound to a registry operator. */
@@ -72,6 +74,8 @@ typedef struct {
     int out_t[NMO_MAX_TENSORS];       /* index into t[] of op output k */
     double param[NMO_MAX_PARAMS];
     int param_set[NMO_MAX_PARAMS];
+    int shape_n;                      /* > 0: the operator shape the node implies (hipDNN SDPA) */
+    int64_t shape[NMO_MAX_DIMS];
 } nmo_graph;
 
 /* "rms_norm" -> "RmsNormFwd", "rms_norm_bwd" -> "RmsNormBwd" (RFC: PascalCase plus the
