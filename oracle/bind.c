@@ -404,20 +404,9 @@ static int problem_build(nmo_bind_result *r, bprob *p, const nmo_bind_req *q, in
             off += (size_t)snprintf(known + off, sizeof known - off, f ? " %s" : "%s", nmo_fmt_name((nmo_fmt)f));
         return bfail(r, NMO_ERR_UNKNOWN_DTYPE, "unknown dtype '%s' (known: %s)", dt, known);
     }
-    {
-        const char *name = nmo_fmt_name(p->dtype), *l = op->dtypes;
-        size_t n = strlen(name);
-        int listed = 0;
-        while (*l) {
-            while (*l == ' ') l++;
-            size_t w = strcspn(l, " ");
-            listed |= w == n && strncmp(l, name, n) == 0;
-            l += w;
-        }
-        if (!listed)
-            return bfail(r, NMO_ERR_UNSUPPORTED, "op %s has no dtype %s (dtypes: %s; see numoracle ops)", op->name,
-                         name, op->dtypes);
-    }
+    if (!nmo_op_has_dtype(op, p->dtype))
+        return bfail(r, NMO_ERR_UNSUPPORTED, "op %s has no dtype %s (dtypes: %s; see numoracle ops)", op->name,
+                     nmo_fmt_name(p->dtype), op->dtypes);
 
     /* plan: the dtype's default, the text over it, then max_ulps */
     nmo_plan_default(&p->plan, p->dtype);
@@ -792,19 +781,12 @@ static cJSON *ops_json(void)
             cJSON_AddItemToArray(pa, po);
         }
         cJSON *dts = cJSON_AddObjectToObject(o, "dtypes");
-        for (const char *p = op->dtypes; *p;) {
-            while (*p == ' ') p++;
-            size_t l = strcspn(p, " ");
-            if (!l) break;
-            char name[32];
-            snprintf(name, sizeof name, "%.*s", (int)l, p);
-            p += l;
-            nmo_fmt f;
-            if (nmo_fmt_from_name(&f, name) != NMO_OK) continue;
+        nmo_fmt fl[NMO_FMT_COUNT];
+        for (int d = 0, nd = nmo_op_dtypes(op, fl, NMO_FMT_COUNT); d < nd; d++) {
             nmo_plan plan;
             char text[512];
-            nmo_plan_default(&plan, f);
-            cJSON_AddStringToObject(dts, name, nmo_plan_to_string(&plan, text, sizeof text));
+            nmo_plan_default(&plan, fl[d]);
+            cJSON_AddStringToObject(dts, nmo_fmt_name(fl[d]), nmo_plan_to_string(&plan, text, sizeof text));
         }
         cJSON_AddStringToObject(o, "rounding", op->rounding_doc ? op->rounding_doc : "");
         cJSON *ts = cJSON_AddArrayToObject(o, "test_shapes"); /* the generic tests' small shapes */

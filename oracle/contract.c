@@ -141,18 +141,6 @@ static nmo_status get_names(const cJSON **arr, int *all, const cJSON *o, const c
     return NMO_OK;
 }
 
-static int dtype_listed(const char *list, const char *name)
-{
-    size_t n = strlen(name);
-    for (const char *p = list; *p;) {
-        while (*p == ' ') p++;
-        size_t l = strcspn(p, " ");
-        if (l == n && strncmp(p, name, n) == 0) return 1;
-        p += l;
-    }
-    return 0;
-}
-
 /* ---- judgments ---------------------------------------------------------------------------- */
 
 static nmo_status parse_cfgs(nmo_inv_config *cfg, int *n, int max, const cJSON *o, const char *key,
@@ -361,12 +349,12 @@ static nmo_status parse_ops(nmo_contract *ct, const cJSON *root, nmo_err *err)
         NMO_RETURN_IF_ERR(get_names(&dts, &all, it, "dtypes", what, path, err));
         if (all) {
             for (int f = 0; f < NMO_FMT_COUNT; f++)
-                if (dtype_listed(co->op->dtypes, nmo_fmt_name((nmo_fmt)f))) co->dtypes |= 1u << f;
+                if (nmo_op_has_dtype(co->op, (nmo_fmt)f)) co->dtypes |= 1u << f;
         } else {
             int i = 0;
             for (const cJSON *d = dts->child; d; d = d->next, i++) {
                 nmo_fmt f;
-                if (nmo_fmt_from_name(&f, d->valuestring) != NMO_OK || !dtype_listed(co->op->dtypes, d->valuestring))
+                if (nmo_fmt_from_name(&f, d->valuestring) != NMO_OK || !nmo_op_has_dtype(co->op, f))
                     return FAIL("%s: %s.dtypes[%d]: op %s has no dtype '%s' (dtypes: %s)", what, path, i,
                                 co->op->name, d->valuestring, co->op->dtypes);
                 co->dtypes |= 1u << f;
@@ -392,7 +380,7 @@ static nmo_status parse_ops(nmo_contract *ct, const cJSON *root, nmo_err *err)
             NMO_RETURN_IF_ERR(get_shape(&co->gnshape, co->gshape, g, "shape", what, gp, err));
             NMO_RETURN_IF_ERR(get_params(co->gparam, co->gpset, co->grad, g, "params", what, gp, err));
             for (int f = 0; f < NMO_FMT_COUNT; f++)
-                if ((co->dtypes >> f & 1u) && !dtype_listed(co->grad->dtypes, nmo_fmt_name((nmo_fmt)f)))
+                if ((co->dtypes >> f & 1u) && !nmo_op_has_dtype(co->grad, (nmo_fmt)f))
                     return FAIL("%s: %s.op: %s has no dtype %s that %s covers", what, gp, gn,
                                 nmo_fmt_name((nmo_fmt)f), co->op->name);
         }

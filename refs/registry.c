@@ -45,6 +45,31 @@ uint32_t nmo_op_optional_mask(const nmo_op *op)
     return m;
 }
 
+int nmo_op_dtypes(const nmo_op *op, nmo_fmt *out, int max)
+{
+    int n = 0;
+    for (const char *p = op->dtypes ? op->dtypes : ""; *p && n < max;) {
+        while (*p == ' ') p++;
+        size_t l = strcspn(p, " ");
+        if (!l) break;
+        char name[32];
+        snprintf(name, sizeof name, "%.*s", (int)l, p);
+        p += l;
+        nmo_fmt f;
+        if (nmo_fmt_from_name(&f, name) == NMO_OK) out[n++] = f;
+    }
+    return n;
+}
+
+int nmo_op_has_dtype(const nmo_op *op, nmo_fmt f)
+{
+    nmo_fmt l[NMO_FMT_COUNT];
+    int n = nmo_op_dtypes(op, l, NMO_FMT_COUNT);
+    for (int i = 0; i < n; i++)
+        if (l[i] == f) return 1;
+    return 0;
+}
+
 /* One copy of the label rule (the references' nmo_sf_ref_label treats anything else as
  * an undefined result): an integer in [0, V), or ignore_index. */
 nmo_status nmo_case_check_input(const nmo_case *c, int k, const char *what, nmo_err *err)

@@ -26,15 +26,8 @@ int nmo_test_op_dtypes(const nmo_op *op, nmo_fmt *out)
     int n = 0;
     for (int d = 0; d < 3; d++) out[n++] = nmo_test_dtypes[d];
     static const nmo_fmt fp8[2] = {NMO_FP8_E4M3, NMO_FP8_E5M2};
-    for (int d = 0; d < 2; d++) {
-        const char *name = nmo_fmt_name(fp8[d]), *p = op->dtypes ? op->dtypes : "";
-        size_t len = strlen(name);
-        for (const char *q = strstr(p, name); q; q = strstr(q + 1, name))
-            if ((q == p || q[-1] == ' ') && (q[len] == 0 || q[len] == ' ')) {
-                out[n++] = fp8[d];
-                break;
-            }
-    }
+    for (int d = 0; d < 2; d++)
+        if (nmo_op_has_dtype(op, fp8[d])) out[n++] = fp8[d];
     return n;
 }
 

@@ -361,6 +361,35 @@ static uint16_t t_ref16(nmo_fmt f, float v, int rz) {
 #undef DEC
 }
 
+/* nmo_op_dtypes / nmo_op_has_dtype, the one reader of an operator's dtypes list, against
+ * an independent strtok parse of the same text, for every operator and format. */
+Test(op_registry, dtypes_list) {
+    for (int i = 0; i < nmo_op_count(); i++) {
+        const nmo_op *op = nmo_op_at(i);
+        nmo_fmt want[NMO_FMT_COUNT], got[NMO_FMT_COUNT];
+        int nw = 0;
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", op->dtypes ? op->dtypes : "");
+        for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
+            nmo_fmt f;
+            cr_assert_eq(nmo_fmt_from_name(&f, tok), NMO_OK, "%s: dtype '%s' unknown", op->name, tok);
+            want[nw++] = f;
+        }
+        int ng = nmo_op_dtypes(op, got, NMO_FMT_COUNT);
+        cr_assert_eq(ng, nw, "%s: %d dtypes, expected %d", op->name, ng, nw);
+        for (int k = 0; k < nw; k++) cr_expect_eq(got[k], want[k], "%s: dtype %d", op->name, k);
+        if (nw > 1) cr_expect_eq(nmo_op_dtypes(op, got, 1), 1, "%s: max is honoured", op->name);
+        for (int f = 0; f < NMO_FMT_COUNT; f++) {
+            int listed = 0;
+            for (int k = 0; k < nw; k++) listed |= want[k] == (nmo_fmt)f;
+            cr_expect_eq(nmo_op_has_dtype(op, (nmo_fmt)f), listed, "%s: has %s", op->name, nmo_fmt_name((nmo_fmt)f));
+        }
+    }
+    const nmo_op *rms = nmo_op_find("rms_norm");
+    cr_assert(rms);
+    cr_expect(nmo_op_has_dtype(rms, NMO_BF16));
+}
+
 Test(cand_util, rounding_16bit) {
     int n = 0;
     for (uint64_t i = 0; i < 400000; i++) {

@@ -415,13 +415,9 @@ static nmo_status cfg_op_dtypes(const nmo_camp_cfg *cfg, nmo_err *err)
 {
     for (int i = 0; i < cfg->nops; i++)
         for (int d = 0; d < cfg->ndt; d++) {
-            const char *dts = cfg->ops[i]->dtypes;
-            const char *nm = nmo_fmt_name(cfg->dt[d]);
-            size_t l = strlen(nm);
-            int found = 0;
-            for (const char *p = dts; (p = strstr(p, nm)); p += l)
-                if ((p == dts || p[-1] == ' ') && (p[l] == ' ' || p[l] == '\0')) found = 1;
-            if (!found) FAIL("config: op %s has no dtype %s (dtypes: %s)", cfg->ops[i]->name, nm, dts);
+            if (!nmo_op_has_dtype(cfg->ops[i], cfg->dt[d]))
+                FAIL("config: op %s has no dtype %s (dtypes: %s)", cfg->ops[i]->name, nmo_fmt_name(cfg->dt[d]),
+                     cfg->ops[i]->dtypes);
         }
     return NMO_OK;
 }

@@ -85,19 +85,12 @@ int cmd_ops(int argc, char **argv)
             printf("  %-9s %s=%g: %s\n", k ? "" : "params:", op->param[k].name, op->param[k].def,
                    op->param[k].doc);
         printf("  dtypes:   %s\n", op->dtypes);
-        for (const char *p = op->dtypes; *p;) {
-            while (*p == ' ') p++;
-            size_t l = strcspn(p, " ");
-            if (!l) break;
-            char name[32];
-            snprintf(name, sizeof name, "%.*s", (int)l, p);
-            p += l;
-            nmo_fmt f;
-            if (nmo_fmt_from_name(&f, name) != NMO_OK) continue;
+        nmo_fmt fl[NMO_FMT_COUNT];
+        for (int d = 0, nd = nmo_op_dtypes(op, fl, NMO_FMT_COUNT); d < nd; d++) {
             nmo_plan plan;
             char text[512];
-            nmo_plan_default(&plan, f);
-            printf("    %-12s %s\n", name, nmo_plan_to_string(&plan, text, sizeof text));
+            nmo_plan_default(&plan, fl[d]);
+            printf("    %-12s %s\n", nmo_fmt_name(fl[d]), nmo_plan_to_string(&plan, text, sizeof text));
         }
         printf("  rounding: %s\n", op->rounding_doc);
         print_plan_fields(op);

@@ -185,18 +185,6 @@ int cli_resolve_op(const nmo_op **op, const char *name)
     return 0;
 }
 
-static int dtype_listed(const char *list, const char *name)
-{
-    size_t n = strlen(name);
-    for (const char *p = list; *p;) {
-        while (*p == ' ') p++;
-        size_t l = strcspn(p, " ");
-        if (l == n && strncmp(p, name, n) == 0) return 1;
-        p += l;
-    }
-    return 0;
-}
-
 static void join_names(char *buf, size_t n, const char *(*get)(int, const void *), int count,
                        const void *ctx)
 {
@@ -245,7 +233,7 @@ static int problem_op_plan(cli_problem *pb, cli_cmd *cmd)
         join_names(list, sizeof list, get_fmt, NMO_FMT_COUNT, NULL);
         return cli_error("unknown dtype '%s' (known: %s)", dt, list);
     }
-    if (!dtype_listed(op->dtypes, nmo_fmt_name(pb->dtype)))
+    if (!nmo_op_has_dtype(op, pb->dtype))
         return cli_error("op %s has no dtype %s (dtypes: %s; see numoracle ops)", op->name,
                          nmo_fmt_name(pb->dtype), op->dtypes);
 

@@ -207,6 +207,12 @@ void nmo_case_fill(nmo_case *c, int family, uint64_t seed);
 int nmo_op_input_index(const nmo_op *op, const char *name);
 /* Bit mask of op's NMO_IN_OPTIONAL inputs. */
 uint32_t nmo_op_optional_mask(const nmo_op *op);
+/* The dtypes op offers (its space-separated `dtypes` list), in list order, a name that
+ * nmo_fmt_from_name does not know skipped: writes at most max, returns how many. The one
+ * reader of that list (the CLI, the binding, the contract, the campaign and the tests). */
+int nmo_op_dtypes(const nmo_op *op, nmo_fmt *out, int max);
+/* 1 when op offers dtype f (f is in its dtypes list), else 0. */
+int nmo_op_has_dtype(const nmo_op *op, nmo_fmt f);
 /* Input values the reference cannot give a meaning to: a class label (NMO_ROLE_LABEL)
  * that is neither an integer in [0, row_len) nor the op's ignore_index parameter.
  * Returns NMO_ERR_DATA naming input k, the element and the value (what = the file or
