@@ -322,36 +322,41 @@ static int problem_params(cli_cmd *cmd, const nmo_op *op, double *pval, int *pse
     return 0;
 }
 
+/* One --FLAG NAME=VALUE argument naming an input of op: its index *k, the name and
+ * *eq (the '=' before the value); the error names the flag and the known inputs. */
+static int input_name_value(const nmo_op *op, const char *flag, const char *what, const char *a, char *name,
+                            size_t len, int *k, const char **eq)
+{
+    *eq = strchr(a, '=');
+    if (!*eq || *eq == a || !(*eq)[1]) return cli_error("bad --%s '%s': expected NAME=%s", flag, a, what);
+    snprintf(name, len, "%.*s", (int)(*eq - a), a);
+    *k = nmo_op_input_index(op, name);
+    if (*k < 0) {
+        char list[256];
+        join_names(list, sizeof list, get_in, op->n_in, op);
+        return cli_error("unknown input '%s' for op %s (inputs: %s)", name, op->name, list);
+    }
+    return 0;
+}
+
 /* --input NAME=FILE and --input-dtype NAME=DT (names checked before any work) */
 static int problem_inputs(cli_problem *pb, cli_cmd *cmd, const nmo_op *op)
 {
-    char list[256];
+    char list[256], name[64];
+    int k, rc;
+    const char *eq;
     cli_opt *io = cli_get(cmd, "input");
     for (int i = 0; io && i < io->nvals; i++) {
-        const char *a = io->vals[i], *eq = strchr(a, '=');
-        if (!eq || eq == a || !eq[1]) return cli_error("bad --input '%s': expected NAME=FILE", a);
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
-        int k = nmo_op_input_index(op, name);
-        if (k < 0) {
-            join_names(list, sizeof list, get_in, op->n_in, op);
-            return cli_error("unknown input '%s' for op %s (inputs: %s)", name, op->name, list);
-        }
+        const char *a = io->vals[i];
+        if ((rc = input_name_value(op, "input", "FILE", a, name, sizeof name, &k, &eq))) return rc;
         if (pb->input_path[k]) return cli_error("input %s given twice (--input)", name);
         pb->input_path[k] = eq + 1;
     }
     for (int k = 0; k < NMO_MAX_TENSORS; k++) pb->input_dt[k] = -1; /* the input's own dtype */
     cli_opt *dto = cli_get(cmd, "input-dtype");
     for (int i = 0; dto && i < dto->nvals; i++) {
-        const char *a = dto->vals[i], *eq = strchr(a, '=');
-        if (!eq || eq == a || !eq[1]) return cli_error("bad --input-dtype '%s': expected NAME=DT", a);
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
-        int k = nmo_op_input_index(op, name);
-        if (k < 0) {
-            join_names(list, sizeof list, get_in, op->n_in, op);
-            return cli_error("unknown input '%s' for op %s (inputs: %s)", name, op->name, list);
-        }
+        const char *a = dto->vals[i];
+        if ((rc = input_name_value(op, "input-dtype", "DT", a, name, sizeof name, &k, &eq))) return rc;
         if (!pb->input_path[k])
             return cli_error("--input-dtype %s: input %s is not read from a file (give --input %s=FILE)", a,
                              name, name);
