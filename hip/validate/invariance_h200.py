@@ -150,6 +150,67 @@ if triton is not None:
         # NEGATIVE CONTROL: small batches get a finer split (a heuristic that fills SMs)
         return _triton_rms(x, w, eps, lambda M, block: block if M >= 16 else block // 8)
 
+    @triton.jit
+    def _rms_bwd_dx_kernel(DY, X, W, DX, RSTD, sdy, sx, sdx, N, eps, inv_n, BLOCK: tl.constexpr,
+                           PARTS: tl.constexpr):
+        # one program per row, the whole row in registers. rstd recomputed as the forward
+        # kernel does (one tl.sum of x*x, IEEE div/sqrt); the factored form of
+        # refs/rms_norm_bwd.c: m = dy*w, S = sum m*x, c = (rstd*rstd)*S*RN(1/N),
+        # dx = rstd*(m - x*c). PARTS > 1 (the negative control only) sums S as PARTS
+        # partial tl.sums over interleaved slices, added in order.
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        mask = cols < N
+        x = tl.load(X + row * sx + cols, mask=mask, other=0.0).to(tl.float32)
+        dy = tl.load(DY + row * sdy + cols, mask=mask, other=0.0).to(tl.float32)
+        w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
+        ss = tl.sum(x * x, axis=0)
+        r = tl.div_rn(1.0, tl.sqrt_rn(tl.div_rn(ss, N.to(tl.float32)) + eps))
+        m = dy * w
+        if PARTS == 1:
+            S = tl.sum(m * x, axis=0)
+        else:
+            S = 0.0
+            for p in tl.static_range(PARTS):
+                S += tl.sum(tl.where(cols % PARTS == p, m * x, 0.0), axis=0)
+        c = ((r * r) * S) * inv_n
+        dx = r * (m - x * c)
+        tl.store(DX + row * sdx + cols, dx.to(DX.dtype.element_ty), mask=mask)
+        tl.store(RSTD + row, r)
+
+    @triton.jit
+    def _rms_bwd_dw_kernel(DY, X, RSTD, DW, sdy, sx, M, N, BLOCK_N: tl.constexpr):
+        # one program per BLOCK_N columns; rows summed one after another, 0..M-1: the
+        # order of the rows is the only order (invariant under order-keeping compositions)
+        cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+        mask = cols < N
+        acc = tl.zeros([BLOCK_N], dtype=tl.float32)
+        for i in range(0, M):
+            dy = tl.load(DY + i * sdy + cols, mask=mask, other=0.0).to(tl.float32)
+            x = tl.load(X + i * sx + cols, mask=mask, other=0.0).to(tl.float32)
+            acc += (dy * x) * tl.load(RSTD + i)
+        tl.store(DW + cols, acc.to(DW.dtype.element_ty), mask=mask)
+
+    def _triton_rms_bwd(dy, x, w, eps, parts):
+        M, N = x.shape
+        if x.stride(1) != 1 or dy.stride(1) != 1 or w.stride(0) != 1:
+            raise NotImplementedError("rows must be contiguous within the row")
+        dx = torch.empty((M, N), dtype=x.dtype, device=x.device)
+        dw = torch.empty((N,), dtype=w.dtype, device=x.device)
+        rstd = torch.empty((M,), dtype=torch.float32, device=x.device)
+        inv_n = float(torch.tensor(1.0 / N, dtype=torch.float32))  # RN32(1/N), as a float32 argument
+        _rms_bwd_dx_kernel[(M,)](dy, x, w, dx, rstd, dy.stride(0), x.stride(0), dx.stride(0), N, eps, inv_n,
+                                 BLOCK=triton.next_power_of_2(N), PARTS=parts(M))
+        _rms_bwd_dw_kernel[(triton.cdiv(N, 64),)](dy, x, rstd, dw, dy.stride(0), x.stride(0), M, N, BLOCK_N=64)
+        return dx, dw
+
+    def triton_fixed_bwd(dy, x, w, eps):
+        return _triton_rms_bwd(dy, x, w, eps, lambda M: 1)
+
+    def triton_bv_bwd(dy, x, w, eps):
+        # NEGATIVE CONTROL: batches under 16 rows sum S in 8 interleaved parts
+        return _triton_rms_bwd(dy, x, w, eps, lambda M: 1 if M >= 16 else 8)
+
 
 # (impl, op, dtypes, forward, gradient, expectation: {judgment: verdict} that must hold,
 #  strict settings)
