@@ -15,16 +15,26 @@ the host; each call copies the tensors to the GPU with their strides, runs, copi
                                                                     fp32 bf16
     triton-fixed a Triton rms_norm with one fixed reduction order (a row per program, the
                  whole row in one tl.sum, IEEE sqrt/div): must be forward-invariant
-    triton-bv    NEGATIVE CONTROL: the same kernel with a launch heuristic (batches under
-                 16 rows reduce in 8 chunks): must FAIL forward invariance in fp32
+                 Its gradient: triton_fixed_bwd (dx a row per program, rstd recomputed,
+                 one tl.sum for S; dw summed row after row): must PASS all four
+    triton-bv    NEGATIVE CONTROL: the same kernels with a launch heuristic (batches under
+                 16 rows reduce in 8 chunks, S in 8 interleaved parts): accurate, must FAIL
+                 forward and gradient invariance in fp32
     defaults     eager rms_norm under PyTorch's default settings (cuDNN TF32 on, 16-bit
                  reduced-precision reductions allowed, nondeterministic algorithms
                  allowed): must be REJECTED before anything runs
+    no-cublas-ws the strict settings, CUBLAS_WORKSPACE_CONFIG removed from the environment
+                 for the row: every cell REJECTED before anything runs
+eager rms_norm and softmax must PASS all four judgments (correct library kernels). The
+gradient callables do not take rms_norm_bwd's rstd: autograd uses the rstd its own forward
+saved, so the contract declares it recomputed (the reference encloses every recomputation).
 
 Settings for the judged runs: TF32 off (matmul and cuDNN), allow_{bf16,fp16}_reduced_
 precision_reduction off, torch.use_deterministic_algorithms(True) (CUBLAS_WORKSPACE_CONFIG
-=:4096:8 set before CUDA starts). Each call's record (device of every output, settings,
-output dtypes) is checked against the profile: a CPU fallback or a changed flag REJECTS.
+=:4096:8 set before CUDA starts). Each call's record (device of every output and its model,
+settings, CUBLAS_WORKSPACE_CONFIG, the dtype of every input and output) is checked against
+the profile (device_name "NVIDIA H200"): a CPU fallback, another GPU, a changed flag or a
+cast REJECTS.
 
 Prints each matrix as the CLI does, writes $OUT/inv/<impl>_<op>_<dtype>.json (the matrix,
 torch / triton / CUDA versions, device name, seconds) and $OUT/inv/summary.json. Exit 0
@@ -214,20 +224,29 @@ if triton is not None:
 
 # (impl, op, dtypes, forward, gradient, expectation: {judgment: verdict} that must hold,
 #  strict settings)
+ALL_PASS = {j: "PASS" for j in numoracle.JUDGMENTS}
+
+
 def plan_rows():
     rows = [
-        ("eager", "rms_norm", ["fp32", "bf16", "fp16"], rms_fwd, rms_bwd, {}, True),
-        ("eager", "softmax", ["fp32", "bf16", "fp16"], softmax_fwd, softmax_bwd, {}, True),
+        # correct library kernels: every cell must PASS (a FAIL would be a false alarm)
+        ("eager", "rms_norm", ["fp32", "bf16", "fp16"], rms_fwd, rms_bwd, ALL_PASS, True),
+        ("eager", "softmax", ["fp32", "bf16", "fp16"], softmax_fwd, softmax_bwd, ALL_PASS, True),
         ("cublas", "matmul", ["fp32", "bf16"], mm_fwd, mm_bwd, {}, True),
     ]
     if triton is not None:
         rows += [
-            ("triton-fixed", "rms_norm", ["fp32", "bf16", "fp16"], triton_fixed, None,
-             {"forward_invariance": "PASS"}, True),
-            ("triton-bv", "rms_norm", ["fp32"], triton_bv, None, {"forward_invariance": "FAIL"}, True),
+            ("triton-fixed", "rms_norm", ["fp32", "bf16", "fp16"], triton_fixed, triton_fixed_bwd, ALL_PASS, True),
+            ("triton-bv", "rms_norm", ["fp32"], triton_bv, triton_bv_bwd,
+             {"forward_accuracy": "PASS", "gradient_accuracy": "PASS", "forward_invariance": "FAIL",
+              "gradient_invariance": "FAIL"}, True),
         ]
     rows.append(("defaults", "rms_norm", ["bf16"], rms_fwd, rms_bwd,
                  {"forward_accuracy": "REJECTED", "forward_invariance": "REJECTED"}, False))
+    # the strict settings but no CUBLAS_WORKSPACE_CONFIG in the record: REJECTED before
+    # anything runs (cuBLAS is reproducible only with a fixed workspace)
+    rows.append(("no-cublas-ws", "rms_norm", ["fp32"], rms_fwd, rms_bwd,
+                 {j: "REJECTED" for j in numoracle.JUDGMENTS}, "no-ws"))
     return rows
 
 
@@ -256,7 +275,10 @@ def main():
         if only and impl not in only:
             continue
         for dt in dtypes:
-            settings(strict)
+            settings(bool(strict))
+            ws = os.environ.get("CUBLAS_WORKSPACE_CONFIG")
+            if strict == "no-ws":
+                os.environ.pop("CUBLAS_WORKSPACE_CONFIG", None)
             t0 = time.time()
             row = {"impl": impl, "op": op, "dtype": dt, "expect": expect}
             try:
@@ -280,6 +302,8 @@ def main():
                 row["error"] = f"{type(e).__name__}: {e}"
                 print(f"{impl:<13}{op:<21}{dt:<6}ERROR {row['error']}")
                 traceback.print_exc(limit=3)
+            if ws is not None:
+                os.environ["CUBLAS_WORKSPACE_CONFIG"] = ws
             row["expectation_met"] = met
             ok_all &= met
             summary.append(row)

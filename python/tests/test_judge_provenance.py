@@ -116,7 +116,7 @@ def test_an_input_cast_on_the_way_is_rejected(tmp_path):
 @pytest.mark.parametrize("where,value,msg", [
     ("settings", {"cublas_workspace": ":4096:8"}, "settings.cublas_workspace: expected a non-empty array"),
     ("settings", {"cublas_workspace": ["a;b"]}, "settings.cublas_workspace[0]: expected a non-empty string without ';'"),
-    ("profile", {"device_name": ""}, "profiles.p.device_name: expected a non-empty name"),
+    ("profile", {"device_name": ""}, "profiles.p.device_name: expected a non-empty string"),
     ("gradient", {"recomputed": ["x"]}, "operators.rms_norm.gradient.recomputed[0]: input x of op rms_norm_bwd is not optional"),
     ("gradient", {"recomputed": ["nope"]}, "operators.rms_norm.gradient.recomputed[0]: op rms_norm_bwd has no input nope"),
     ("gradient", {"recomputed": "rstd"}, "operators.rms_norm.gradient.recomputed: expected an array"),
@@ -126,7 +126,7 @@ def test_contract_errors_name_the_field(tmp_path, where, value, msg):
                  value if where == "gradient" else None)
     with pytest.raises(numoracle.Error) as ei:
         numoracle.judge("rms_norm", "fp32", rms_fwd, contract=c)
-    assert ei.value.status == 2 and msg in ei.value.message, ei.value.message
+    assert ei.value.status == 4 and f"{c}: " in ei.value.message and msg in ei.value.message, ei.value.message
 
 
 # ---- a gradient that recomputes rstd --------------------------------------------------------

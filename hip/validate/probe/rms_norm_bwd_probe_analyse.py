@@ -85,15 +85,15 @@ for name in names:
     for tag, extra in (("rstd absent (recomputed)", {}), ("rstd = forward's", {"rstd": rf}),
                        ("rstd = derived", {"rstd": rd})):
         rep = numoracle.check("rms_norm_bwd", {**base, **extra}, outs, plan=plan, params={"eps": eps})
-        print(f"  autograd dx/dw, {tag:26s}: {rep.verdict} {rep.counts()}"
+        print(f"  autograd dx/dw, {tag:26s}: {rep.verdict} {rep.counts}"
               + (f" worst {rep.worst}" if rep.verdict != "PASS" else ""))
     if f"{name}/dx_fb_derived" in pr.files:
         rep = numoracle.check("rms_norm_bwd", {**base, "rstd": rd},
                               {"dx": pr[f"{name}/dx_fb_derived"], "dw": pr[f"{name}/dw_fb_derived"]},
                               plan=plan, params={"eps": eps})
-        print(f"  _fused_rms_norm_backward(rstd derived), given it: {rep.verdict} {rep.counts()}")
+        print(f"  _fused_rms_norm_backward(rstd derived), given it: {rep.verdict} {rep.counts}")
     for tag in ("tfix", "tbv"):
         if f"{name}/dx_{tag}" in pr.files:
             rep = numoracle.check("rms_norm_bwd", base, {"dx": pr[f"{name}/dx_{tag}"], "dw": pr[f"{name}/dw_{tag}"]},
                                   plan=plan, params={"eps": eps})
-            print(f"  triton {tag} (rstd recomputed): {rep.verdict} {rep.counts()}")
+            print(f"  triton {tag} (rstd recomputed): {rep.verdict} {rep.counts}")
