@@ -285,7 +285,8 @@ const nmo_op nmo_op_rms_norm_bwd = {
     .summary = "backward of rms_norm (Liger-Kernel's formula and its variants), with the saved rstd or recomputing it",
     .shape_doc = "MxN (or ...xN): rows of N",
     .rounding_doc = "S=sum dy*w*x (any order, acc); dx=rstd*dy*w - x*rstd^3*S/N (any association, "
-                    "FMA or not) | rstd*(dy*w - x*(rstd^2 S/N)) | rstd*(m - xh*sum(m*xh)/N); "
+                    "FMA or not) | rstd*(dy*w - x*(rstd^2 S/N)) | rstd*(m - xh*sum(m*xh)/N) | "
+                    "ATen's ((N*w)*dy - (x*rstd)*sum((m*x)*rstd))*RN(RN(1/N)*rstd); "
                     "dw=sum_i dy*x*rstd (any order, acc); inter plans: m=RN_inter(dy*w), "
                     "dw terms RN_inter(dy*RN_inter(x*rstd)) (Liger's llama mode)",
     .n_in = 4,

@@ -164,3 +164,30 @@ def test_a_recomputed_statistic_is_not_handed_over_and_is_judged_absent(tmp_path
     numoracle.judge("rms_norm", "fp32", None, rms_bwd_recomputing(seen), contract=c2,
                     judgments=["gradient_accuracy"])
     assert seen and all(r is not None and r.shape == (8,) for r in seen)
+
+
+# ---- the H200's own row: the false FAIL of issue 21 --------------------------------------
+
+ROW = os.path.join(ROOT, "hip", "results", "h200-2026-12-02b", "rms_norm_bwd_row.npz")
+
+
+def test_the_h200_row_passes_with_the_rstd_the_kernel_used_and_failed_with_the_derived_one():
+    """Eager PyTorch 2.11 rms_norm backward on the H200, 64x4096 seed 1, row 2 (dx[11337]
+    = dx[2, 3145] was the false FAIL): autograd used its forward's rstd, 2 ulps above the
+    derived RN32(1/sqrt(mean x^2 + eps)). Judged against the derived value the row FAILs at
+    that element (what the contract did before "recomputed"); with rstd absent (what the
+    contract does now) or the forward's own value it PASSes. dw is this row's alone."""
+    d = np.load(ROW)
+    dy, x, w, dx = d["dy"], d["x"], d["w"], d["dx"]
+    assert int(d["rstd_fwd"].view(np.int32)[0]) - int(d["rstd_derived"].view(np.int32)[0]) == 2
+    dw = (dy.astype(np.float64) * x * d["rstd_fwd"].astype(np.float64)).astype(F32).reshape(-1)
+    outs = {"dx": dx, "dw": dw}
+    base = {"dy": dy, "x": x, "w": w}
+    plan = "preset=torch-eager"
+    bad = numoracle.check("rms_norm_bwd", {**base, "rstd": d["rstd_derived"]}, outs, plan=plan,
+                          params={"eps": 1e-6})
+    assert bad.verdict == "FAIL" and bad.worst.where() == "dx[0, 3145]", bad.worst
+    assert bad.worst.candidate == float(F32(-0.789503872)), bad.worst
+    for rstd in ({}, {"rstd": d["rstd_fwd"]}):
+        rep = numoracle.check("rms_norm_bwd", {**base, **rstd}, outs, plan=plan, params={"eps": 1e-6})
+        assert rep.verdict == "PASS", (rstd.keys(), rep.worst)
