@@ -420,8 +420,9 @@ def judge(op: str, dtype: str, forward: Optional[Callable] = None, gradient: Opt
     python). ``judgments``: a subset of :data:`JUDGMENTS` (default all four). ``like``:
     "numpy" (arrays; bf16 as uint16 bits) or "torch" (tensors, copied to ``device`` with
     their strides). ``provenance``: a dict merged into (or a callable that rewrites) each
-    call's record; for tests that fake a setting. Raises :class:`numoracle.Error` for a
-    contract the library refuses, an unknown op/dtype/profile; re-raises what a callable
+    call's record; for tests that fake a setting (a dict may also name
+    ``input_dtypes``, {"x": "fp64"}: the dtype an input reached the kernel in). Raises
+    :class:`numoracle.Error` for a contract the library refuses, an unknown op/dtype/profile; re-raises what a callable
     raised (a callable may raise ``NotImplementedError`` to decline a composition: that
     configuration is skipped, the cell INCONCLUSIVE)."""
     if like not in ("numpy", "torch"):
