@@ -22,6 +22,7 @@ typedef struct {
     int have_rec;
     nmo_bind_prov rec;    /* the first call's record (for the report) */
     char out_dt[NMO_MAX_TENSORS][16];
+    char in_dt[NMO_MAX_TENSORS][16];
 } tramp;
 
 /* nmo_inv_run_fn over the binding's callback: views of the case's tensors, then the
@@ -36,8 +37,11 @@ static nmo_status tramp_run(void *ctx, const nmo_case *c, nmo_tensor *out, nmo_e
     memset(ov, 0, sizeof ov);
     for (int k = 0; k < c->n_in; k++) {
         const nmo_tensor *x = &c->in[k];
+        /* an absent input (recomputed by the kernel) is not handed over: a callable that
+         * took it would be judged on a value its reference does not assume */
+        void *d = (c->absent >> k & 1u) ? NULL : x->data;
         iv[k] = (nmo_bind_view){c->op->in[k].name, nmo_fmt_name(x->dtype), x->ndims, x->dims, x->strides,
-                                x->data ? nmo_tensor_span(x) : 0, x->data, ""};
+                                d ? nmo_tensor_span(x) : 0, d, ""};
     }
     for (int k = 0; k < c->n_out; k++) {
         nmo_tensor *y = &out[k];
@@ -59,13 +63,28 @@ static nmo_status tramp_run(void *ctx, const nmo_case *c, nmo_tensor *out, nmo_e
         return nmo_err_set(err, rc > 0 && rc < 64 ? (nmo_status)rc : NMO_ERR_GENERIC, "candidate %s: %s",
                            c->op->name, msg[0] ? msg : "the callback failed");
     pv.backend[sizeof pv.backend - 1] = pv.device[sizeof pv.device - 1] = '\0';
+    pv.device_name[sizeof pv.device_name - 1] = pv.cublas_ws[sizeof pv.cublas_ws - 1] = '\0';
     if (!t->have_rec) t->rec = pv, t->have_rec = 1;
     nmo_judge_prov p = {pv.backend[0] ? pv.backend : NULL, pv.device[0] ? pv.device : NULL, pv.tf32, pv.rpr,
-                        pv.deterministic};
+                        pv.deterministic, pv.device_name[0] ? pv.device_name : NULL,
+                        pv.cublas_ws[0] ? pv.cublas_ws : NULL};
     char why[300];
     if (!nmo_judge_prov_ok(t->pr, &p, why, sizeof why)) {
         snprintf(t->why, sizeof t->why, "call %" PRId64 " of %s: %s", t->calls, c->op->name, why);
         t->rejected = 1;
+    }
+    /* the dtype each input reached the kernel in: a cast on the way (a fallback that
+     * upcasts, a wrapper that casts to fp32) judges another kernel than the cell names */
+    for (int k = 0; k < c->n_in && !t->rejected; k++) {
+        if (!iv[k].data) continue;
+        iv[k].got_dtype[sizeof iv[k].got_dtype - 1] = '\0';
+        snprintf(t->in_dt[k], sizeof t->in_dt[k], "%s", iv[k].got_dtype);
+        if (strcmp(iv[k].got_dtype, iv[k].dtype) != 0) {
+            snprintf(t->why, sizeof t->why, "call %" PRId64 " of %s: input %s reached the kernel as %s; the cell "
+                     "gives %s", t->calls, c->op->name, iv[k].name, iv[k].got_dtype[0] ? iv[k].got_dtype : "unrecorded",
+                     iv[k].dtype);
+            t->rejected = 1;
+        }
     }
     for (int k = 0; k < c->n_out && !t->rejected; k++) {
         ov[k].got_dtype[sizeof ov[k].got_dtype - 1] = '\0';
@@ -86,16 +105,23 @@ static void add_setting(cJSON *o, const char *name, int v)
     else cJSON_AddBoolToObject(o, name, v);
 }
 
-static cJSON *prov_json(const char *backend, const char *device, int tf32, int rpr, int det)
+static void add_str(cJSON *o, const char *name, const char *v)
+{
+    if (v && v[0]) cJSON_AddStringToObject(o, name, v);
+    else cJSON_AddNullToObject(o, name);
+}
+
+static cJSON *prov_json(const char *backend, const char *device, int tf32, int rpr, int det, const char *dname,
+                        const char *ws)
 {
     cJSON *o = cJSON_CreateObject();
-    if (backend && backend[0]) cJSON_AddStringToObject(o, "backend", backend);
-    else cJSON_AddNullToObject(o, "backend");
-    if (device && device[0]) cJSON_AddStringToObject(o, "device", device);
-    else cJSON_AddNullToObject(o, "device");
+    add_str(o, "backend", backend);
+    add_str(o, "device", device);
+    add_str(o, "device_name", dname);
     add_setting(o, "tf32", tf32);
     add_setting(o, "reduced_precision_reduction", rpr);
     add_setting(o, "deterministic", det);
+    add_str(o, "cublas_workspace", ws);
     return o;
 }
 
@@ -111,8 +137,12 @@ static cJSON *cell_json(const nmo_cell *cell, nmo_judgment j, const nmo_op *op, 
     if (cell->verdict == NMO_CELL_NA) return o;
     cJSON_AddStringToObject(o, "plan", cell->spec.plan[0] ? cell->spec.plan : "default");
     if (t && t->have_rec) {
-        cJSON *pv = prov_json(t->rec.backend, t->rec.device, t->rec.tf32, t->rec.rpr, t->rec.deterministic);
+        cJSON *pv = prov_json(t->rec.backend, t->rec.device, t->rec.tf32, t->rec.rpr, t->rec.deterministic,
+                              t->rec.device_name, t->rec.cublas_ws);
         cJSON_AddNumberToObject(pv, "calls", (double)t->calls);
+        cJSON *ids = cJSON_AddObjectToObject(pv, "input_dtypes");
+        for (int k = 0; op && k < op->n_in; k++)
+            if (t->in_dt[k][0]) cJSON_AddStringToObject(ids, op->in[k].name, t->in_dt[k]);
         cJSON *dts = cJSON_AddArrayToObject(pv, "output_dtypes");
         for (int k = 0; op && k < op->n_out; k++) cJSON_AddItemToArray(dts, cJSON_CreateString(t->out_dt[k]));
         cJSON_AddItemToObject(o, "provenance", pv);
@@ -217,14 +247,16 @@ NMO_API nmo_bind_result *nmo_bind_judge(const nmo_bind_judge_req *q)
     cJSON_AddStringToObject(cj, "name", nmo_contract_name(ct));
     cJSON_AddNumberToObject(cj, "version", nmo_contract_version(ct));
     cJSON_AddStringToObject(cj, "path", q->contract);
-    cJSON *pj = prov_json(pr->backend, pr->device, pr->tf32, pr->rpr, pr->deterministic);
+    cJSON *pj = prov_json(pr->backend, pr->device, pr->tf32, pr->rpr, pr->deterministic, pr->device_name,
+                          pr->cublas_ws);
     cJSON_AddStringToObject(pj, "name", pr->name);
     cJSON_AddItemToObject(root, "profile", pj);
     cJSON_AddStringToObject(root, "op", co->op->name);
     cJSON_AddStringToObject(root, "dtype", nmo_fmt_name(dt));
     cJSON_AddStringToObject(root, "candidate", q->label ? q->label : "python");
     cJSON_AddItemToObject(root, "recorded",
-                          prov_json(q->prov.backend, q->prov.device, q->prov.tf32, q->prov.rpr, q->prov.deterministic));
+                          prov_json(q->prov.backend, q->prov.device, q->prov.tf32, q->prov.rpr, q->prov.deterministic,
+                                    q->prov.device_name, q->prov.cublas_ws));
     cJSON *cells = cJSON_AddArrayToObject(root, "cells");
     int exit_code = 0, nreq_fail = 0, st = NMO_OK;
     nmo_cell *cell = malloc(sizeof *cell);
@@ -238,13 +270,17 @@ NMO_API nmo_bind_result *nmo_bind_judge(const nmo_bind_judge_req *q)
         t.ctx = q->ctx;
         t.pr = pr;
         char dev[sizeof q->prov.device + 1], be[sizeof q->prov.backend + 1];
+        char dn[sizeof q->prov.device_name + 1], ws[sizeof q->prov.cublas_ws + 1];
         snprintf(dev, sizeof dev, "%.*s", (int)sizeof q->prov.device, q->prov.device);
         snprintf(be, sizeof be, "%.*s", (int)sizeof q->prov.backend, q->prov.backend);
+        snprintf(dn, sizeof dn, "%.*s", (int)sizeof q->prov.device_name, q->prov.device_name);
+        snprintf(ws, sizeof ws, "%.*s", (int)sizeof q->prov.cublas_ws, q->prov.cublas_ws);
         char label[128];
         if (t.fn) snprintf(label, sizeof label, "%s", q->label ? q->label : "python");
         else snprintf(label, sizeof label, "no %s callable given", grad ? "gradient" : "forward");
         nmo_judge_cand cand = {label, be[0] ? be : NULL, t.fn ? tramp_run : NULL, &t,
-                               q->prov.tf32, q->prov.rpr, q->prov.deterministic, dev[0] ? dev : NULL};
+                               q->prov.tf32, q->prov.rpr, q->prov.deterministic, dev[0] ? dev : NULL,
+                               dn[0] ? dn : NULL, ws[0] ? ws : NULL};
         nmo_err e2 = {{0}};
         nmo_status s = nmo_judge_cell(cell, ct, oi, dt, pi, (nmo_judgment)j, &cand, &e2);
         if (t.rejected) {

@@ -120,6 +120,57 @@ static nmo_status get_params(double *param, int *set, const nmo_op *op, const cJ
     return NMO_OK;
 }
 
+/* settings.cublas_workspace: [":4096:8", ":16:8", "unset"]: the values of
+ * CUBLAS_WORKSPACE_CONFIG a run may have, kept ';'-separated. */
+static nmo_status get_workspaces(char *buf, size_t n, const cJSON *o, const char *what, const char *path,
+                                 nmo_err *err)
+{
+    buf[0] = '\0';
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "cublas_workspace");
+    if (!v) return NMO_OK;
+    if (!cJSON_IsArray(v) || !v->child)
+        return FAIL("%s: %s.cublas_workspace: expected a non-empty array of values (\":4096:8\", \"unset\")",
+                    what, path);
+    size_t off = 0;
+    int i = 0;
+    for (const cJSON *it = v->child; it; it = it->next, i++) {
+        if (!cJSON_IsString(it) || !it->valuestring[0] || strchr(it->valuestring, ';'))
+            return FAIL("%s: %s.cublas_workspace[%d]: expected a non-empty string without ';'", what, path, i);
+        size_t l = strlen(it->valuestring);
+        if (off + l + 2 > n) return FAIL("%s: %s.cublas_workspace: longer than %d characters", what, path, (int)n - 1);
+        off += (size_t)snprintf(buf + off, n - off, off ? ";%s" : "%s", it->valuestring);
+    }
+    return NMO_OK;
+}
+
+/* "recomputed": [NAME, ...]: inputs of op that the judged callables do not take but
+ * compute themselves (a gradient through autograd uses the forward's own saved rstd, not
+ * the value numoracle derives). Only optional inputs (NMO_IN_OPTIONAL, `numoracle ops`)
+ * qualify: their reference encloses every recomputation (nmo_case.absent). */
+static nmo_status get_recomputed(uint32_t *mask, const nmo_op *op, const cJSON *o, const char *what,
+                                 const char *path, nmo_err *err)
+{
+    *mask = 0;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "recomputed");
+    if (!v) return NMO_OK;
+    if (!cJSON_IsArray(v)) return FAIL("%s: %s.recomputed: expected an array of input names", what, path);
+    int i = 0;
+    for (const cJSON *it = v->child; it; it = it->next, i++) {
+        int k = -1;
+        for (int j = 0; cJSON_IsString(it) && j < op->n_in; j++)
+            if (strcmp(op->in[j].name, it->valuestring) == 0) k = j;
+        if (k < 0)
+            return FAIL("%s: %s.recomputed[%d]: op %s has no input %s", what, path, i, op->name,
+                        cJSON_IsString(it) ? it->valuestring : "(not a string)");
+        if (!(op->in[k].flags & NMO_IN_OPTIONAL))
+            return FAIL("%s: %s.recomputed[%d]: input %s of op %s is not optional: its reference needs it "
+                        "(only a saved statistic may be recomputed)",
+                        what, path, i, it->valuestring, op->name);
+        *mask |= 1u << k;
+    }
+    return NMO_OK;
+}
+
 /* An array of strings (or the string "*" when star is allowed: *all = 1). */
 static nmo_status get_names(const cJSON **arr, int *all, const cJSON *o, const char *key, const char *what,
                             const char *path, nmo_err *err)
@@ -261,8 +312,9 @@ static nmo_status parse_judgment(nmo_jspec *js, nmo_judgment j, const cJSON *o, 
 
 static nmo_status parse_profiles(nmo_contract *ct, const cJSON *root, nmo_err *err)
 {
-    static const char *const keys[] = {"backend", "device", "doc", "settings", NULL};
-    static const char *const skeys[] = {"tf32", "reduced_precision_reduction", "deterministic", NULL};
+    static const char *const keys[] = {"backend", "device", "device_name", "doc", "settings", NULL};
+    static const char *const skeys[] = {"tf32", "reduced_precision_reduction", "deterministic",
+                                        "cublas_workspace", NULL};
     const char *what = ct->what;
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(root, "profiles");
     if (!cJSON_IsObject(p) || !p->child) return FAIL("%s: profiles: missing (an object of profiles)", what);
@@ -285,6 +337,12 @@ static nmo_status parse_profiles(nmo_contract *ct, const cJSON *root, nmo_err *e
         if (dev && strcmp(dev, "cpu") && strcmp(dev, "cuda"))
             return FAIL("%s: %s.device: unknown device kind '%s' (known: cpu, cuda)", what, path, dev);
         if (dev) snprintf(pr->device, sizeof pr->device, "%s", dev);
+        const char *dn;
+        NMO_RETURN_IF_ERR(get_str(&dn, it, "device_name", 0, what, path, err));
+        if (dn && (!dn[0] || strlen(dn) >= sizeof pr->device_name))
+            return FAIL("%s: %s.device_name: expected a non-empty name under %d characters", what, path,
+                        (int)sizeof pr->device_name);
+        if (dn) snprintf(pr->device_name, sizeof pr->device_name, "%s", dn);
         NMO_RETURN_IF_ERR(get_str(&doc, it, "doc", 0, what, path, err));
         if (doc) snprintf(pr->doc, sizeof pr->doc, "%s", doc);
         const cJSON *st = cJSON_GetObjectItemCaseSensitive(it, "settings");
@@ -295,6 +353,7 @@ static nmo_status parse_profiles(nmo_contract *ct, const cJSON *root, nmo_err *e
             NMO_RETURN_IF_ERR(get_bool(&pr->tf32, st, "tf32", what, sp, err));
             NMO_RETURN_IF_ERR(get_bool(&pr->rpr, st, "reduced_precision_reduction", what, sp, err));
             NMO_RETURN_IF_ERR(get_bool(&pr->deterministic, st, "deterministic", what, sp, err));
+            NMO_RETURN_IF_ERR(get_workspaces(pr->cublas_ws, sizeof pr->cublas_ws, st, what, sp, err));
         }
         ct->nprof++;
     }
@@ -326,7 +385,7 @@ static nmo_status parse_classes(nmo_contract *ct, const cJSON *root, nmo_err *er
 static nmo_status parse_ops(nmo_contract *ct, const cJSON *root, nmo_err *err)
 {
     static const char *const keys[] = {"class", "dtypes", "shape", "params", "gradient", "doc", NULL};
-    static const char *const gkeys[] = {"op", "shape", "params", NULL};
+    static const char *const gkeys[] = {"op", "shape", "params", "recomputed", NULL};
     static const char *const nakeys[] = {"na", NULL};
     const char *what = ct->what;
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "operators");
@@ -379,6 +438,7 @@ static nmo_status parse_ops(nmo_contract *ct, const cJSON *root, nmo_err *err)
             if (!co->grad) return FAIL("%s: %s.op: unknown operator '%s' (see numoracle ops)", what, gp, gn);
             NMO_RETURN_IF_ERR(get_shape(&co->gnshape, co->gshape, g, "shape", what, gp, err));
             NMO_RETURN_IF_ERR(get_params(co->gparam, co->gpset, co->grad, g, "params", what, gp, err));
+            NMO_RETURN_IF_ERR(get_recomputed(&co->gabsent, co->grad, g, what, gp, err));
             for (int f = 0; f < NMO_FMT_COUNT; f++)
                 if ((co->dtypes >> f & 1u) && !nmo_op_has_dtype(co->grad, (nmo_fmt)f))
                     return FAIL("%s: %s.op: %s has no dtype %s that %s covers", what, gp, gn,

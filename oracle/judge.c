@@ -40,9 +40,32 @@ int nmo_judge_prov_ok(const nmo_contract_profile *pr, const nmo_judge_prov *p, c
                  pr->name, pr->device);
         return 0;
     }
-    return setting_ok(why, n, "tf32", pr->tf32, p->tf32) &&
-           setting_ok(why, n, "reduced_precision_reduction", pr->rpr, p->rpr) &&
-           setting_ok(why, n, "deterministic", pr->deterministic, p->deterministic);
+    if (pr->device_name[0] &&
+        (!p->device_name || strncmp(p->device_name, pr->device_name, strlen(pr->device_name)) != 0)) {
+        snprintf(why, n, "the run's device name is %s; profile %s requires %s",
+                 p->device_name ? p->device_name : "unrecorded", pr->name, pr->device_name);
+        return 0;
+    }
+    if (!setting_ok(why, n, "tf32", pr->tf32, p->tf32) ||
+        !setting_ok(why, n, "reduced_precision_reduction", pr->rpr, p->rpr) ||
+        !setting_ok(why, n, "deterministic", pr->deterministic, p->deterministic))
+        return 0;
+    if (pr->cublas_ws[0]) {
+        int ok = 0;
+        size_t wl = p->cublas_ws ? strlen(p->cublas_ws) : 0;
+        for (const char *s = pr->cublas_ws; p->cublas_ws && *s && !ok;) {
+            const char *e = strchr(s, ';');
+            size_t l = e ? (size_t)(e - s) : strlen(s);
+            ok = l == wl && strncmp(s, p->cublas_ws, l) == 0;
+            s += l + (e != NULL);
+        }
+        if (!ok) {
+            snprintf(why, n, "the run has CUBLAS_WORKSPACE_CONFIG %s; profile %s allows %s",
+                     p->cublas_ws ? p->cublas_ws : "unrecorded", pr->name, pr->cublas_ws);
+            return 0;
+        }
+    }
+    return 1;
 }
 
 static void add_detail(nmo_cell *cell, const char *fmt, const char *a)
@@ -64,6 +87,9 @@ static nmo_status build_case(nmo_case *c, const nmo_contract_op *co, int grad, n
     NMO_RETURN_IF_ERR(nmo_case_init_params(c, op, &plan, ns, shape, grad ? co->gparam : co->param,
                                            grad ? co->gpset : co->pset, err));
     nmo_case_fill(c, js->family, seed);
+    /* inputs the contract says the gradient callables recompute (autograd's own rstd):
+     * judged as absent, the reference enclosing every recomputation (DESIGN §6.1) */
+    if (grad) c->absent = co->gabsent;
     return NMO_OK;
 }
 
@@ -212,7 +238,8 @@ nmo_status nmo_judge_cell(nmo_cell *cell, const nmo_contract *ct, int op, nmo_fm
     }
     /* provenance before any verdict: backend and the settings the profile states */
     char why[256] = "";
-    nmo_judge_prov pv = {cand->backend, cand->device, cand->tf32, cand->rpr, cand->deterministic};
+    nmo_judge_prov pv = {cand->backend, cand->device, cand->tf32, cand->rpr, cand->deterministic,
+                         cand->device_name, cand->cublas_ws};
     if (!nmo_judge_prov_ok(pr, &pv, why, sizeof why)) {
         cell->verdict = NMO_CELL_REJECTED;
         snprintf(cell->detail, sizeof cell->detail, "provenance: %s", why);

@@ -25,6 +25,15 @@
  *                                   m = dy*w; the inner products FMA or not
  *     normalized:                   xh = x*rstd; S' = sum m*xh; c' = S'/N;
  *                                   dx = rstd*(m - xh*c') (Apex/Unsloth style)
+ *     ATen (PyTorch >= 2.9, CUDA):  S3 = sum ((dy*w)*x)*rstd, the last product FMA'd
+ *                                   into the sum or not (2 inner roundings, enc_dotk);
+ *                                   f = (N*w)*dy; f -= (x*rstd)*S3 (FMA or not);
+ *                                   dx = f * RN(RN(1/N)*rstd). Source:
+ *                                   aten/src/ATen/native/cuda/layer_norm_kernel.cu,
+ *                                   compute_gI / layer_norm_grad_input_kernel_vectorized
+ *                                   with rms_norm = true (what F.rms_norm's autograd
+ *                                   calls through _fused_rms_norm_backward); the H200's
+ *                                   bits: hip/results/h200-2026-12-02b/
  *                                   1/N is 1/N (a division) or RN(1/N) (a multiplication)
  *   dw  = sum_i dy_i x_i rstd_i     any order and tree (rows split over programs, partials
  *                                   summed later: any tree), FMA or not, one inner
@@ -86,8 +95,10 @@ static void NMO_REF(rms_bwd_row)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_f
     E *dye = enc_evec(ctx, 0, n), *xe = enc_evec(ctx, 1, n), *we = enc_evec(ctx, 2, n);
     E *xh = enc_evec(ctx, 3, n), *me = enc_evec(ctx, 4, n);
     int inter = c->plan.inter != c->plan.compute;
-    E r, invn, S, S2, cc, c2, A, B, q, t, d1, d2;
-    enc_init(ctx, &r), enc_init(ctx, &invn), enc_init(ctx, &S), enc_init(ctx, &S2);
+    E *rv = enc_evec(ctx, 5, n);
+    E r, invn, S, S2, S3, cc, c2, A, B, q, t, d1, d2, nf, t1;
+    enc_init(ctx, &r), enc_init(ctx, &invn), enc_init(ctx, &S), enc_init(ctx, &S2), enc_init(ctx, &S3);
+    enc_init(ctx, &nf), enc_init(ctx, &t1);
     enc_init(ctx, &cc), enc_init(ctx, &c2), enc_init(ctx, &A);
     enc_init(ctx, &B), enc_init(ctx, &q), enc_init(ctx, &t), enc_init(ctx, &d1), enc_init(ctx, &d2);
 
@@ -97,6 +108,7 @@ static void NMO_REF(rms_bwd_row)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_f
         enc_set_d(ctx, &dye[j], dy[j]);
         enc_set_d(ctx, &xe[j], x[j]);
         enc_set_d(ctx, &we[j], w[j]);
+        enc_set(ctx, &rv[j], &r);
         enc_mul(ctx, &xh[j], &xe[j], &r);
         if (inter) { /* m = dy*w stored in `inter` (Liger's llama casting mode) */
             enc_mul(ctx, &me[j], &dye[j], &we[j]);
@@ -117,6 +129,17 @@ static void NMO_REF(rms_bwd_row)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_f
         const E *fs2[3] = {dye, we, xh};
         enc_dotk(ctx, &S2, fs2, 3, n, 1);
     }
+    /* ATen: S3 = sum ((m*x)*rstd); m = dy*w as above (rounded in inter, or a factor) */
+    if (inter) {
+        const E *fs3[3] = {me, xe, rv};
+        enc_dotk(ctx, &S3, fs3, 3, n, 1);
+    } else {
+        const E *fs3[4] = {dye, we, xe, rv};
+        enc_dotk(ctx, &S3, fs3, 4, n, 2);
+    }
+    enc_const(ctx, &nf, (double)n); /* float(N): exact below 2^24 (the row lengths accepted) */
+    const E *ft1[2] = {&invn, &r};
+    enc_prodk(ctx, &t1, ft1, 2, 0); /* term1 = RN(RN(1/N) * rstd), stored */
     const E *fc[4] = {&r, &r, &S, &invn};
     enc_prodk(ctx, &cc, fc, 4, 0);                 /* factored: c = rstd^2 S / N */
     const E *fc2[2] = {&S2, &invn};
@@ -141,10 +164,25 @@ static void NMO_REF(rms_bwd_row)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_f
         enc_sub(ctx, &q, &me[j], &t);
         enc_mul(ctx, &d2, &r, &q);
         enc_hull(ctx, &d1, &d1, &d2);
+        /* ATen: f = (N*w)*dy (the product rounded, or contracted into the subtraction);
+         * t = (x*rstd)*S3; dx = term1 * (f - t) */
+        if (inter) {
+            const E *ff[2] = {&nf, &me[j]};
+            enc_prodk(ctx, &A, ff, 2, 1);
+        } else {
+            const E *ff[3] = {&nf, &we[j], &dye[j]};
+            enc_prodk(ctx, &A, ff, 3, 1);
+        }
+        const E *fx3[3] = {&xe[j], &r, &S3};
+        enc_prodk(ctx, &t, fx3, 3, 1);
+        enc_sub(ctx, &q, &A, &t);
+        enc_mul(ctx, &d2, &t1, &q);
+        enc_hull(ctx, &d1, &d1, &d2);
         enc_export(ctx, &out[0][j], &d1);
     }
 
-    enc_clear(ctx, &r), enc_clear(ctx, &invn), enc_clear(ctx, &S), enc_clear(ctx, &S2);
+    enc_clear(ctx, &r), enc_clear(ctx, &invn), enc_clear(ctx, &S), enc_clear(ctx, &S2), enc_clear(ctx, &S3);
+    enc_clear(ctx, &nf), enc_clear(ctx, &t1);
     enc_clear(ctx, &cc), enc_clear(ctx, &c2), enc_clear(ctx, &A);
     enc_clear(ctx, &B), enc_clear(ctx, &q), enc_clear(ctx, &t), enc_clear(ctx, &d1), enc_clear(ctx, &d2);
 }
@@ -247,7 +285,8 @@ const nmo_op nmo_op_rms_norm_bwd = {
     .summary = "backward of rms_norm (Liger-Kernel's formula and its variants), with the saved rstd or recomputing it",
     .shape_doc = "MxN (or ...xN): rows of N",
     .rounding_doc = "S=sum dy*w*x (any order, acc); dx=rstd*dy*w - x*rstd^3*S/N (any association, "
-                    "FMA or not) | rstd*(dy*w - x*(rstd^2 S/N)) | rstd*(m - xh*sum(m*xh)/N); "
+                    "FMA or not) | rstd*(dy*w - x*(rstd^2 S/N)) | rstd*(m - xh*sum(m*xh)/N) | "
+                    "ATen's ((N*w)*dy - (x*rstd)*sum((m*x)*rstd))*RN(RN(1/N)*rstd); "
                     "dw=sum_i dy*x*rstd (any order, acc); inter plans: m=RN_inter(dy*w), "
                     "dw terms RN_inter(dy*RN_inter(x*rstd)) (Liger's llama mode)",
     .n_in = 4,

@@ -486,7 +486,7 @@ Test(contract, provenance_rejected_before_pass)
     nmo_contract *ct = load_default();
     int o = nmo_contract_op_find(ct, "rms_norm"), p = nmo_contract_profile_find(ct, "cpu-emulated");
     const nmo_cand *cd = nmo_cand_find("rms_norm", NULL);
-    nmo_judge_cand jc = {"cpu:block256", "cpu", nmo_inv_run_cand, (void *)cd, 0, 0, 1, NULL};
+    nmo_judge_cand jc = {"cpu:block256", "cpu", nmo_inv_run_cand, (void *)cd, 0, 0, 1, NULL, NULL, NULL};
     nmo_cell cell;
     cr_assert_eq(nmo_judge_cell(&cell, ct, o, NMO_BF16, p, NMO_J_FWD_ACC, &jc, NULL), NMO_OK);
     cr_expect_eq(cell.verdict, NMO_CELL_PASS);
@@ -518,7 +518,7 @@ Test(contract, provenance_device_kind)
     cr_expect_str_eq(pr->backend, "python");
     cr_expect_str_eq(pr->device, "cuda");
     char why[256];
-    nmo_judge_prov p = {"python", "cuda:1", 0, 0, 1};
+    nmo_judge_prov p = {"python", "cuda:1", 0, 0, 1, NULL, NULL};
     cr_expect(nmo_judge_prov_ok(pr, &p, why, sizeof why), "%s", why);
     p.device = "cuda";
     cr_expect(nmo_judge_prov_ok(pr, &p, why, sizeof why), "%s", why);
@@ -539,6 +539,42 @@ Test(contract, provenance_device_kind)
     nmo_contract_free(ct);
 }
 
+/* The device-model and cuBLAS-workspace rules (a profile that states them; default.json's
+ * torch-cuda does not, so a copy states them here): a prefix of the device name, one of the
+ * ';'-separated workspace values exactly; unrecorded disagrees. */
+Test(contract, provenance_device_name_and_workspace)
+{
+    nmo_contract *ct = load_default();
+    nmo_contract_profile pr = *nmo_contract_profile_at(ct, nmo_contract_profile_find(ct, "torch-cuda"));
+    snprintf(pr.device_name, sizeof pr.device_name, "NVIDIA H200");
+    snprintf(pr.cublas_ws, sizeof pr.cublas_ws, ":4096:8;:16:8");
+    char why[256];
+    nmo_judge_prov p = {"python", "cuda:0", 0, 0, 1, "NVIDIA H200", ":16:8"};
+    cr_expect(nmo_judge_prov_ok(&pr, &p, why, sizeof why), "%s", why);
+    p.cublas_ws = ":4096:8";
+    cr_expect(nmo_judge_prov_ok(&pr, &p, why, sizeof why), "%s", why);
+    p.device_name = "NVIDIA H200 NVL"; /* the profile names a model prefix */
+    cr_expect(nmo_judge_prov_ok(&pr, &p, why, sizeof why), "%s", why);
+    static const char *bad_ws[] = {":4096:", ":16:8;", "unset", ":4096:8;:16:8", NULL};
+    for (int i = 0; i < 5; i++) {
+        p.cublas_ws = bad_ws[i];
+        cr_expect(!nmo_judge_prov_ok(&pr, &p, why, sizeof why), "workspace %s accepted", bad_ws[i] ? bad_ws[i] : "NULL");
+        cr_expect(strstr(why, "CUBLAS_WORKSPACE_CONFIG") != NULL, "%s", why);
+    }
+    p.cublas_ws = ":4096:8";
+    static const char *bad_dev[] = {"NVIDIA H100 80GB HBM3", "NVIDIA H20", "cpu", NULL};
+    for (int i = 0; i < 4; i++) {
+        p.device_name = bad_dev[i];
+        cr_expect(!nmo_judge_prov_ok(&pr, &p, why, sizeof why), "device %s accepted", bad_dev[i] ? bad_dev[i] : "NULL");
+    }
+    cr_expect_str_eq(why, "the run's device name is unrecorded; profile torch-cuda requires NVIDIA H200");
+    /* a profile that states neither accepts a run that records neither */
+    const nmo_contract_profile *plain = nmo_contract_profile_at(ct, nmo_contract_profile_find(ct, "torch-cuda"));
+    nmo_judge_prov q = {"python", "cuda:0", 0, 0, 1, NULL, NULL};
+    cr_expect(nmo_judge_prov_ok(plain, &q, why, sizeof why), "%s", why);
+    nmo_contract_free(ct);
+}
+
 /* bf16/fp16 batch variance: matmul/bv_rpr_splitk_by_m rounds its split-K partials to the
  * storage format (cuBLAS's reduced-precision reduction) with a split chosen from M, so the
  * variance is 16-bit sized: under profile cpu-rpr (accuracy under inter=<dtype>) accuracy
@@ -556,7 +592,7 @@ Test(inv_cand, bv_rpr_fails_invariance_in_16_bits)
     cr_assert(cd && !cd->correct && cd->plan && strstr(cd->plan, "inter="));
     static const nmo_fmt dts[] = {NMO_BF16, NMO_FP16};
     for (int d = 0; d < 2; d++) {
-        nmo_judge_cand jc = {"cpu:bv_rpr_splitk_by_m", "cpu", nmo_inv_run_cand, (void *)cd, 0, 1, 1, NULL};
+        nmo_judge_cand jc = {"cpu:bv_rpr_splitk_by_m", "cpu", nmo_inv_run_cand, (void *)cd, 0, 1, 1, NULL, NULL, NULL};
         nmo_cell cell;
         nmo_err err = {{0}};
         cr_assert_eq(nmo_judge_cell(&cell, ct, o, dts[d], rpr, NMO_J_FWD_ACC, &jc, &err), NMO_OK, "%s", err.msg);
@@ -569,7 +605,7 @@ Test(inv_cand, bv_rpr_fails_invariance_in_16_bits)
         cr_expect_eq(cell.verdict, NMO_CELL_REJECTED, "%s", cell.detail);
         /* the fp32-partial variant at the same shape: rounded away in 16 bits */
         const nmo_cand *b32 = nmo_cand_find("matmul", "bv_splitk_by_m");
-        nmo_judge_cand j32 = {"cpu:bv_splitk_by_m", "cpu", nmo_inv_run_cand, (void *)b32, 0, 0, 1, NULL};
+        nmo_judge_cand j32 = {"cpu:bv_splitk_by_m", "cpu", nmo_inv_run_cand, (void *)b32, 0, 0, 1, NULL, NULL, NULL};
         cr_assert_eq(nmo_judge_cell(&cell, ct, o, dts[d], emu, NMO_J_FWD_INV, &j32, &err), NMO_OK);
         cr_log_info("bv_splitk_by_m %s at the contract's shape: %s", nmo_fmt_name(dts[d]),
                     nmo_cell_verdict_name(cell.verdict));
@@ -604,7 +640,7 @@ Test(contract, invariance_shape_per_cell, .timeout = 300)
     int o = nmo_contract_op_find(ct, "rms_norm"), p = nmo_contract_profile_find(ct, "cpu-emulated");
     const nmo_cand *cd = nmo_cand_find("rms_norm", "bv_split_rows");
     cr_assert(cd);
-    nmo_judge_cand jc = {"cpu:bv_split_rows", "cpu", nmo_inv_run_cand, (void *)cd, 0, 0, 1, NULL};
+    nmo_judge_cand jc = {"cpu:bv_split_rows", "cpu", nmo_inv_run_cand, (void *)cd, 0, 0, 1, NULL, NULL, NULL};
     nmo_cell cell;
     cr_assert_eq(nmo_judge_cell(&cell, big, o, NMO_FP16, p, NMO_J_FWD_INV, &jc, &err), NMO_OK, "%s", err.msg);
     cr_expect_eq(cell.spec.nshape, 2);
@@ -615,7 +651,7 @@ Test(contract, invariance_shape_per_cell, .timeout = 300)
     cr_expect_eq(cell.verdict, NMO_CELL_PASS, "at 8x64: %s", cell.detail);
     /* a correct candidate stays invariant at the big shape */
     const nmo_cand *ok = nmo_cand_find("rms_norm", NULL);
-    nmo_judge_cand jo = {"cpu", "cpu", nmo_inv_run_cand, (void *)ok, 0, 0, 1, NULL};
+    nmo_judge_cand jo = {"cpu", "cpu", nmo_inv_run_cand, (void *)ok, 0, 0, 1, NULL, NULL, NULL};
     cr_assert_eq(nmo_judge_cell(&cell, big, o, NMO_FP16, p, NMO_J_FWD_INV, &jo, &err), NMO_OK, "%s", err.msg);
     cr_expect_eq(cell.verdict, NMO_CELL_PASS, "%s", cell.detail);
     nmo_contract_free(big);

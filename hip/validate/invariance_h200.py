@@ -15,16 +15,26 @@ the host; each call copies the tensors to the GPU with their strides, runs, copi
                                                                     fp32 bf16
     triton-fixed a Triton rms_norm with one fixed reduction order (a row per program, the
                  whole row in one tl.sum, IEEE sqrt/div): must be forward-invariant
-    triton-bv    NEGATIVE CONTROL: the same kernel with a launch heuristic (batches under
-                 16 rows reduce in 8 chunks): must FAIL forward invariance in fp32
+                 Its gradient: triton_fixed_bwd (dx a row per program, rstd recomputed,
+                 one tl.sum for S; dw summed row after row): must PASS all four
+    triton-bv    NEGATIVE CONTROL: the same kernels with a launch heuristic (batches under
+                 16 rows reduce in 8 chunks, S in 8 interleaved parts): accurate, must FAIL
+                 forward and gradient invariance in fp32
     defaults     eager rms_norm under PyTorch's default settings (cuDNN TF32 on, 16-bit
                  reduced-precision reductions allowed, nondeterministic algorithms
                  allowed): must be REJECTED before anything runs
+    no-cublas-ws the strict settings, CUBLAS_WORKSPACE_CONFIG removed from the environment
+                 for the row: every cell REJECTED before anything runs
+eager rms_norm and softmax must PASS all four judgments (correct library kernels). The
+gradient callables do not take rms_norm_bwd's rstd: autograd uses the rstd its own forward
+saved, so the contract declares it recomputed (the reference encloses every recomputation).
 
 Settings for the judged runs: TF32 off (matmul and cuDNN), allow_{bf16,fp16}_reduced_
 precision_reduction off, torch.use_deterministic_algorithms(True) (CUBLAS_WORKSPACE_CONFIG
-=:4096:8 set before CUDA starts). Each call's record (device of every output, settings,
-output dtypes) is checked against the profile: a CPU fallback or a changed flag REJECTS.
+=:4096:8 set before CUDA starts). Each call's record (device of every output and its model,
+settings, CUBLAS_WORKSPACE_CONFIG, the dtype of every input and output) is checked against
+the profile (device_name "NVIDIA H200"): a CPU fallback, another GPU, a changed flag or a
+cast REJECTS.
 
 Prints each matrix as the CLI does, writes $OUT/inv/<impl>_<op>_<dtype>.json (the matrix,
 torch / triton / CUDA versions, device name, seconds) and $OUT/inv/summary.json. Exit 0
@@ -150,23 +160,93 @@ if triton is not None:
         # NEGATIVE CONTROL: small batches get a finer split (a heuristic that fills SMs)
         return _triton_rms(x, w, eps, lambda M, block: block if M >= 16 else block // 8)
 
+    @triton.jit
+    def _rms_bwd_dx_kernel(DY, X, W, DX, RSTD, sdy, sx, sdx, N, eps, inv_n, BLOCK: tl.constexpr,
+                           PARTS: tl.constexpr):
+        # one program per row, the whole row in registers. rstd recomputed as the forward
+        # kernel does (one tl.sum of x*x, IEEE div/sqrt); the factored form of
+        # refs/rms_norm_bwd.c: m = dy*w, S = sum m*x, c = (rstd*rstd)*S*RN(1/N),
+        # dx = rstd*(m - x*c). PARTS > 1 (the negative control only) sums S as PARTS
+        # partial tl.sums over interleaved slices, added in order.
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        mask = cols < N
+        x = tl.load(X + row * sx + cols, mask=mask, other=0.0).to(tl.float32)
+        dy = tl.load(DY + row * sdy + cols, mask=mask, other=0.0).to(tl.float32)
+        w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
+        ss = tl.sum(x * x, axis=0)
+        r = tl.div_rn(1.0, tl.sqrt_rn(tl.div_rn(ss, N.to(tl.float32)) + eps))
+        m = dy * w
+        if PARTS == 1:
+            S = tl.sum(m * x, axis=0)
+        else:
+            S = 0.0
+            for p in tl.static_range(PARTS):
+                S += tl.sum(tl.where(cols % PARTS == p, m * x, 0.0), axis=0)
+        c = ((r * r) * S) * inv_n
+        dx = r * (m - x * c)
+        tl.store(DX + row * sdx + cols, dx.to(DX.dtype.element_ty), mask=mask)
+        tl.store(RSTD + row, r)
+
+    @triton.jit
+    def _rms_bwd_dw_kernel(DY, X, RSTD, DW, sdy, sx, M, N, BLOCK_N: tl.constexpr):
+        # one program per BLOCK_N columns; rows summed one after another, 0..M-1: the
+        # order of the rows is the only order (invariant under order-keeping compositions)
+        cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+        mask = cols < N
+        acc = tl.zeros([BLOCK_N], dtype=tl.float32)
+        for i in range(0, M):
+            dy = tl.load(DY + i * sdy + cols, mask=mask, other=0.0).to(tl.float32)
+            x = tl.load(X + i * sx + cols, mask=mask, other=0.0).to(tl.float32)
+            acc += (dy * x) * tl.load(RSTD + i)
+        tl.store(DW + cols, acc.to(DW.dtype.element_ty), mask=mask)
+
+    def _triton_rms_bwd(dy, x, w, eps, parts):
+        M, N = x.shape
+        if x.stride(1) != 1 or dy.stride(1) != 1 or w.stride(0) != 1:
+            raise NotImplementedError("rows must be contiguous within the row")
+        dx = torch.empty((M, N), dtype=x.dtype, device=x.device)
+        dw = torch.empty((N,), dtype=w.dtype, device=x.device)
+        rstd = torch.empty((M,), dtype=torch.float32, device=x.device)
+        inv_n = float(torch.tensor(1.0 / N, dtype=torch.float32))  # RN32(1/N), as a float32 argument
+        _rms_bwd_dx_kernel[(M,)](dy, x, w, dx, rstd, dy.stride(0), x.stride(0), dx.stride(0), N, eps, inv_n,
+                                 BLOCK=triton.next_power_of_2(N), PARTS=parts(M))
+        _rms_bwd_dw_kernel[(triton.cdiv(N, 64),)](dy, x, rstd, dw, dy.stride(0), x.stride(0), M, N, BLOCK_N=64)
+        return dx, dw
+
+    def triton_fixed_bwd(dy, x, w, eps):
+        return _triton_rms_bwd(dy, x, w, eps, lambda M: 1)
+
+    def triton_bv_bwd(dy, x, w, eps):
+        # NEGATIVE CONTROL: batches under 16 rows sum S in 8 interleaved parts
+        return _triton_rms_bwd(dy, x, w, eps, lambda M: 1 if M >= 16 else 8)
+
 
 # (impl, op, dtypes, forward, gradient, expectation: {judgment: verdict} that must hold,
 #  strict settings)
+ALL_PASS = {j: "PASS" for j in numoracle.JUDGMENTS}
+
+
 def plan_rows():
     rows = [
-        ("eager", "rms_norm", ["fp32", "bf16", "fp16"], rms_fwd, rms_bwd, {}, True),
-        ("eager", "softmax", ["fp32", "bf16", "fp16"], softmax_fwd, softmax_bwd, {}, True),
+        # correct library kernels: every cell must PASS (a FAIL would be a false alarm)
+        ("eager", "rms_norm", ["fp32", "bf16", "fp16"], rms_fwd, rms_bwd, ALL_PASS, True),
+        ("eager", "softmax", ["fp32", "bf16", "fp16"], softmax_fwd, softmax_bwd, ALL_PASS, True),
         ("cublas", "matmul", ["fp32", "bf16"], mm_fwd, mm_bwd, {}, True),
     ]
     if triton is not None:
         rows += [
-            ("triton-fixed", "rms_norm", ["fp32", "bf16", "fp16"], triton_fixed, None,
-             {"forward_invariance": "PASS"}, True),
-            ("triton-bv", "rms_norm", ["fp32"], triton_bv, None, {"forward_invariance": "FAIL"}, True),
+            ("triton-fixed", "rms_norm", ["fp32", "bf16", "fp16"], triton_fixed, triton_fixed_bwd, ALL_PASS, True),
+            ("triton-bv", "rms_norm", ["fp32"], triton_bv, triton_bv_bwd,
+             {"forward_accuracy": "PASS", "gradient_accuracy": "PASS", "forward_invariance": "FAIL",
+              "gradient_invariance": "FAIL"}, True),
         ]
     rows.append(("defaults", "rms_norm", ["bf16"], rms_fwd, rms_bwd,
                  {"forward_accuracy": "REJECTED", "forward_invariance": "REJECTED"}, False))
+    # the strict settings but no CUBLAS_WORKSPACE_CONFIG in the record: REJECTED before
+    # anything runs (cuBLAS is reproducible only with a fixed workspace)
+    rows.append(("no-cublas-ws", "rms_norm", ["fp32"], rms_fwd, rms_bwd,
+                 {j: "REJECTED" for j in numoracle.JUDGMENTS}, "no-ws"))
     return rows
 
 
@@ -195,7 +275,10 @@ def main():
         if only and impl not in only:
             continue
         for dt in dtypes:
-            settings(strict)
+            settings(bool(strict))
+            ws = os.environ.get("CUBLAS_WORKSPACE_CONFIG")
+            if strict == "no-ws":
+                os.environ.pop("CUBLAS_WORKSPACE_CONFIG", None)
             t0 = time.time()
             row = {"impl": impl, "op": op, "dtype": dt, "expect": expect}
             try:
@@ -219,6 +302,8 @@ def main():
                 row["error"] = f"{type(e).__name__}: {e}"
                 print(f"{impl:<13}{op:<21}{dt:<6}ERROR {row['error']}")
                 traceback.print_exc(limit=3)
+            if ws is not None:
+                os.environ["CUBLAS_WORKSPACE_CONFIG"] = ws
             row["expectation_met"] = met
             ok_all &= met
             summary.append(row)

@@ -40,7 +40,7 @@ class _View(Structure):
 class _Prov(Structure):
     """nmo_bind_prov"""
     _fields_ = [("backend", c_char * 16), ("device", c_char * 32), ("tf32", c_int), ("rpr", c_int),
-                ("deterministic", c_int)]
+                ("deterministic", c_int), ("device_name", c_char * 64), ("cublas_ws", c_char * 32)]
 
 
 _RUN = ctypes.CFUNCTYPE(c_int, c_void_p, c_char_p, c_int, POINTER(c_char_p), POINTER(c_double), c_int,
@@ -116,16 +116,34 @@ def _torch_settings(dtype: str) -> Dict[str, Optional[bool]]:
             "deterministic": bool(torch.are_deterministic_algorithms_enabled())}
 
 
+def _device_name(kind: str, device: Optional[str]) -> Optional[str]:
+    """The model of the device a run used ("NVIDIA H200"; "cpu" on the host); None when
+    it cannot be told."""
+    if not device:
+        return None
+    first = device.split(",")[-1]
+    if kind != "torch" or not first.startswith("cuda"):
+        return "cpu" if first.startswith("cpu") else None
+    torch = sys.modules.get("torch")
+    try:
+        return torch.cuda.get_device_name(torch.device(first)) if torch is not None else None
+    except Exception:  # noqa: BLE001 -- no such device: not recorded
+        return None
+
+
 def record_provenance(kind: str, dtype: str, device: Optional[str]) -> Dict[str, Any]:
     """The record of a run of a ``kind`` ("numpy" or "torch") kernel storing ``dtype`` on
-    ``device``: backend "python", the device, and the settings that change a kernel's
-    arithmetic. NumPy has no TF32 and no reduced-precision reductions (recorded off) and
-    nothing that states whether its BLAS is deterministic (not recorded)."""
+    ``device``: backend "python", the device and its model (``device_name``), the
+    settings that change a kernel's arithmetic, and ``cublas_workspace``
+    (CUBLAS_WORKSPACE_CONFIG now: "unset" without one). NumPy has no TF32 and no
+    reduced-precision reductions (recorded off) and nothing that states whether its BLAS
+    is deterministic (not recorded)."""
     if kind == "torch":
         st = _torch_settings(dtype)
     else:
         st = {"tf32": False, "reduced_precision_reduction": False, "deterministic": None}
-    return {"backend": "python", "device": device, **st}
+    return {"backend": "python", "device": device, "device_name": _device_name(kind, device), **st,
+            "cublas_workspace": os.environ.get("CUBLAS_WORKSPACE_CONFIG") or "unset"}
 
 
 def _fill_prov(p: _Prov, rec: Mapping[str, Any]) -> None:
@@ -136,6 +154,8 @@ def _fill_prov(p: _Prov, rec: Mapping[str, Any]) -> None:
     p.tf32 = b(rec.get("tf32"))
     p.rpr = b(rec.get("reduced_precision_reduction"))
     p.deterministic = b(rec.get("deterministic"))
+    p.device_name = (rec.get("device_name") or "").encode()[:63]
+    p.cublas_ws = (rec.get("cublas_workspace") or "").encode()[:31]
 
 
 # ---- buffers ----------------------------------------------------------------------------------
@@ -225,6 +245,14 @@ class _Runner:
             rec.update(self.provenance)
         return rec
 
+    def _fake_inputs(self, n_in, ins) -> None:
+        """A test's faked record may name input dtypes ({"input_dtypes": {"x": "fp64"}})."""
+        fake = self.provenance["input_dtypes"]
+        for k in range(n_in):
+            name = ins[k].name.decode()
+            if name in fake:
+                ins[k].got_dtype = str(fake[name]).encode()[:15]
+
     def _accepted(self, fn, op: str, kw: Dict[str, Any]) -> Dict[str, Any]:
         """The arguments fn takes (all of them when it has **kwargs). A parameter fn does
         not take is refused unless it has the operator's default value: the kernel would
@@ -278,6 +306,13 @@ class _Runner:
                 kw[v.name.decode()] = _to_device(torch, _torch_view(torch, v), self.device) if v.data else None
         for i in range(n_param):
             kw[pnames[i].decode()] = float(pvals[i])
+        # the dtype each input reaches the kernel in (after the transfer to its device)
+        for k in range(n_in):
+            v = ins[k]
+            a = kw.get(v.name.decode())
+            v.got_dtype = _name_of(self.kind, a, v.dtype.decode()).encode()[:15] if a is not None else b""
+        if isinstance(self.provenance, Mapping) and "input_dtypes" in self.provenance:
+            self._fake_inputs(n_in, ins)
         res = fn(**self._accepted(fn, op, kw))
         names = [outs[k].name.decode() for k in range(n_out)]
         if isinstance(res, Mapping):
@@ -385,8 +420,9 @@ def judge(op: str, dtype: str, forward: Optional[Callable] = None, gradient: Opt
     python). ``judgments``: a subset of :data:`JUDGMENTS` (default all four). ``like``:
     "numpy" (arrays; bf16 as uint16 bits) or "torch" (tensors, copied to ``device`` with
     their strides). ``provenance``: a dict merged into (or a callable that rewrites) each
-    call's record; for tests that fake a setting. Raises :class:`numoracle.Error` for a
-    contract the library refuses, an unknown op/dtype/profile; re-raises what a callable
+    call's record; for tests that fake a setting (a dict may also name
+    ``input_dtypes``, {"x": "fp64"}: the dtype an input reached the kernel in). Raises
+    :class:`numoracle.Error` for a contract the library refuses, an unknown op/dtype/profile; re-raises what a callable
     raised (a callable may raise ``NotImplementedError`` to decline a composition: that
     configuration is skipped, the cell INCONCLUSIVE)."""
     if like not in ("numpy", "torch"):

@@ -22,7 +22,7 @@ from ctypes import (POINTER, Structure, c_char_p, c_double, c_int, c_int64, c_lo
 from typing import Optional, Tuple
 
 #: The binding contract this package speaks (bind.h NMO_API_VERSION).
-API_VERSION = 1
+API_VERSION = 2
 
 
 class BindTensor(Structure):

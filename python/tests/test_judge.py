@@ -197,10 +197,11 @@ def test_a_numpy_kernel_under_the_cuda_profile_is_a_fallback():
     assert cell.verdict == "REJECTED" and "device is cpu; profile torch-cuda requires cuda" in cell.detail
 
 
-def test_record_provenance_of_numpy():
+def test_record_provenance_of_numpy(monkeypatch):
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
     r = numoracle.record_provenance("numpy", "bf16", "cpu")
-    assert r == {"backend": "python", "device": "cpu", "tf32": False, "reduced_precision_reduction": False,
-                 "deterministic": None}
+    assert r == {"backend": "python", "device": "cpu", "device_name": "cpu", "tf32": False,
+                 "reduced_precision_reduction": False, "deterministic": None, "cublas_workspace": "unset"}
 
 
 # ---- errors ---------------------------------------------------------------------------------

@@ -15,7 +15,10 @@ typedef enum {
     RB_LIGER = 0,  /* dX = rstd*m; dX = fmaf(rstd, (((-(1/N))*rstd)*rstd)*S * x, dX)        */
     RB_FACTORED,   /* c = (S*(rstd*rstd))/N; dx = rstd * fmaf(-x, c, m)                     */
     RB_XHAT,       /* xh = x*rstd; S' = sum m*xh; c = S'*(1/N); dx = rstd*(m - xh*c)         */
-    RB_DISTRIB     /* B = ((x*rstd)*(rstd*rstd))*(S/N); dx = rstd*m - B                      */
+    RB_DISTRIB,    /* B = ((x*rstd)*(rstd*rstd))*(S/N); dx = rstd*m - B                      */
+    RB_ATEN        /* PyTorch's CUDA kernel (layer_norm_kernel.cu compute_gI, rms_norm=true):
+                      S = sum fmaf((dy*w)*x, rstd, acc); f = (N*w)*dy;
+                      f = fmaf(-(x*rstd), S, f); dx = f * ((1/N)*rstd)                         */
 } rb_form;
 
 typedef enum {
@@ -37,6 +40,7 @@ typedef struct {
     int dw_no_rstd;   /* dw = sum dy*x */
     int dw_skip_row;  /* dw skips the last row */
     int s_no_w;       /* S = sum dy*x (w left out of the correction sum) */
+    int aten_xr;      /* ATen form: the correction's x not multiplied by rstd */
     int llama;        /* Liger's llama casting mode: m = dy*w and dy*(x*rstd) in the input
                          dtype (correct under a plan with inter=<input dtype>) */
     int bv_parts;     /* batch-variant: S in nmo_cu_bv_parts(M) pieces (red each) */
@@ -95,8 +99,9 @@ static nmo_status rb_run(const nmo_cand_args *a, nmo_err *err, const rb_cfg *cfg
     float *dw = (float *)malloc((size_t)N * sizeof(float));
     int64_t L = M > N ? M : N;
     float *m = (float *)malloc((size_t)L * sizeof(float)), *t = (float *)malloc((size_t)L * sizeof(float));
-    if (!dyv || !xv || !wv || !rs || !dx || !dw || !m || !t) {
-        free(dyv), free(xv), free(wv), free(rs), free(dx), free(dw), free(m), free(t);
+    float *rv = (float *)malloc((size_t)N * sizeof(float));
+    if (!dyv || !xv || !wv || !rs || !dx || !dw || !m || !t || !rv) {
+        free(dyv), free(xv), free(wv), free(rs), free(dx), free(dw), free(m), free(t), free(rv);
         return nmo_err_set(err, NMO_ERR_NOMEM, "rms_norm_bwd candidate: out of memory");
     }
     const float nf = (float)N, inv_n = 1.0f / nf;
@@ -108,10 +113,13 @@ static nmo_status rb_run(const nmo_cand_args *a, nmo_err *err, const rb_cfg *cfg
             for (int64_t j = 0; j < N; j++) m[j] = nmo_cu_round_to(c->st, m[j]);
         if (c->form == RB_XHAT)
             for (int64_t j = 0; j < N; j++) t[j] = xr[j] * r;
-        const float *sx = c->form == RB_XHAT ? t : xr;
+        if (c->form == RB_ATEN) /* the terms (dy*w)*x, each FMA'd by rstd into the sum */
+            for (int64_t j = 0; j < N; j++) t[j] = m[j] * xr[j], rv[j] = r;
+        const float *sa = c->form == RB_ATEN ? t : m;
+        const float *sx = c->form == RB_XHAT ? t : c->form == RB_ATEN ? rv : xr;
         float S = c->acc16      ? nmo_cu_sum_acc16(m, sx, N, (nmo_fmt)c->acc16, c->fma)
-                  : c->bv_parts ? nmo_cu_reduce_parts(m, sx, N, nmo_cu_bv_parts(M), c->red, c->fma)
-                                : nmo_cu_reduce(m, sx, N, c->red, c->fma);
+                  : c->bv_parts ? nmo_cu_reduce_parts(sa, sx, N, nmo_cu_bv_parts(M), c->red, c->fma)
+                                : nmo_cu_reduce(sa, sx, N, c->red, c->fma);
         if (c->s_no_w)
             for (int64_t j = 0; j < N; j++) m[j] = dyr[j] * wv[j];
         const float r3 = c->rstd2 ? 1.0f : r; /* the rstd factor a buggy kernel forgets */
@@ -127,6 +135,13 @@ static nmo_status rb_run(const nmo_cand_args *a, nmo_err *err, const rb_cfg *cfg
                 float cc = S * inv_n;
                 float q = c->sign ? m[j] + t[j] * cc : m[j] - t[j] * cc;
                 v = r * q;
+                break;
+            }
+            case RB_ATEN: {
+                const float term1 = (1.0f / nf) * r;
+                float f = (nf * wv[j]) * dyr[j];
+                f = fmaf(-(c->aten_xr ? xr[j] : xr[j] * r), S, f);
+                v = f * term1;
                 break;
             }
             case RB_DISTRIB: {
@@ -147,7 +162,7 @@ static nmo_status rb_run(const nmo_cand_args *a, nmo_err *err, const rb_cfg *cfg
     for (int64_t j = 0; j < N; j++) dw[j] = rb_dw_col(dyv, xv, rs, M, N, j, c, m, t);
     nmo_cu_store(&a->out[0], dx, nmo_cu_plan_store(a->plan));
     nmo_cu_store(&a->out[1], dw, nmo_cu_plan_store(a->plan));
-    free(dyv), free(xv), free(wv), free(rs), free(dx), free(dw), free(m), free(t);
+    free(dyv), free(xv), free(wv), free(rs), free(dx), free(dw), free(m), free(t), free(rv);
     return NMO_OK;
 }
 
@@ -163,6 +178,10 @@ RB_CAND(rb_liger, RB_DEFAULT)
 RB_CAND(rb_factored, .form = RB_FACTORED, .red = NMO_CU_RED_BLOCK256, .fma = 1, .dw = RB_DW_SEQ)
 RB_CAND(rb_xhat, .form = RB_XHAT, .red = NMO_CU_RED_WARP32, .fma = 0, .dw = RB_DW_PAIRWISE)
 RB_CAND(rb_distrib, .form = RB_DISTRIB, .red = NMO_CU_RED_VEC4, .fma = 1, .dw = RB_DW_KTILE)
+/* ATen: 256 threads over the row (BlockReduceSum's warp butterflies), the dw columns summed
+ * row after row as GammaBetaBackwardSimpleCUDAKernel does */
+RB_CAND(rb_aten, .form = RB_ATEN, .red = NMO_CU_RED_BLOCK256, .fma = 1, .dw = RB_DW_SEQ)
+RB_CAND(rb_mut_aten_xr, .form = RB_ATEN, .red = NMO_CU_RED_BLOCK256, .fma = 1, .dw = RB_DW_SEQ, .aten_xr = 1)
 
 RB_CAND(rb_bv_split_rows, .form = RB_LIGER, .red = NMO_CU_RED_WARP32, .fma = 0, .dw = RB_DW_SEQ, .bv_parts = 1)
 
@@ -186,6 +205,10 @@ const nmo_cand nmo_cand_rms_norm_bwd[] = {
      "warp32: xh=x*rstd, S'=sum m*xh, c=S'*(1/N), dx=rstd*(m - xh*c); dw pairwise over rows", rb_xhat, NULL},
     {"rms_norm_bwd", "distrib", 1,
      "float4 loads, fmaf: dx = rstd*m - ((x*rstd)*(rstd*rstd))*(S/N); dw tiles of 32 rows", rb_distrib, NULL},
+    {"rms_norm_bwd", "aten", 1,
+     "PyTorch CUDA (layer_norm_kernel.cu, rms_norm=true): S=sum fmaf((dy*w)*x, rstd); "
+     "dx=fmaf(-(x*rstd), S, (N*w)*dy) * ((1/N)*rstd); dw sequential",
+     rb_aten, NULL},
     {"rms_norm_bwd", "bv_split_rows", 1,
      "BATCH-VARIANT (accurate): Liger's dx with S split into 8/M warp32 pieces when M < 8 rows; dw "
      "sequential over rows: a row's dx bits depend on the batch size",
@@ -196,6 +219,8 @@ const nmo_cand nmo_cand_rms_norm_bwd[] = {
     {"rms_norm_bwd", "mut_s_no_w", 0, "MUTANT: S = sum dy*x (w left out of the correction sum)", rb_mut_s_no_w, NULL},
     {"rms_norm_bwd", "mut_dw_no_rstd", 0, "MUTANT: dw = sum dy*x (rstd forgotten)", rb_mut_dw_no_rstd, NULL},
     {"rms_norm_bwd", "mut_dw_skip_row", 0, "MUTANT: dw loop skips the last row", rb_mut_dw_skip_row, NULL},
+    {"rms_norm_bwd", "mut_aten_xr", 0, "MUTANT: ATen's form with the correction's x*rstd written x",
+     rb_mut_aten_xr, NULL},
     {"rms_norm_bwd", "mut_liger_llama", 0,
      "MUTANT under the fused plan: Liger's llama casting mode, dy*w and dy*(x*rstd) in the input dtype "
      "(correct under a plan with inter=<input dtype>)",

@@ -36,7 +36,9 @@
 extern "C" {
 #endif
 
-#define NMO_API_VERSION 1
+/* 2: nmo_bind_prov records the device name and CUBLAS_WORKSPACE_CONFIG; the run callback
+ * names the dtype of every input its kernel consumed (nmo_bind_view.got_dtype) */
+#define NMO_API_VERSION 2
 
 /* A tensor handed in (or out, nmo_bind_tensor_at). Data are packed row-major in host byte
  * order (little-endian on every supported machine), numel * bytes-per-element bytes. */
@@ -146,7 +148,10 @@ NMO_API void nmo_bind_free(nmo_bind_result *r);
  * elements of storage from data (host memory, little-endian). Inputs are read-only;
  * outputs are poisoned (0xFF bytes) and the callback writes every element, then names the
  * dtype its kernel produced in got_dtype (a dtype other than `dtype` is dtype drift: the
- * run is rejected). data is NULL for an input the reference never reads. */
+ * run is rejected). data is NULL for an input the reference never reads, or one the
+ * contract says the kernel recomputes. For inputs the callback names in got_dtype the dtype
+ * its kernel consumed (after any transfer to its device): another dtype, or none recorded,
+ * rejects the run as well. */
 typedef struct {
     const char *name;
     const char *dtype;
@@ -160,11 +165,15 @@ typedef struct {
 
 /* What one run recorded, filled by the callback at every call (nmo_bind_judge_req.prov is
  * the record taken before the first call). backend "python"; device as the run used it
- * ("cpu", "cuda:0"; "" not recorded); settings 0/1, -1 not recorded. */
+ * ("cpu", "cuda:0"; "" not recorded); settings 0/1, -1 not recorded; device_name the
+ * device's model ("NVIDIA H200", "" not recorded); cublas_ws the value of
+ * CUBLAS_WORKSPACE_CONFIG during the run ("unset" without one, "" not recorded). */
 typedef struct {
     char backend[16];
     char device[32];
     int tf32, rpr, deterministic;
+    char device_name[64];
+    char cublas_ws[32];
 } nmo_bind_prov;
 
 /* Run the candidate on one composition: fill out[0..n_out-1] and *prov. op: the operator
@@ -172,7 +181,7 @@ typedef struct {
  * name. Returns 0, NMO_ERR_UNSUPPORTED (11) to decline the call (the composition is then
  * skipped: INCONCLUSIVE, never PASS), any other value to abort with msg. */
 typedef int (*nmo_bind_run_fn)(void *ctx, const char *op, int n_param, const char *const *param_names,
-                               const double *param_values, int n_in, const nmo_bind_view *in, int n_out,
+                               const double *param_values, int n_in, nmo_bind_view *in, int n_out,
                                nmo_bind_view *out, nmo_bind_prov *prov, char *msg, int msg_size);
 
 typedef struct {

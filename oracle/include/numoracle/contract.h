@@ -60,6 +60,12 @@ typedef struct {
     int rpr;           /* reduced-precision reductions (split-K partials in 16 bits) */
     int deterministic; /* deterministic algorithms */
     char device[32];   /* "" = not stated */
+    char device_name[64]; /* "" = not stated; else the run's device name must begin with it
+                             ("NVIDIA H200"): another GPU model is another rounding machine */
+    char cublas_ws[64];   /* "" = not stated; else the CUBLAS_WORKSPACE_CONFIG values allowed,
+                             ';'-separated (":4096:8;:16:8", "unset" for no variable): cuBLAS
+                             is deterministic only with a fixed workspace (CUDA docs, cuBLAS
+                             "Results reproducibility") */
 } nmo_contract_profile;
 
 int nmo_contract_profile_count(const nmo_contract *ct);
@@ -81,6 +87,11 @@ typedef struct {
     int64_t gshape[NMO_MAX_DIMS];
     double gparam[NMO_MAX_PARAMS];
     int gpset[NMO_MAX_PARAMS];
+    uint32_t gabsent;          /* gradient inputs the callables recompute themselves
+                                  ("recomputed": autograd keeps its own rstd): nmo_case.absent
+                                  of every gradient cell, so the reference encloses every
+                                  recomputation instead of trusting a derived value the kernel
+                                  never saw */
 } nmo_contract_op;
 
 int nmo_contract_op_count(const nmo_contract *ct);
@@ -138,6 +149,8 @@ typedef struct {
     void *ctx;
     int tf32, rpr, deterministic; /* settings of the run (-1: not recorded) */
     const char *device;     /* device kind the run used ("cpu", "cuda"; NULL: not recorded) */
+    const char *device_name; /* "NVIDIA H200" (NULL: not recorded) */
+    const char *cublas_ws;  /* CUBLAS_WORKSPACE_CONFIG ("unset"; NULL: not recorded) */
 } nmo_judge_cand;
 
 /* What one run recorded (a candidate's declaration, or a binding's record of one call). */
@@ -145,6 +158,8 @@ typedef struct {
     const char *backend;    /* NULL: not recorded */
     const char *device;     /* NULL: not recorded */
     int tf32, rpr, deterministic; /* -1: not recorded */
+    const char *device_name; /* NULL: not recorded */
+    const char *cublas_ws;   /* NULL: not recorded; "unset" */
 } nmo_judge_prov;
 
 /* The provenance rule, one copy for every caller: 1 when p agrees with profile pr (its
