@@ -78,3 +78,15 @@ def comparable(report_dict):
     if "worst" in d:
         d["worst"].pop("coords", None)
     return d
+
+
+class Counting:
+    """Wraps an rms_norm kernel function and counts its calls (a judgment must not run a kernel whose
+    provenance it rejects)."""
+    def __init__(self, fn):
+        self.fn, self.calls = fn, 0
+
+    # the rms_norm signature exactly: the judge inspects it to decide what it may pass
+    def __call__(self, x, w, eps):
+        self.calls += 1
+        return self.fn(x, w, eps)

@@ -12,7 +12,7 @@ import pytest
 import numoracle
 from numoracle.testing import assert_invariant
 
-from conftest import ROOT, bf16_to_f32, f32_to_bf16, run_cli
+from conftest import ROOT, Counting, bf16_to_f32, f32_to_bf16, run_cli
 
 F32 = np.float32
 CONTRACT = os.path.join(ROOT, "contracts", "default.json")
@@ -135,15 +135,6 @@ def test_declined_composition_is_never_a_pass():
 
 
 # ---- provenance before any PASS ---------------------------------------------------------------
-
-class Counting:
-    def __init__(self, fn):
-        self.fn, self.calls = fn, 0
-
-    def __call__(self, x, w, eps):
-        self.calls += 1
-        return self.fn(x, w, eps)
-
 
 @pytest.mark.parametrize("fake,why", [
     ({"tf32": True}, "the run has tf32=on; the profile requires tf32=off"),

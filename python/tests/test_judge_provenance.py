@@ -11,7 +11,7 @@ import pytest
 
 import numoracle
 
-from conftest import ROOT
+from conftest import ROOT, Counting
 
 F32 = np.float32
 CONTRACT = os.path.join(ROOT, "contracts", "default.json")
@@ -24,15 +24,6 @@ def rms_fwd(x, w, eps):
         ss = (ss + x[:, j] * x[:, j]).astype(F32)
     r = (F32(1) / np.sqrt((ss / F32(x.shape[1]) + F32(eps)).astype(F32))).astype(F32)
     return ((x * r[:, None]).astype(F32) * w).astype(F32)
-
-
-class Counting:
-    def __init__(self, fn):
-        self.fn, self.calls = fn, 0
-
-    def __call__(self, x, w, eps):
-        self.calls += 1
-        return self.fn(x, w, eps)
 
 
 def contract(tmp_path, profile_extra=None, settings_extra=None, gradient_extra=None):
