@@ -173,27 +173,15 @@ static cJSON *read_config(const char *path, nmo_err *err)
 #endif
 }
 
-static int load_config(run_cfg *cfg, const char *path, const cli_eut *eng)
+/* RFC 0006 expected plugins: the builtin CPU engine is always loaded; any other plugin
+ * library named must load (the one under test is loaded already). */
+static int cfg_plugins(const cJSON *doc, const char *path, const cli_eut *eng)
 {
-    memset(cfg, 0, sizeof *cfg);
-    snprintf(cfg->path, sizeof cfg->path, "%s", path);
-    nmo_err err;
-    cJSON *doc = read_config(path, &err);
-    if (!doc) return cli_error("%s", err.msg);
-    int rc = 0;
-    static const char *const top_keys[] = {"plugins", "engines", "tolerance_overrides"};
     static const char *const plug_keys[] = {"path", "engines"};
-    static const char *const eng_keys[] = {"expected_failures", "tolerance_overrides", "tolerance"};
-    static const char *const ov_keys[] = {"filter", "atol", "rtol"};
-    if (!cJSON_IsObject(doc)) {
-        rc = cli_error("%s: the configuration must be a JSON object", path);
-        goto out;
-    }
-    if ((rc = check_keys(doc, top_keys, 3, "top level", path))) goto out;
+    int rc = 0;
     const cJSON *pl = cJSON_GetObjectItemCaseSensitive(doc, "plugins");
     if (pl && !cJSON_IsObject(pl)) {
-        rc = cli_error("%s: plugins must be an object of plugin entries", path);
-        goto out;
+        return cli_error("%s: plugins must be an object of plugin entries", path);
     }
     /* expected plugins: the builtin CPU engine is always loaded; nothing else can be in
      * this build, and an expected plugin that is not loaded is an error (RFC 0006) */
@@ -232,7 +220,100 @@ static int load_config(run_cfg *cfg, const char *path, const cli_eut *eng)
             if (!cJSON_IsString(x) || strcmp(x->valuestring, "cpu") != 0)
                 rc = cli_error("%s: %s: the builtin plugin provides engine 'cpu' only", path, where);
     }
-    if (rc) goto out;
+    return rc;
+}
+
+/* One engine entry: its expected failures, its tolerance overrides and its tolerance
+ * (atol/rtol, or RFC 0006's method "default" or "fixed"). */
+static int cfg_engine_entry(const cJSON *e, const char *where, const char *path, eng_cfg *ec)
+{
+    static const char *const ov_keys[] = {"filter", "atol", "rtol"};
+    int rc = 0;
+    const cJSON *xf = cJSON_GetObjectItemCaseSensitive(e, "expected_failures");
+    if (xf) {
+        if (!cJSON_IsArray(xf)) return cli_error("%s: %s: expected_failures must be an array of test names", path, where);
+        ec->n_xfail = cJSON_GetArraySize(xf);
+        ec->xfail = calloc((size_t)ec->n_xfail + 1, sizeof *ec->xfail);
+        ec->xfail_hit = calloc((size_t)ec->n_xfail + 1, sizeof *ec->xfail_hit);
+        int i = 0;
+        for (const cJSON *x = xf->child; x; x = x->next, i++) {
+            if (!cJSON_IsString(x) || !x->valuestring[0]) {
+                rc = cli_error("%s: %s: expected_failures[%d] must be a test name", path, where, i);
+                break;
+            }
+            snprintf(ec->xfail[i], sizeof ec->xfail[i], "%s", x->valuestring);
+        }
+    }
+    const cJSON *ov = cJSON_GetObjectItemCaseSensitive(e, "tolerance_overrides");
+    const cJSON *tl = cJSON_GetObjectItemCaseSensitive(e, "tolerance");
+    if (!rc && ov && !cJSON_IsArray(ov)) rc = cli_error("%s: %s: tolerance_overrides must be an array", path, where);
+    /* RFC 0006 names a tolerance method: "default" is the three-level chain (no
+     * override), "fixed" the operation's TestTolerances figure whatever a bundle says */
+    int fixed = 0;
+    if (!rc && cJSON_IsString(tl)) {
+        if (strcmp(tl->valuestring, "fixed") == 0) fixed = 1;
+        else if (strcmp(tl->valuestring, "default") != 0)
+            rc = cli_error("%s: %s.tolerance: tolerance method '%s' is not supported (default or fixed)", path, where,
+                           tl->valuestring);
+        if (!fixed) tl = NULL;
+    }
+    if (!rc && tl && !fixed && !cJSON_IsObject(tl))
+        rc = cli_error("%s: %s: tolerance must be an object with atol/rtol, \"default\" or \"fixed\"", path, where);
+    if (!rc) {
+        int n = (ov ? cJSON_GetArraySize(ov) : 0) + (tl ? 1 : 0);
+        ec->ov = calloc((size_t)n + 1, sizeof *ec->ov);
+        int i = 0;
+        for (const cJSON *o = ov ? ov->child : NULL; o && !rc; o = o->next, i++) {
+            char w2[260];
+            snprintf(w2, sizeof w2, "%s%stolerance_overrides[%d]", where, where[0] ? "." : "", i);
+            const cJSON *f = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "filter") : NULL;
+            if (!cJSON_IsObject(o)) rc = cli_error("%s: %s must be an object", path, w2);
+            else if ((rc = check_keys(o, ov_keys, 3, w2, path))) break;
+            else if (!cJSON_IsString(f) || !f->valuestring[0]) rc = cli_error("%s: %s: missing filter (a test-name glob)", path, w2);
+            else if (!(rc = tol_pair(o, &ec->ov[ec->n_ov].tol.atol, &ec->ov[ec->n_ov].tol.rtol, w2, path))) {
+                snprintf(ec->ov[ec->n_ov].filter, sizeof ec->ov[ec->n_ov].filter, "%s", f->valuestring);
+                snprintf(ec->ov[ec->n_ov].tol.source, sizeof ec->ov[ec->n_ov].tol.source, "%s %s (filter '%s')", path, w2,
+                         f->valuestring);
+                ec->n_ov++;
+            }
+        }
+        if (!rc && fixed) {
+            tol_ov *f = &ec->ov[ec->n_ov++];
+            f->fixed = 1;
+            snprintf(f->filter, sizeof f->filter, "*");
+            snprintf(f->tol.source, sizeof f->tol.source, "%s %s.tolerance (fixed: the operation's TestTolerances figure)",
+                     path, where);
+        } else if (!rc && tl) {
+            char w2[260];
+            snprintf(w2, sizeof w2, "%s.tolerance", where);
+            static const char *const tk[] = {"atol", "rtol"};
+            if (!(rc = check_keys(tl, tk, 2, w2, path)) &&
+                !(rc = tol_pair(tl, &ec->ov[ec->n_ov].tol.atol, &ec->ov[ec->n_ov].tol.rtol, w2, path))) {
+                snprintf(ec->ov[ec->n_ov].filter, sizeof ec->ov[ec->n_ov].filter, "*");
+                snprintf(ec->ov[ec->n_ov].tol.source, sizeof ec->ov[ec->n_ov].tol.source, "%s %s", path, w2);
+                ec->n_ov++;
+            }
+        }
+    }
+    return rc;
+}
+
+static int load_config(run_cfg *cfg, const char *path, const cli_eut *eng)
+{
+    memset(cfg, 0, sizeof *cfg);
+    snprintf(cfg->path, sizeof cfg->path, "%s", path);
+    nmo_err err;
+    cJSON *doc = read_config(path, &err);
+    if (!doc) return cli_error("%s", err.msg);
+    int rc = 0;
+    static const char *const top_keys[] = {"plugins", "engines", "tolerance_overrides"};
+    static const char *const eng_keys[] = {"expected_failures", "tolerance_overrides", "tolerance"};
+    if (!cJSON_IsObject(doc)) {
+        rc = cli_error("%s: the configuration must be a JSON object", path);
+        goto out;
+    }
+    if ((rc = check_keys(doc, top_keys, 3, "top level", path))) goto out;
+    if ((rc = cfg_plugins(doc, path, eng))) goto out;
     cJSON *en = cJSON_GetObjectItemCaseSensitive(doc, "engines");
     if (en && !cJSON_IsObject(en)) {
         rc = cli_error("%s: engines must be an object keyed by engine (glob)", path);
@@ -267,75 +348,7 @@ static int load_config(run_cfg *cfg, const char *path, const cli_eut *eng)
         eng_cfg ec;
         memset(&ec, 0, sizeof ec);
         snprintf(ec.glob, sizeof ec.glob, "%s", e->string);
-        const cJSON *xf = cJSON_GetObjectItemCaseSensitive(e, "expected_failures");
-        if (xf) {
-            if (!cJSON_IsArray(xf)) {
-                rc = cli_error("%s: %s: expected_failures must be an array of test names", path, where);
-                break;
-            }
-            ec.n_xfail = cJSON_GetArraySize(xf);
-            ec.xfail = calloc((size_t)ec.n_xfail + 1, sizeof *ec.xfail);
-            ec.xfail_hit = calloc((size_t)ec.n_xfail + 1, sizeof *ec.xfail_hit);
-            int i = 0;
-            for (const cJSON *x = xf->child; x; x = x->next, i++) {
-                if (!cJSON_IsString(x) || !x->valuestring[0]) {
-                    rc = cli_error("%s: %s: expected_failures[%d] must be a test name", path, where, i);
-                    break;
-                }
-                snprintf(ec.xfail[i], sizeof ec.xfail[i], "%s", x->valuestring);
-            }
-        }
-        const cJSON *ov = cJSON_GetObjectItemCaseSensitive(e, "tolerance_overrides");
-        const cJSON *tl = cJSON_GetObjectItemCaseSensitive(e, "tolerance");
-        if (!rc && ov && !cJSON_IsArray(ov)) rc = cli_error("%s: %s: tolerance_overrides must be an array", path, where);
-        /* RFC 0006 names a tolerance method: "default" is the three-level chain (no
-         * override), "fixed" the operation's TestTolerances figure whatever a bundle says */
-        int fixed = 0;
-        if (!rc && cJSON_IsString(tl)) {
-            if (strcmp(tl->valuestring, "fixed") == 0) fixed = 1;
-            else if (strcmp(tl->valuestring, "default") != 0)
-                rc = cli_error("%s: %s.tolerance: tolerance method '%s' is not supported (default or fixed)", path, where,
-                               tl->valuestring);
-            if (!fixed) tl = NULL;
-        }
-        if (!rc && tl && !fixed && !cJSON_IsObject(tl))
-            rc = cli_error("%s: %s: tolerance must be an object with atol/rtol, \"default\" or \"fixed\"", path, where);
-        if (!rc) {
-            int n = (ov ? cJSON_GetArraySize(ov) : 0) + (tl ? 1 : 0);
-            ec.ov = calloc((size_t)n + 1, sizeof *ec.ov);
-            int i = 0;
-            for (const cJSON *o = ov ? ov->child : NULL; o && !rc; o = o->next, i++) {
-                char w2[260];
-                snprintf(w2, sizeof w2, "%s%stolerance_overrides[%d]", where, where[0] ? "." : "", i);
-                const cJSON *f = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "filter") : NULL;
-                if (!cJSON_IsObject(o)) rc = cli_error("%s: %s must be an object", path, w2);
-                else if ((rc = check_keys(o, ov_keys, 3, w2, path))) break;
-                else if (!cJSON_IsString(f) || !f->valuestring[0]) rc = cli_error("%s: %s: missing filter (a test-name glob)", path, w2);
-                else if (!(rc = tol_pair(o, &ec.ov[ec.n_ov].tol.atol, &ec.ov[ec.n_ov].tol.rtol, w2, path))) {
-                    snprintf(ec.ov[ec.n_ov].filter, sizeof ec.ov[ec.n_ov].filter, "%s", f->valuestring);
-                    snprintf(ec.ov[ec.n_ov].tol.source, sizeof ec.ov[ec.n_ov].tol.source, "%s %s (filter '%s')", path, w2,
-                             f->valuestring);
-                    ec.n_ov++;
-                }
-            }
-            if (!rc && fixed) {
-                tol_ov *f = &ec.ov[ec.n_ov++];
-                f->fixed = 1;
-                snprintf(f->filter, sizeof f->filter, "*");
-                snprintf(f->tol.source, sizeof f->tol.source, "%s %s.tolerance (fixed: the operation's TestTolerances figure)",
-                         path, where);
-            } else if (!rc && tl) {
-                char w2[260];
-                snprintf(w2, sizeof w2, "%s.tolerance", where);
-                static const char *const tk[] = {"atol", "rtol"};
-                if (!(rc = check_keys(tl, tk, 2, w2, path)) &&
-                    !(rc = tol_pair(tl, &ec.ov[ec.n_ov].tol.atol, &ec.ov[ec.n_ov].tol.rtol, w2, path))) {
-                    snprintf(ec.ov[ec.n_ov].filter, sizeof ec.ov[ec.n_ov].filter, "*");
-                    snprintf(ec.ov[ec.n_ov].tol.source, sizeof ec.ov[ec.n_ov].tol.source, "%s %s", path, w2);
-                    ec.n_ov++;
-                }
-            }
-        }
+        rc = cfg_engine_entry(e, where, path, &ec);
         if (rc || fnmatch(ec.glob, eng->spec, 0) != 0) {
             free(ec.xfail);
             free(ec.xfail_hit);
@@ -805,6 +818,50 @@ static char *junit_xml(const cJSON *cases, int n_pass, int n_fail, int n_skip, i
 
 /* ---- the verb ----------------------------------------------------------------------------- */
 
+/* --junit and --json: both staged together, so one path named twice is refused and
+ * neither file replaces anything until both are written. n: passed, failed, skipped,
+ * inconclusive, expected failures. Returns 0 or the exit status of an error. */
+static int write_reports(cli_cmd *cmd, runner *R, const char *root, const char *tier_s, const char *vm_s,
+                         const char *acc_s, const int *n)
+{
+    /* both reports staged together: one path named twice is refused, and neither file
+     * replaces anything until both are written */
+    cli_stage st = {0};
+    int wrc = 0;
+    const char *xpath = cli_val(cmd, "junit");
+    if (xpath) {
+        char *xs = junit_xml(R->jcases, n[0], n[1], n[2], n[3]);
+        wrc = !xs ? cli_error("out of memory") : cli_stage_file(&st, xpath, xs, strlen(xs));
+        free(xs);
+    }
+    const char *jpath = wrc ? NULL : cli_val(cmd, "json");
+    if (jpath) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "numoracle_version", nmo_version());
+        cJSON_AddStringToObject(o, "golden_data_dir", root);
+        cJSON_AddStringToObject(o, "tier", tier_s);
+        cJSON_AddStringToObject(o, "engine", R->eng->spec);
+        cJSON_AddStringToObject(o, "verification_mode", vm_s);
+        cJSON_AddStringToObject(o, "acceptance", acc_s);
+        if (cli_val(cmd, "filter")) cJSON_AddStringToObject(o, "filter", cli_val(cmd, "filter"));
+        if (cli_val(cmd, "shard")) cJSON_AddStringToObject(o, "shard", cli_val(cmd, "shard"));
+        cJSON *s = cJSON_AddObjectToObject(o, "summary");
+        cJSON_AddNumberToObject(s, "passed", n[0]);
+        cJSON_AddNumberToObject(s, "failed", n[1]);
+        cJSON_AddNumberToObject(s, "skipped", n[2]);
+        cJSON_AddNumberToObject(s, "expected_failures", n[4]);
+        cJSON_AddNumberToObject(s, "inconclusive", n[3]);
+        cJSON_AddItemToObject(o, "cases", R->jcases);
+        R->jcases = NULL;
+        char *js = nmo__json_print(o, 1);
+        cJSON_Delete(o);
+        wrc = !js ? cli_error("out of memory") : cli_stage_file(&st, jpath, js, strlen(js));
+        free(js);
+    }
+    if (!wrc && (xpath || jpath)) wrc = cli_stage_commit(&st);
+    return wrc;
+}
+
 int cmd_run(int argc, char **argv)
 {
     cli_opt opts[] = {
@@ -930,45 +987,12 @@ int cmd_run(int argc, char **argv)
         case OUT_INCONC: n_inc++; break;
         }
     }
+    int n[5] = {n_pass, n_fail, n_skip, n_inc, n_xfail};
     printf("%d passed, %d failed, %d skipped\n", n_pass, n_fail, n_skip);
     printf("%d inconclusive\n", n_inc);
     fflush(stdout);
     rc = n_fail || (cli_val(&cmd, "strict") && n_skip > n_xfail) ? 1 : n_inc ? 3 : 0;
-    /* both reports staged together: one path named twice is refused, and neither file
-     * replaces anything until both are written */
-    cli_stage st = {0};
-    int wrc = 0;
-    const char *xpath = cli_val(&cmd, "junit");
-    if (xpath) {
-        char *xs = junit_xml(R.jcases, n_pass, n_fail, n_skip, n_inc);
-        wrc = !xs ? cli_error("out of memory") : cli_stage_file(&st, xpath, xs, strlen(xs));
-        free(xs);
-    }
-    const char *jpath = wrc ? NULL : cli_val(&cmd, "json");
-    if (jpath) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "numoracle_version", nmo_version());
-        cJSON_AddStringToObject(o, "golden_data_dir", root);
-        cJSON_AddStringToObject(o, "tier", tier_s);
-        cJSON_AddStringToObject(o, "engine", eng.spec);
-        cJSON_AddStringToObject(o, "verification_mode", vm_s);
-        cJSON_AddStringToObject(o, "acceptance", acc_s);
-        if (filter) cJSON_AddStringToObject(o, "filter", filter);
-        if (cli_val(&cmd, "shard")) cJSON_AddStringToObject(o, "shard", cli_val(&cmd, "shard"));
-        cJSON *s = cJSON_AddObjectToObject(o, "summary");
-        cJSON_AddNumberToObject(s, "passed", n_pass);
-        cJSON_AddNumberToObject(s, "failed", n_fail);
-        cJSON_AddNumberToObject(s, "skipped", n_skip);
-        cJSON_AddNumberToObject(s, "expected_failures", n_xfail);
-        cJSON_AddNumberToObject(s, "inconclusive", n_inc);
-        cJSON_AddItemToObject(o, "cases", R.jcases);
-        R.jcases = NULL;
-        char *js = nmo__json_print(o, 1);
-        cJSON_Delete(o);
-        wrc = !js ? cli_error("out of memory") : cli_stage_file(&st, jpath, js, strlen(js));
-        free(js);
-    }
-    if (!wrc && (xpath || jpath)) wrc = cli_stage_commit(&st);
+    int wrc = write_reports(&cmd, &R, root, tier_s, vm_s, acc_s, n);
     if (wrc) rc = wrc;
     cJSON_Delete(R.jcases);
     free(sel);
