@@ -16,8 +16,9 @@
  *  - Norms: the scale (and bias) must run along x's last dim only (statistics per row of
  *    the last dim, numoracle's layer_norm/rms_norm); saved statistics outputs (mean,
  *    inv_variance, inv_rms of forward_phase TRAINING) are not modelled.
- *  - Batchnorm inference in hipDNN takes mean and inv_variance (no epsilon); numoracle's
- *    batchnorm_inference models running_var + epsilon under a root: a different function.
+ *  - Batchnorm inference in hipDNN takes mean and inv_variance (no epsilon): the operator
+ *    batchnorm_invvar_inference; its VarianceExt form (variance + epsilon under a root) is
+ *    batchnorm_inference. Statistics, scale and bias one per channel, in x's dtype.
  *  - SDPA: no mask other than causal; causal top-left, or bottom-right when S_q = S_kv
  *    (the two coincide); scale from attn_scale_value, a scalar scale tensor, or the
  *    default 1/sqrt(D); no dropout, paging, sinks, bounds, stats or fp8 scales. */
@@ -255,6 +256,19 @@ static int bn_invvar_attrs(nmo_graph *g, const cJSON *node, const hd_map *m, cha
     return 0;
 }
 
+/* hipDNN's batchnorm inference with variance (VarianceExt): numoracle's
+ * batchnorm_inference, NCHW (channels-last data is a strided tensor, read logically). */
+static int bn_var_attrs(nmo_graph *g, const cJSON *node, const hd_map *m, char *why, size_t n)
+{
+    const nmo_gtensor *x = op_tensor(g, 0, 0);
+    if (x->ndims != 4) {
+        snprintf(why, n, "batchnorm with variance of a rank-%d x (numoracle's batchnorm_inference: N,C,H,W)", x->ndims);
+        return 1;
+    }
+    set_param(g, "layout", 0);
+    return bn_invvar_attrs(g, node, m, why, n);
+}
+
 /* Norm backward (inputs dy, x, w, statistics...): the scale along x's last dim, every
  * saved statistic one value per row of the last dim (numoracle's rstd/mean [rows]). */
 static int norm_bwd_attrs(nmo_graph *g, const cJSON *node, const hd_map *m, char *why, size_t n)
@@ -350,6 +364,9 @@ static const hd_map hd_tab[] = {
     {"BatchnormInferenceAttributes", "batchnorm_invvar_inference",
      {{"x", "x"}, {"mean", "mean"}, {"inv_variance", "inv_variance"}, {"scale", "w"}, {"bias", "b"}, {"y", "y"}},
      {{0}}, bn_invvar_attrs, NULL},
+    {"BatchnormInferenceAttributesVarianceExt", "batchnorm_inference",
+     {{"x", "x"}, {"mean", "running_mean"}, {"variance", "running_var"}, {"scale", "w"}, {"bias", "b"}, {"y", "y"}},
+     {{"epsilon", "eps"}}, bn_var_attrs, NULL},
     {"BatchnormAttributes", NULL, {{0}}, {{0}}, NULL, "batchnorm training is not modelled"},
     {"BatchnormBackwardAttributes", NULL, {{0}}, {{0}}, NULL, "batchnorm backward is not modelled"},
     {"LayernormBackwardAttributes", "layer_norm_bwd",
@@ -487,6 +504,14 @@ static nmo_status hd_wire(nmo_graph *g, const cJSON *node, const hd_map *m, int 
                 const char *hk = tn;
                 for (int q = 0; q < HD_KEYS && m->keys[q][0]; q++)
                     if (strcmp(m->keys[q][1], tn) == 0) hk = m->keys[q][0];
+                /* an optional input left null (statistics a kernel recomputes): the
+                 * operator models it, a bundle cannot carry an absent tensor */
+                if (!io && (nmo_op_optional_mask(op) >> k & 1u)) {
+                    char why[200];
+                    snprintf(why, sizeof why, "input %s_tensor_uid is null (a recomputed %s; bundles carry every input)", hk,
+                             tn);
+                    return unsupported(g, src, m->type, why, err);
+                }
                 return nmo_err_set(err, NMO_ERR_DATA, "%s: node '%s': missing %s '%s_tensor_uid'", src, g->node_name,
                                    io ? "output" : "input", hk);
             }
@@ -550,6 +575,7 @@ cJSON *nmo__hipdnn_node_json(const nmo_graph *g, cJSON *ts)
         if (is_sdpa && strcmp(pn, "causal") == 0) carried = g->param[k] == 0 || g->param[k] == 1;
         if (is_sdpa && strcmp(pn, "scale") == 0) carried = 1; /* attn_scale_value */
         if (is_conv) carried = strcmp(pn, "layout") != 0 || g->param[k] == 0; /* NHWC: strides, not written */
+        if (strcmp(op->name, "batchnorm_inference") == 0 && strcmp(pn, "layout") == 0) carried = g->param[k] == 0;
         if (!carried && g->param[k] != op->param[k].def) return NULL;
     }
     int64_t next = 0;

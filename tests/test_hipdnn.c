@@ -89,6 +89,7 @@ Test(hipdnn, every_fixture_binds_or_is_unsupported)
         {"batchnorm_reference_data_form", "batchnorm_invvar_inference"},
         {"batchnorm_inference_inv_variance", "batchnorm_invvar_inference"},
         {"batchnorm_5d_channels_last", "batchnorm_invvar_inference"},
+        {"batchnorm_variance_ext", "batchnorm_inference"},
         {"layernorm_inference", "layer_norm"},
         {"layernorm_backward", "layer_norm_bwd"},
         {"rmsnorm_last_dim_half", "rms_norm"},
@@ -125,7 +126,7 @@ Test(hipdnn, every_fixture_binds_or_is_unsupported)
         n++;
     }
     closedir(d);
-    cr_expect_geq(n, 23, "fixtures read: %d", n);
+    cr_expect_geq(n, 25, "fixtures read: %d", n);
 }
 
 /* The backward nodes and convolution carry their parameters and statistics. */
@@ -143,6 +144,9 @@ Test(hipdnn, backward_nodes_and_convolution_bind)
     cr_expect_eq(g.t[g.in_t[4]].uid, 5, "do is dO");
     cr_expect_eq(g.t[g.in_t[5]].uid, 6, "stats is lse");
     cr_expect_eq(param(&g, "causal"), 1);
+    cr_assert_eq(read_fixture(&g, "batchnorm_variance_ext", &e), NMO_OK, "%s", e.msg);
+    cr_expect_eq(param(&g, "eps"), 1e-3, "VarianceExt's epsilon tensor");
+    cr_expect_eq(g.t[g.in_t[2]].uid, 3, "variance is running_var");
     cr_assert_eq(read_fixture(&g, "convolution_fwd_pad_stride", &e), NMO_OK, "%s", e.msg);
     cr_expect_eq(param(&g, "padding"), 1);
     cr_expect_eq(param(&g, "stride"), 2);
@@ -178,6 +182,7 @@ Test(hipdnn, unmodelled_forms_are_unsupported_operations)
         {"convolution_grouped", "a grouped convolution"},
         {"batchnorm_mixed_dtype", "one input dtype"},
         {"rmsnorm_backward_dbias", "dbias_tensor_uid"},
+        {"layernorm_backward_no_stats", "mean_tensor_uid is null"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         nmo_graph g;
@@ -206,6 +211,7 @@ Test(hipdnn, written_as_hipdnn_writes_it)
         {"rms_norm_bwd", "3x8", "RMSNormBackwardAttributes", 0.0625},
         {"sdpa_bwd", "1x2x1x4x8", "SdpaBackwardAttributes", 0},
         {"conv2d", "1x2x7x7x3x3x3", "ConvolutionFwdAttributes", 2},
+        {"batchnorm_inference", "2x3x4x5", "BatchnormInferenceAttributesVarianceExt", 1e-3},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const nmo_op *op = nmo_op_find(cases[i].op);
