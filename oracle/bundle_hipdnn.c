@@ -232,7 +232,8 @@ static int per_channel(const nmo_gtensor *t, const nmo_gtensor *x)
 }
 
 /* hipDNN's batchnorm inference: mean, inv_variance, scale and bias one per channel, in
- * x's dtype (numoracle's operator takes one input dtype). */
+ * x's dtype, or all in float under a half/bfloat16 x (hipDNN's mixed types: the
+ * operator's stats_fp32 where it has one). */
 static int bn_invvar_attrs(nmo_graph *g, const cJSON *node, const hd_map *m, char *why, size_t n)
 {
     (void)m, (void)node;
@@ -241,18 +242,22 @@ static int bn_invvar_attrs(nmo_graph *g, const cJSON *node, const hd_map *m, cha
         snprintf(why, n, "batchnorm of a rank-%d x (numoracle: N,C[,S...], 2 to 5 dims)", x->ndims);
         return 1;
     }
+    int mixed = param_index(g->op, "stats_fp32") >= 0 && (x->dt == NMO_BF16 || x->dt == NMO_FP16) &&
+                op_tensor(g, 0, 1)->dt == NMO_FP32;
     for (int k = 1; k < g->op->n_in; k++) {
         const nmo_gtensor *t = op_tensor(g, 0, k);
         if (!per_channel(t, x)) {
             snprintf(why, n, "%s is not one value per channel (dim 1 of x)", g->op->in[k].name);
             return 1;
         }
-        if (t->dt != x->dt) {
-            snprintf(why, n, "%s in %s under x in %s (numoracle's batchnorm takes one input dtype)", g->op->in[k].name,
-                     nmo_dt_name(t->dt), nmo_dt_name(x->dt));
+        if (t->dt != (mixed ? NMO_FP32 : x->dt)) {
+            snprintf(why, n, "%s in %s under x in %s (numoracle's %s: %s)", g->op->in[k].name, nmo_dt_name(t->dt),
+                     nmo_dt_name(x->dt), g->op->name,
+                     param_index(g->op, "stats_fp32") >= 0 ? "x's dtype, or float under a half or bfloat16 x" : "x's dtype");
             return 1;
         }
     }
+    set_param(g, "stats_fp32", mixed);
     return 0;
 }
 
@@ -576,6 +581,7 @@ cJSON *nmo__hipdnn_node_json(const nmo_graph *g, cJSON *ts)
         if (is_sdpa && strcmp(pn, "scale") == 0) carried = 1; /* attn_scale_value */
         if (is_conv) carried = strcmp(pn, "layout") != 0 || g->param[k] == 0; /* NHWC: strides, not written */
         if (strcmp(op->name, "batchnorm_inference") == 0 && strcmp(pn, "layout") == 0) carried = g->param[k] == 0;
+        if (strcmp(pn, "stats_fp32") == 0) carried = 1; /* the tensors' data types */
         if (!carried && g->param[k] != op->param[k].def) return NULL;
     }
     int64_t next = 0;

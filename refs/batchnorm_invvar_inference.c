@@ -63,9 +63,15 @@ static nmo_status bni_setup(nmo_case *c, nmo_err *err)
     if (c->nshape < 2 || c->nshape > 5)
         return nmo_err_set(err, NMO_ERR_SHAPE, "batchnorm_invvar_inference: shape must be NxC[xS...] (2 to 5 dims), got %d",
                            c->nshape);
+    double sf = c->param[0];
+    if (sf != 0 && sf != 1)
+        return nmo_err_set(err, NMO_ERR_SHAPE, "batchnorm_invvar_inference: stats_fp32=%g (0 or 1)", sf);
     int64_t C = c->shape[1];
     NMO_RETURN_IF_ERR(nmo_ref_tensor(&c->in[0], c->plan.in, c->nshape, c->shape, err));
-    for (int k = 1; k <= 4; k++) NMO_RETURN_IF_ERR(nmo_ref_tensor(&c->in[k], c->plan.in, 1, &C, err));
+    /* hipDNN's mixed types: fp32 statistics, scale and bias under a bf16/fp16 x; their
+     * values enter the computation exactly either way */
+    nmo_fmt st = sf == 1 ? NMO_FP32 : c->plan.in;
+    for (int k = 1; k <= 4; k++) NMO_RETURN_IF_ERR(nmo_ref_tensor(&c->in[k], st, 1, &C, err));
     NMO_RETURN_IF_ERR(nmo_ref_tensor(&c->out[0], c->plan.out, c->nshape, c->shape, err));
     return NMO_OK;
 }
@@ -94,7 +100,8 @@ const nmo_op nmo_op_batchnorm_invvar_inference = {
            {"b", NMO_ROLE_BIAS, "per-channel bias [C]"}},
     .n_out = 1,
     .out = {{"y", NMO_ROLE_DATA, "output, the shape of x"}},
-    .n_param = 0,
+    .n_param = 1,
+    .param = {{"stats_fp32", 0, "1: mean, inv_variance, w and b stored in fp32 (hipDNN's mixed types), 0: x's dtype"}},
     .dtypes = "fp32 bf16 fp16",
     .test_shapes = "2x6x7x9;3x4x5",
     .test_shapes_large = "4x16x17x19;3x4x5x5",

@@ -90,6 +90,7 @@ Test(hipdnn, every_fixture_binds_or_is_unsupported)
         {"batchnorm_inference_inv_variance", "batchnorm_invvar_inference"},
         {"batchnorm_5d_channels_last", "batchnorm_invvar_inference"},
         {"batchnorm_variance_ext", "batchnorm_inference"},
+        {"batchnorm_mixed_dtype", "batchnorm_invvar_inference"},
         {"layernorm_inference", "layer_norm"},
         {"layernorm_backward", "layer_norm_bwd"},
         {"rmsnorm_last_dim_half", "rms_norm"},
@@ -126,7 +127,7 @@ Test(hipdnn, every_fixture_binds_or_is_unsupported)
         n++;
     }
     closedir(d);
-    cr_expect_geq(n, 25, "fixtures read: %d", n);
+    cr_expect_geq(n, 26, "fixtures read: %d", n);
 }
 
 /* The backward nodes and convolution carry their parameters and statistics. */
@@ -147,6 +148,11 @@ Test(hipdnn, backward_nodes_and_convolution_bind)
     cr_assert_eq(read_fixture(&g, "batchnorm_variance_ext", &e), NMO_OK, "%s", e.msg);
     cr_expect_eq(param(&g, "eps"), 1e-3, "VarianceExt's epsilon tensor");
     cr_expect_eq(g.t[g.in_t[2]].uid, 3, "variance is running_var");
+    /* hipDNN's mixed types: float statistics, scale and bias under a bfloat16 x */
+    cr_assert_eq(read_fixture(&g, "batchnorm_mixed_dtype", &e), NMO_OK, "%s", e.msg);
+    cr_expect_eq(param(&g, "stats_fp32"), 1);
+    cr_assert_eq(read_fixture(&g, "batchnorm_reference_data_form", &e), NMO_OK, "%s", e.msg);
+    cr_expect_eq(param(&g, "stats_fp32"), 0);
     cr_assert_eq(read_fixture(&g, "convolution_fwd_pad_stride", &e), NMO_OK, "%s", e.msg);
     cr_expect_eq(param(&g, "padding"), 1);
     cr_expect_eq(param(&g, "stride"), 2);
@@ -180,7 +186,7 @@ Test(hipdnn, unmodelled_forms_are_unsupported_operations)
         {"pointwise_relu", "relu_fwd"},
         {"reduction_mul", "mode MUL"},
         {"convolution_grouped", "a grouped convolution"},
-        {"batchnorm_mixed_dtype", "one input dtype"},
+        {"batchnorm_variance_ext_mixed", "running_mean in FLOAT under x in HALF"},
         {"rmsnorm_backward_dbias", "dbias_tensor_uid"},
         {"layernorm_backward_no_stats", "mean_tensor_uid is null"},
     };

@@ -2,6 +2,7 @@
  * batchnorm inference kernels that take mean and inv_variance (no epsilon, no root).
  *
  *   in  x [N, C, S...] (2 to 5 dims), mean[C], inv_variance[C], w[C], b[C]  dtype plan->in
+ *       (param[0] stats_fp32 = 1: the four per-channel tensors in fp32)
  *   out y, the shape of x                                                     dtype plan->out
  *
  * Rounding points (fp32): the products and sums of the kernel's form (explicit fmaf
@@ -35,7 +36,9 @@ static nmo_status bni_run(const nmo_cand_args *a, nmo_err *err, const bni_cfg *c
     for (int k = 2; k < x->ndims; k++) S *= x->dims[k];
     NMO_RETURN_IF_ERR(nmo_cu_check_tensor(x, op, "x", a->plan->in, x->ndims, x->dims, err));
     static const char *const names[5] = {"x", "mean", "inv_variance", "w", "b"};
-    for (int k = 1; k < 5; k++) NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->in[k], op, names[k], a->plan->in, 1, &C, err));
+    /* param[0] stats_fp32: the per-channel tensors in fp32 (hipDNN's mixed types) */
+    nmo_fmt st = a->n_param > 0 && a->param && a->param[0] == 1 ? NMO_FP32 : a->plan->in;
+    for (int k = 1; k < 5; k++) NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->in[k], op, names[k], st, 1, &C, err));
     NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->out[0], op, "y", a->plan->out, x->ndims, x->dims, err));
     int64_t n = nmo_cu_numel(x);
     float *v[5] = {0};
