@@ -16,8 +16,9 @@
  *  - Norms: the scale (and bias) must run along x's last dim only (statistics per row of
  *    the last dim, numoracle's layer_norm/rms_norm); saved statistics outputs (mean,
  *    inv_variance, inv_rms of forward_phase TRAINING) are not modelled.
- *  - Batchnorm inference in hipDNN takes mean and inv_variance (no epsilon); numoracle's
- *    batchnorm_inference models running_var + epsilon under a root: a different function.
+ *  - Batchnorm inference in hipDNN takes mean and inv_variance (no epsilon): the operator
+ *    batchnorm_invvar_inference; its VarianceExt form (variance + epsilon under a root) is
+ *    batchnorm_inference. Statistics, scale and bias one per channel, in x's dtype.
  *  - SDPA: no mask other than causal; causal top-left, or bottom-right when S_q = S_kv
  *    (the two coincide); scale from attn_scale_value, a scalar scale tensor, or the
  *    default 1/sqrt(D); no dropout, paging, sinks, bounds, stats or fp8 scales. */
@@ -32,13 +33,15 @@
 
 typedef struct hd_map hd_map;
 
+enum { HD_KEYS = 10 }; /* tensor keys of one node type (sdpa backward: 9) */
+
 /* 0: bound (params and shape set); else why says what is not modelled. */
 typedef int (*hd_fn)(nmo_graph *g, const cJSON *node, const hd_map *m, char *why, size_t n);
 
 struct hd_map {
     const char *type; /* hipDNN node type */
     const char *op;   /* registry operator; NULL: not modelled (why) */
-    const char *keys[4][2];   /* hipDNN tensor key (no _tensor_uid) -> operator tensor */
+    const char *keys[HD_KEYS][2]; /* hipDNN tensor key (no _tensor_uid) -> operator tensor */
     const char *scalar[2][2]; /* hipDNN scalar-tensor key -> operator parameter */
     hd_fn attrs;
     const char *why;
@@ -220,6 +223,139 @@ static int sdpa_attrs(nmo_graph *g, const cJSON *node, const hd_map *m, char *wh
     return 0;
 }
 
+/* Does t hold one value per channel of x (squeezed dims [x's dim 1])? */
+static int per_channel(const nmo_gtensor *t, const nmo_gtensor *x)
+{
+    int64_t d[NMO_MAX_DIMS];
+    int m = squeeze(t, d);
+    return (m == 1 && d[0] == x->dims[1]) || (m == 0 && x->dims[1] == 1);
+}
+
+/* hipDNN's batchnorm inference: mean, inv_variance, scale and bias one per channel, in
+ * x's dtype, or all in float under a half/bfloat16 x (hipDNN's mixed types: the
+ * operator's stats_fp32 where it has one). */
+static int bn_invvar_attrs(nmo_graph *g, const cJSON *node, const hd_map *m, char *why, size_t n)
+{
+    (void)m, (void)node;
+    const nmo_gtensor *x = op_tensor(g, 0, 0);
+    if (x->ndims < 2 || x->ndims > 5) {
+        snprintf(why, n, "batchnorm of a rank-%d x (numoracle: N,C[,S...], 2 to 5 dims)", x->ndims);
+        return 1;
+    }
+    int mixed = param_index(g->op, "stats_fp32") >= 0 && (x->dt == NMO_BF16 || x->dt == NMO_FP16) &&
+                op_tensor(g, 0, 1)->dt == NMO_FP32;
+    for (int k = 1; k < g->op->n_in; k++) {
+        const nmo_gtensor *t = op_tensor(g, 0, k);
+        if (!per_channel(t, x)) {
+            snprintf(why, n, "%s is not one value per channel (dim 1 of x)", g->op->in[k].name);
+            return 1;
+        }
+        if (t->dt != (mixed ? NMO_FP32 : x->dt)) {
+            snprintf(why, n, "%s in %s under x in %s (numoracle's %s: %s)", g->op->in[k].name, nmo_dt_name(t->dt),
+                     nmo_dt_name(x->dt), g->op->name,
+                     param_index(g->op, "stats_fp32") >= 0 ? "x's dtype, or float under a half or bfloat16 x" : "x's dtype");
+            return 1;
+        }
+    }
+    set_param(g, "stats_fp32", mixed);
+    return 0;
+}
+
+/* hipDNN's batchnorm inference with variance (VarianceExt): numoracle's
+ * batchnorm_inference, NCHW (channels-last data is a strided tensor, read logically). */
+static int bn_var_attrs(nmo_graph *g, const cJSON *node, const hd_map *m, char *why, size_t n)
+{
+    const nmo_gtensor *x = op_tensor(g, 0, 0);
+    if (x->ndims != 4) {
+        snprintf(why, n, "batchnorm with variance of a rank-%d x (numoracle's batchnorm_inference: N,C,H,W)", x->ndims);
+        return 1;
+    }
+    set_param(g, "layout", 0);
+    return bn_invvar_attrs(g, node, m, why, n);
+}
+
+/* Norm backward (inputs dy, x, w, statistics...): the scale along x's last dim, every
+ * saved statistic one value per row of the last dim (numoracle's rstd/mean [rows]). */
+static int norm_bwd_attrs(nmo_graph *g, const cJSON *node, const hd_map *m, char *why, size_t n)
+{
+    (void)m, (void)node;
+    const nmo_gtensor *x = op_tensor(g, 0, 1);
+    if (!along_last(op_tensor(g, 0, 2), x)) {
+        snprintf(why, n, "the scale runs along dims other than x's last (numoracle normalizes rows of the last dim)");
+        return 1;
+    }
+    int64_t rows[NMO_MAX_DIMS], d[NMO_MAX_DIMS];
+    nmo_gtensor xr = *x;
+    xr.ndims = x->ndims - 1;
+    int nr = squeeze(&xr, rows);
+    for (int k = 3; k < g->op->n_in; k++) {
+        int nd = squeeze(op_tensor(g, 0, k), d);
+        int ok = nd == nr;
+        for (int q = 0; ok && q < nd; q++) ok = d[q] == rows[q];
+        if (!ok) {
+            snprintf(why, n, "the saved statistic %s is not one value per row of x's last dim", g->op->in[k].name);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* An attribute [a, a] (hipDNN's per-spatial-dim lists) read as a: 0 absent, 1 read, -1
+ * present but not two equal integers. */
+static int pair_attr(const cJSON *node, const char *key, double *v)
+{
+    const cJSON *a = hd_item(node, key);
+    if (!a) return 0;
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != 2) return -1;
+    const cJSON *p = cJSON_GetArrayItem(a, 0), *q = cJSON_GetArrayItem(a, 1);
+    if (!cJSON_IsNumber(p) || !cJSON_IsNumber(q) || p->valuedouble != q->valuedouble ||
+        p->valuedouble != floor(p->valuedouble))
+        return -1;
+    *v = p->valuedouble;
+    return 1;
+}
+
+/* Convolution forward as conv2d: 2-D cross-correlation, the same symmetric padding,
+ * stride and dilation for H and W, no groups. */
+static int conv_attrs(nmo_graph *g, const cJSON *node, const hd_map *m, char *why, size_t n)
+{
+    (void)m;
+    const cJSON *md = hd_item(node, "convolution_mode");
+    if (cJSON_IsString(md) && strcasecmp(md->valuestring, "CROSS_CORRELATION") != 0) {
+        snprintf(why, n, "convolution_mode %s (numoracle's conv2d is a cross-correlation)", md->valuestring);
+        return 1;
+    }
+    const nmo_gtensor *x = op_tensor(g, 0, 0), *w = op_tensor(g, 0, 1);
+    if (x->ndims != 4 || w->ndims != 4) {
+        snprintf(why, n, "a convolution of rank %d (numoracle's conv2d: 2-D, [N,C,H,W])", x->ndims);
+        return 1;
+    }
+    if (w->dims[1] != x->dims[1]) {
+        snprintf(why, n, "a grouped convolution (filter channels %lld, input channels %lld)", (long long)w->dims[1],
+                 (long long)x->dims[1]);
+        return 1;
+    }
+    static const char *const keys[4] = {"pre_padding", "post_padding", "stride", "dilation"};
+    double v[4] = {0, 0, 1, 1};
+    for (int k = 0; k < 4; k++)
+        if (pair_attr(node, keys[k], &v[k]) < 0) {
+            snprintf(why, n, "%s that differs between H and W (numoracle's conv2d takes one value for both)", keys[k]);
+            return 1;
+        }
+    if (v[0] != v[1]) {
+        snprintf(why, n, "asymmetric padding (pre %g, post %g)", v[0], v[1]);
+        return 1;
+    }
+    set_param(g, "padding", v[0]);
+    set_param(g, "stride", v[2]);
+    set_param(g, "dilation", v[3]);
+    set_param(g, "layout", 0);
+    g->shape_n = 7;
+    int64_t sh[7] = {x->dims[0], x->dims[1], x->dims[2], x->dims[3], w->dims[0], w->dims[2], w->dims[3]};
+    memcpy(g->shape, sh, sizeof sh);
+    return 0;
+}
+
 static const hd_map hd_tab[] = {
     {"LayernormAttributes", "layer_norm", {{"x", "x"}, {"scale", "w"}, {"bias", "b"}, {"y", "y"}},
      {{"epsilon", "eps"}}, layernorm_attrs, NULL},
@@ -230,15 +366,29 @@ static const hd_map hd_tab[] = {
     /* the pointwise operator comes from the node's "operation" */
     {"PointwiseAttributes:add", "add", {{"in_0", "a"}, {"in_1", "b"}, {"out_0", "y"}}, {{0}}, pointwise_attrs, NULL},
     {"PointwiseAttributes:mul", "mul", {{"in_0", "a"}, {"in_1", "b"}, {"out_0", "y"}}, {{0}}, pointwise_attrs, NULL},
-    {"BatchnormInferenceAttributes", NULL, {{0}}, {{0}}, NULL,
-     "hipDNN's batchnorm inference takes mean and inv_variance; numoracle's batchnorm_inference models "
-     "running_var + epsilon under a root"},
+    {"BatchnormInferenceAttributes", "batchnorm_invvar_inference",
+     {{"x", "x"}, {"mean", "mean"}, {"inv_variance", "inv_variance"}, {"scale", "w"}, {"bias", "b"}, {"y", "y"}},
+     {{0}}, bn_invvar_attrs, NULL},
+    {"BatchnormInferenceAttributesVarianceExt", "batchnorm_inference",
+     {{"x", "x"}, {"mean", "running_mean"}, {"variance", "running_var"}, {"scale", "w"}, {"bias", "b"}, {"y", "y"}},
+     {{"epsilon", "eps"}}, bn_var_attrs, NULL},
     {"BatchnormAttributes", NULL, {{0}}, {{0}}, NULL, "batchnorm training is not modelled"},
     {"BatchnormBackwardAttributes", NULL, {{0}}, {{0}}, NULL, "batchnorm backward is not modelled"},
-    {"LayernormBackwardAttributes", NULL, {{0}}, {{0}}, NULL, "not bound to layer_norm_bwd yet"},
-    {"RMSNormBackwardAttributes", NULL, {{0}}, {{0}}, NULL, "not bound to rms_norm_bwd yet"},
-    {"SdpaBackwardAttributes", NULL, {{0}}, {{0}}, NULL, "not bound to sdpa_bwd yet"},
-    {"ConvolutionFwdAttributes", NULL, {{0}}, {{0}}, NULL, "not bound to conv2d yet"},
+    {"LayernormBackwardAttributes", "layer_norm_bwd",
+     {{"dy", "dy"}, {"x", "x"}, {"scale", "w"}, {"mean", "mean"}, {"inv_variance", "rstd"}, {"dx", "dx"},
+      {"dscale", "dw"}, {"dbias", "db"}},
+     {{"epsilon", "eps"}}, norm_bwd_attrs, NULL},
+    /* the saved statistic: inv_rms (the forward's name) or inv_variance */
+    {"RMSNormBackwardAttributes", "rms_norm_bwd",
+     {{"dy", "dy"}, {"x", "x"}, {"scale", "w"}, {"inv_rms", "rstd"}, {"inv_variance", "rstd"}, {"dx", "dx"},
+      {"dscale", "dw"}},
+     {{"epsilon", "eps"}}, norm_bwd_attrs, NULL},
+    /* stats: the forward's saved log-sum-exp of the scaled scores (natural log, as cuDNN) */
+    {"SdpaBackwardAttributes", "sdpa_bwd",
+     {{"q", "q"}, {"k", "k"}, {"v", "v"}, {"o", "o"}, {"do", "dO"}, {"stats", "lse"}, {"dq", "dq"}, {"dk", "dk"},
+      {"dv", "dv"}},
+     {{"scale", "scale"}}, sdpa_attrs, NULL},
+    {"ConvolutionFwdAttributes", "conv2d", {{"x", "x"}, {"w", "w"}, {"y", "y"}}, {{0}}, conv_attrs, NULL},
     {"ConvolutionBwdAttributes", NULL, {{0}}, {{0}}, NULL, "convolution backward-data is not modelled"},
     {"ConvolutionWrwAttributes", NULL, {{0}}, {{0}}, NULL, "convolution weight gradient is not modelled"},
 };
@@ -305,7 +455,7 @@ static nmo_status hd_wire(nmo_graph *g, const cJSON *node, const hd_map *m, int 
             char base[96];
             snprintf(base, sizeof base, "%.*s", (int)(l - 11), v->string);
             const char *tn = NULL, *pn = NULL;
-            for (int k = 0; k < 4 && m->keys[k][0]; k++)
+            for (int k = 0; k < HD_KEYS && m->keys[k][0]; k++)
                 if (strcmp(m->keys[k][0], base) == 0) tn = m->keys[k][1];
             for (int k = 0; k < 2 && m->scalar[k][0]; k++)
                 if (strcmp(m->scalar[k][0], base) == 0) pn = m->scalar[k][1];
@@ -357,8 +507,16 @@ static nmo_status hd_wire(nmo_graph *g, const cJSON *node, const hd_map *m, int 
             const char *tn = io ? op->out[k].name : op->in[k].name;
             if ((io ? g->out_t[k] : g->in_t[k]) < 0) {
                 const char *hk = tn;
-                for (int q = 0; q < 4 && m->keys[q][0]; q++)
+                for (int q = 0; q < HD_KEYS && m->keys[q][0]; q++)
                     if (strcmp(m->keys[q][1], tn) == 0) hk = m->keys[q][0];
+                /* an optional input left null (statistics a kernel recomputes): the
+                 * operator models it, a bundle cannot carry an absent tensor */
+                if (!io && (nmo_op_optional_mask(op) >> k & 1u)) {
+                    char why[200];
+                    snprintf(why, sizeof why, "input %s_tensor_uid is null (a recomputed %s; bundles carry every input)", hk,
+                             tn);
+                    return unsupported(g, src, m->type, why, err);
+                }
                 return nmo_err_set(err, NMO_ERR_DATA, "%s: node '%s': missing %s '%s_tensor_uid'", src, g->node_name,
                                    io ? "output" : "input", hk);
             }
@@ -410,6 +568,8 @@ cJSON *nmo__hipdnn_node_json(const nmo_graph *g, cJSON *ts)
     for (int i = 0; i < N_HD && !m; i++)
         if (hd_tab[i].op && strcmp(hd_tab[i].op, op->name) == 0) m = &hd_tab[i];
     if (!m) return NULL;
+    int is_sdpa = strcmp(op->name, "sdpa") == 0 || strcmp(op->name, "sdpa_bwd") == 0;
+    int is_conv = strcmp(op->name, "conv2d") == 0;
     /* every parameter: a scalar tensor, an attribute the binding reads, or its default */
     for (int k = 0; k < op->n_param; k++) {
         const char *pn = op->param[k].name;
@@ -417,8 +577,11 @@ cJSON *nmo__hipdnn_node_json(const nmo_graph *g, cJSON *ts)
         for (int q = 0; q < 2 && m->scalar[q][0]; q++) carried |= strcmp(m->scalar[q][1], pn) == 0;
         if (strcmp(op->name, "reduction") == 0 && strcmp(pn, "kind") == 0)
             carried = g->param[k] == 0 || g->param[k] == 1 || g->param[k] == 2;
-        if (strcmp(op->name, "sdpa") == 0 && strcmp(pn, "causal") == 0) carried = g->param[k] == 0 || g->param[k] == 1;
-        if (strcmp(op->name, "sdpa") == 0 && strcmp(pn, "scale") == 0) carried = 1; /* attn_scale_value */
+        if (is_sdpa && strcmp(pn, "causal") == 0) carried = g->param[k] == 0 || g->param[k] == 1;
+        if (is_sdpa && strcmp(pn, "scale") == 0) carried = 1; /* attn_scale_value */
+        if (is_conv) carried = strcmp(pn, "layout") != 0 || g->param[k] == 0; /* NHWC: strides, not written */
+        if (strcmp(op->name, "batchnorm_inference") == 0 && strcmp(pn, "layout") == 0) carried = g->param[k] == 0;
+        if (strcmp(pn, "stats_fp32") == 0) carried = 1; /* the tensors' data types */
         if (!carried && g->param[k] != op->param[k].def) return NULL;
     }
     int64_t next = 0;
@@ -444,7 +607,7 @@ cJSON *nmo__hipdnn_node_json(const nmo_graph *g, cJSON *ts)
         for (int k = 0; k < cnt; k++) {
             const char *tn = io ? op->out[k].name : op->in[k].name;
             const char *hk = NULL;
-            for (int q = 0; q < 4 && m->keys[q][0]; q++)
+            for (int q = 0; q < HD_KEYS && m->keys[q][0] && !hk; q++) /* the first alias */
                 if (strcmp(m->keys[q][1], tn) == 0) hk = m->keys[q][0];
             char key[96];
             snprintf(key, sizeof key, "%s_tensor_uid", hk ? hk : tn);
@@ -454,7 +617,7 @@ cJSON *nmo__hipdnn_node_json(const nmo_graph *g, cJSON *ts)
     for (int q = 0; q < 2 && m->scalar[q][0]; q++) {
         int k = param_index(op, m->scalar[q][1]);
         if (k < 0) continue;
-        if (strcmp(op->name, "sdpa") == 0) continue; /* the scale goes in attn_scale_value */
+        if (is_sdpa) continue; /* the scale goes in attn_scale_value */
         char key[96];
         snprintf(key, sizeof key, "%s_tensor_uid", m->scalar[q][0]);
         cJSON *t = cJSON_CreateObject();
@@ -474,7 +637,18 @@ cJSON *nmo__hipdnn_node_json(const nmo_graph *g, cJSON *ts)
     if (strcmp(op->name, "layer_norm") == 0 || strcmp(op->name, "rms_norm") == 0)
         cJSON_AddStringToObject(at, "forward_phase", "INFERENCE");
     if (strcmp(op->name, "reduction") == 0) cJSON_AddStringToObject(at, "mode", red_mode[(int)g->param[param_index(op, "kind")]]);
-    if (strcmp(op->name, "sdpa") == 0) {
+    if (is_conv) {
+        static const char *const ck[4][2] = {
+            {"pre_padding", "padding"}, {"post_padding", "padding"}, {"stride", "stride"}, {"dilation", "dilation"}};
+        for (int q = 0; q < 4; q++) {
+            cJSON *a = cJSON_AddArrayToObject(at, ck[q][0]);
+            double v = g->param[param_index(op, ck[q][1])];
+            cJSON_AddItemToArray(a, cJSON_CreateNumber(v));
+            cJSON_AddItemToArray(a, cJSON_CreateNumber(v));
+        }
+        cJSON_AddStringToObject(at, "convolution_mode", "CROSS_CORRELATION");
+    }
+    if (is_sdpa) {
         cJSON_AddBoolToObject(at, "causal_mask", g->param[param_index(op, "causal")] != 0);
         double sc = g->param[param_index(op, "scale")];
         if (sc != 0) cJSON_AddNumberToObject(at, "attn_scale_value", sc);

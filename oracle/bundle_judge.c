@@ -18,6 +18,110 @@ static inline int64_t width_at(const void *w, int bits, int64_t i)
     }
 }
 
+/* The judging state shared by the chunked fast path and the exact path. */
+typedef struct {
+    nmo_report *rep;
+    const nmo_bundle *b;
+    const nmo_tensor *cand;
+    unsigned flags;
+    nmo__ordfmt o;
+    nmo_fmt of;
+    /* the checker's "worst" order, kept per class: the farthest FAIL, else the widest
+     * INCONCLUSIVE, else the widest PASS (first occurrence of each maximum) */
+    nmo_elem_info wf, wi;
+    int has_f, has_i;
+    int64_t n_pass, width_max;
+} judge_st;
+
+/* Element idx of output k (flags f) on exact values, as nmo_judge decides it; *kmax and
+ * *kmax_i track the widest PASS of this output. */
+static void judge_exact(judge_st *s, int k, int64_t idx, uint32_t f, int64_t *kmax, int64_t *kmax_i)
+{
+    nmo_report *rep = s->rep;
+    const nmo_bundle *b = s->b;
+    const nmo__ordfmt *o = &s->o;
+    uint64_t lbi = nmo__bits_at(&b->lo[k], idx), hbi = nmo__bits_at(&b->hi[k], idx), cbi = nmo__bits_at(&s->cand[k], idx);
+    int64_t ol = nmo__ord_of(o, lbi), oh = nmo__ord_of(o, hbi), oc = nmo__ord_of(o, cbi);
+    double v = nmo_fmt_decode(s->of, cbi), rl = nmo_fmt_decode(s->of, lbi), rh = nmo_fmt_decode(s->of, hbi);
+    double dist = 0;
+    int64_t width = 0;
+    nmo_verdict vd = nmo__verdict_in_r(v, rl, rh, f);
+    if (f & NMO_BF_MUST_NAN) {
+        if (vd == NMO_FAIL) dist = INFINITY;
+    } else {
+        int finite = !(f & NMO_BF_NONFINITE);
+        if (finite) width = oh - ol;
+        if (vd == NMO_FAIL) {
+            if (v != v) dist = INFINITY;
+            else if (v > rh) dist = (double)(oc - oh);
+            else dist = (double)(ol - oc);
+        }
+        if (finite) {
+            if (s->flags & NMO_JUDGE_WIDTHS) rep->width_hist[width < NMO_WIDTH_HIST ? width : NMO_WIDTH_HIST]++;
+            if (width > s->width_max) s->width_max = width;
+        }
+    }
+    if (rep->verdicts[k]) rep->verdicts[k][idx] = (uint8_t)vd;
+    nmo_elem_info info;
+    info.k = k;
+    info.index = idx;
+    info.cand = v;
+    info.rlo = (f & NMO_BF_MUST_NAN) ? NAN : rl;
+    info.rhi = (f & NMO_BF_MUST_NAN) ? NAN : rh;
+    info.enc_lo = info.enc_hi = NAN; /* not stored */
+    info.dist_ulps = dist;
+    info.width_ulps = width;
+    info.scale = info.width_scale = NAN; /* not stored */
+    info.verdict = vd;
+    if (vd == NMO_PASS) {
+        s->n_pass++;
+        rep->n_scaled += (f & NMO_BF_SCALED) != 0;
+        if (width > *kmax || *kmax_i < 0 || (width == *kmax && idx < *kmax_i)) *kmax = width, *kmax_i = idx;
+    } else if (vd == NMO_FAIL) {
+        rep->n_fail++;
+        if (!s->has_f || dist > s->wf.dist_ulps) s->wf = info, s->has_f = 1;
+    } else {
+        rep->n_inconc++;
+        if (f & NMO_BF_NONFINITE) {
+            rep->n_nonfinite++;
+            if (rl == -INFINITY && rh == INFINITY) rep->n_unbounded++;
+            else rep->n_overflow++;
+        } else if (f & NMO_BF_WIDE) {
+            rep->n_wide++;
+            rep->n_noscale += (f & NMO_BF_NOSCALE) != 0;
+        } else {
+            rep->n_nan++;
+        }
+        if (!s->has_i || width > s->wi.width_ulps) s->wi = info, s->has_i = 1;
+    }
+}
+
+/* The report's worst element and verdict; (wp_k, wp_i) is the widest PASS, if any. */
+static void judge_finish(judge_st *s, int wp_k, int64_t wp_i, int64_t wp_w)
+{
+    nmo_report *rep = s->rep;
+    rep->n_pass = s->n_pass;
+    rep->width_max = s->width_max;
+    if (s->has_f) rep->worst = s->wf;
+    else if (s->has_i) rep->worst = s->wi;
+    else if (wp_i >= 0) {
+        nmo_elem_info *w = &rep->worst;
+        uint64_t lbi = nmo__bits_at(&s->b->lo[wp_k], wp_i), hbi = nmo__bits_at(&s->b->hi[wp_k], wp_i),
+                 cbi = nmo__bits_at(&s->cand[wp_k], wp_i);
+        w->k = wp_k;
+        w->index = wp_i;
+        w->cand = nmo_fmt_decode(s->of, cbi);
+        w->rlo = nmo_fmt_decode(s->of, lbi);
+        w->rhi = nmo_fmt_decode(s->of, hbi);
+        w->enc_lo = w->enc_hi = NAN;
+        w->dist_ulps = 0;
+        w->width_ulps = wp_w;
+        w->verdict = NMO_PASS;
+    }
+    rep->has_worst = s->has_f || s->has_i || wp_i >= 0;
+    rep->verdict = rep->n_fail ? NMO_FAIL : rep->n_inconc ? NMO_INCONCLUSIVE : NMO_PASS;
+}
+
 nmo_status nmo_bundle_judge(nmo_report *rep, const nmo_bundle *b, const nmo_tensor *cand, unsigned flags,
                             nmo_err *err)
 {
@@ -27,8 +131,11 @@ nmo_status nmo_bundle_judge(nmo_report *rep, const nmo_bundle *b, const nmo_tens
     if (!b->have_bounds)
         return nmo_err_set(err, NMO_ERR_UNSUPPORTED, "%s: the bundle has no certified bounds", b->graph_path);
     nmo_fmt of = c->plan.out;
-    nmo__ordfmt o;
-    nmo__ordfmt_init(&o, of);
+    judge_st js;
+    memset(&js, 0, sizeof js);
+    js.rep = rep, js.b = b, js.cand = cand, js.flags = flags, js.of = of;
+    nmo__ordfmt_init(&js.o, of);
+    const nmo__ordfmt o = js.o;
     int bytes = (int)nmo_fmt_bytes(of);
     rep->mode = NMO_MODE_ESCALATE;
     rep->max_ulps = nmo_plan_max_ulps(&c->plan);
@@ -36,14 +143,8 @@ nmo_status nmo_bundle_judge(nmo_report *rep, const nmo_bundle *b, const nmo_tens
     enum { CH = 2048 };
     uint8_t ok[CH];
     uint64_t wv[CH]; /* widths in the format's storage type */
-    /* the checker's "worst" order, kept per class: the farthest FAIL, else the widest
-     * INCONCLUSIVE, else the widest PASS (first occurrence of each maximum) */
-    nmo_elem_info wf, wi;
-    int has_f = 0, has_i = 0;
-    int64_t n_pass = 0, width_max = 0, wp_w = 0, wp_i = -1;
+    int64_t n_pass = 0, wp_w = 0, wp_i = -1; /* n_pass: the fast path's; the widest PASS */
     int wp_k = 0;
-    memset(&wf, 0, sizeof wf);
-    memset(&wi, 0, sizeof wi);
     for (int k = 0; k < c->n_out; k++) {
         int64_t n = nmo_tensor_numel(&c->out[k]);
         if (nmo_tensor_numel(&cand[k]) != n || cand[k].dtype != of || !nmo_tensor_is_packed(&cand[k]))
@@ -87,90 +188,13 @@ nmo_status nmo_bundle_judge(nmo_report *rep, const nmo_bundle *b, const nmo_tens
             /* verdicts start as NMO_PASS (0, calloc); the exact path below sets the rest */
             if (np == m) continue;
             /* everything else on exact values, as nmo_judge does */
-            for (int64_t i = 0; i < m; i++) {
-                if (ok[i]) continue;
-                int64_t idx = b0 + i;
-                uint64_t lbi = nmo__bits_at(&b->lo[k], idx), hbi = nmo__bits_at(&b->hi[k], idx),
-                         cbi = nmo__bits_at(&cand[k], idx);
-                int64_t ol = nmo__ord_of(&o, lbi), oh = nmo__ord_of(&o, hbi), oc = nmo__ord_of(&o, cbi);
-                double v = nmo_fmt_decode(of, cbi), rl = nmo_fmt_decode(of, lbi), rh = nmo_fmt_decode(of, hbi);
-                uint32_t f = fl[i];
-                nmo_verdict vd;
-                double dist = 0;
-                int64_t width = 0;
-                vd = nmo__verdict_in_r(v, rl, rh, f);
-                if (f & NMO_BF_MUST_NAN) {
-                    if (vd == NMO_FAIL) dist = INFINITY;
-                } else {
-                    int finite = !(f & NMO_BF_NONFINITE);
-                    if (finite) width = oh - ol;
-                    if (vd == NMO_FAIL) {
-                        if (v != v) dist = INFINITY;
-                        else if (v > rh) dist = (double)(oc - oh);
-                        else dist = (double)(ol - oc);
-                    }
-                    if (finite) {
-                        if (flags & NMO_JUDGE_WIDTHS) rep->width_hist[width < NMO_WIDTH_HIST ? width : NMO_WIDTH_HIST]++;
-                        if (width > width_max) width_max = width;
-                    }
-                }
-                if (keep_verdicts) rep->verdicts[k][idx] = (uint8_t)vd;
-                nmo_elem_info info;
-                info.k = k;
-                info.index = idx;
-                info.cand = v;
-                info.rlo = (f & NMO_BF_MUST_NAN) ? NAN : rl;
-                info.rhi = (f & NMO_BF_MUST_NAN) ? NAN : rh;
-                info.enc_lo = info.enc_hi = NAN; /* not stored */
-                info.dist_ulps = dist;
-                info.width_ulps = width;
-                info.scale = info.width_scale = NAN; /* not stored */
-                info.verdict = vd;
-                if (vd == NMO_PASS) {
-                    n_pass++;
-                    rep->n_scaled += (f & NMO_BF_SCALED) != 0;
-                    if (width > kmax || kmax_i < 0 || (width == kmax && idx < kmax_i)) kmax = width, kmax_i = idx;
-                } else if (vd == NMO_FAIL) {
-                    rep->n_fail++;
-                    if (!has_f || dist > wf.dist_ulps) wf = info, has_f = 1;
-                } else {
-                    rep->n_inconc++;
-                    if (f & NMO_BF_NONFINITE) {
-                        rep->n_nonfinite++;
-                        if (rl == -INFINITY && rh == INFINITY) rep->n_unbounded++;
-                        else rep->n_overflow++;
-                    } else if (f & NMO_BF_WIDE) {
-                        rep->n_wide++;
-                        rep->n_noscale += (f & NMO_BF_NOSCALE) != 0;
-                    } else {
-                        rep->n_nan++;
-                    }
-                    if (!has_i || width > wi.width_ulps) wi = info, has_i = 1;
-                }
-            }
+            for (int64_t i = 0; i < m; i++)
+                if (!ok[i]) judge_exact(&js, k, b0 + i, fl[i], &kmax, &kmax_i);
         }
-        if (kmax > width_max) width_max = kmax;
+        if (kmax > js.width_max) js.width_max = kmax;
         if (kmax_i >= 0 && (wp_i < 0 || kmax > wp_w)) wp_w = kmax, wp_i = kmax_i, wp_k = k;
     }
-    rep->n_pass = n_pass;
-    rep->width_max = width_max;
-    if (has_f) rep->worst = wf;
-    else if (has_i) rep->worst = wi;
-    else if (wp_i >= 0) {
-        nmo_elem_info *w = &rep->worst;
-        uint64_t lbi = nmo__bits_at(&b->lo[wp_k], wp_i), hbi = nmo__bits_at(&b->hi[wp_k], wp_i),
-                 cbi = nmo__bits_at(&cand[wp_k], wp_i);
-        w->k = wp_k;
-        w->index = wp_i;
-        w->cand = nmo_fmt_decode(of, cbi);
-        w->rlo = nmo_fmt_decode(of, lbi);
-        w->rhi = nmo_fmt_decode(of, hbi);
-        w->enc_lo = w->enc_hi = NAN;
-        w->dist_ulps = 0;
-        w->width_ulps = wp_w;
-        w->verdict = NMO_PASS;
-    }
-    rep->has_worst = has_f || has_i || wp_i >= 0;
-    rep->verdict = rep->n_fail ? NMO_FAIL : rep->n_inconc ? NMO_INCONCLUSIVE : NMO_PASS;
+    js.n_pass += n_pass;
+    judge_finish(&js, wp_k, wp_i, wp_w);
     return NMO_OK;
 }

@@ -141,7 +141,7 @@ static nmo_status read_flags(uint8_t **out, const nmo_gtensor *t, const char *pa
 
 /* setup only: the case's tensor descriptions, no storage (stored-bounds judging) */
 static nmo_status case_describe(nmo_case *c, const nmo_op *op, const nmo_plan *plan, int ns, const int64_t *shape,
-                                nmo_err *err)
+                                const double *param, nmo_err *err)
 {
     memset(c, 0, sizeof *c);
     c->op = op;
@@ -150,7 +150,7 @@ static nmo_status case_describe(nmo_case *c, const nmo_op *op, const nmo_plan *p
     memcpy(c->shape, shape, (size_t)ns * sizeof shape[0]);
     c->n_in = op->n_in;
     c->n_out = op->n_out;
-    for (int k = 0; k < op->n_param; k++) c->param[k] = op->param[k].def;
+    for (int k = 0; k < op->n_param; k++) c->param[k] = param[k];
     return op->setup(c, err);
 }
 
@@ -238,6 +238,13 @@ static int shape_fits(const nmo_graph *g, const nmo_plan *plan, int ns, const in
                 if (ct->dims[d] != 1) a[na++] = ct->dims[d];
             for (int d = 0; d < gt->ndims; d++)
                 if (gt->dims[d] != 1) b[nb++] = gt->dims[d];
+            /* a vector of the op (rstd [rows]) is any tensor of that many elements in
+             * logical row-major order (hipDNN's statistics [B, S, 1]) */
+            if (na == 1 && nb > 1) {
+                int64_t m = 1;
+                for (int d = 0; d < nb; d++) m *= b[d];
+                if (m == a[0]) continue;
+            }
             if (na != nb) return 0;
             for (int d = 0; d < na; d++)
                 if (a[d] != b[d]) return 0;
@@ -459,8 +466,12 @@ nmo_status nmo__bundle_load_core(nmo_bundle *b, const cJSON *graph, const char *
     if ((s = bundle_plan(&plan, g, b->meta, case_meta, src, err)) != NMO_OK) goto fail;
     if ((s = infer_shape(g, &plan, nb, &ns, shape, src, err)) != NMO_OK) goto fail;
     nmo_err e2;
-    s = (flags & NMO_BL_BOUNDS_ONLY) ? case_describe(&b->c, op, &plan, ns, shape, &e2)
-                                     : nmo_case_init(&b->c, op, &plan, ns, shape, &e2);
+    /* the graph's parameters before setup: a parameter may decide a tensor's shape
+     * (conv2d padding, stride, dilation; a layout) */
+    int pset[NMO_MAX_PARAMS];
+    for (int k = 0; k < op->n_param; k++) pset[k] = 1;
+    s = (flags & NMO_BL_BOUNDS_ONLY) ? case_describe(&b->c, op, &plan, ns, shape, g->param, &e2)
+                                     : nmo_case_init_params(&b->c, op, &plan, ns, shape, g->param, pset, &e2);
     if (s != NMO_OK) {
         s = nmo_err_set(err, s, "%s: %s", src, e2.msg);
         goto fail;

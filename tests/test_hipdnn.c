@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <dirent.h>
 
 #include <cjson/cJSON.h>
 
@@ -72,10 +73,93 @@ Test(hipdnn, older_type_names_and_reduction_mode)
     cr_assert_eq(read_fixture(&g, "reduction_add_last", &e), NMO_OK, "%s", e.msg);
     cr_expect_str_eq(g.op->name, "reduction");
     cr_expect_eq(param(&g, "kind"), 0, "ADD is the sum");
-    /* io_type/compute_type (hipDNN's reference data) read as io_data_type/compute_data_type */
-    cr_assert_eq(read_fixture(&g, "batchnorm_inference_inv_variance", &e), NMO_ERR_UNKNOWN_OP);
-    cr_expect(strstr(e.msg, "unsupported operation BatchnormInferenceAttributes") != NULL, "%s", e.msg);
-    cr_expect(strstr(e.msg, "inv_variance") != NULL, "%s", e.msg);
+    /* io_type/compute_type (hipDNN's reference data) read as io_data_type/compute_data_type;
+     * batchnorm with mean and inv_variance is its own operator */
+    cr_assert_eq(read_fixture(&g, "batchnorm_inference_inv_variance", &e), NMO_OK, "%s", e.msg);
+    cr_expect_str_eq(g.op->name, "batchnorm_invvar_inference");
+    cr_expect_eq(g.io_dt, NMO_FP32, "io_type");
+    cr_expect_eq(g.t[g.in_t[2]].uid, 2, "inv_variance_tensor_uid is the operator's inv_variance");
+}
+
+/* Every fixture loads: it binds, or it is refused as an unsupported operation (the
+ * runner's per-case SKIP); never another loader error. The bound ones are listed. */
+Test(hipdnn, every_fixture_binds_or_is_unsupported)
+{
+    static const char *const bound[][2] = {
+        {"batchnorm_reference_data_form", "batchnorm_invvar_inference"},
+        {"batchnorm_inference_inv_variance", "batchnorm_invvar_inference"},
+        {"batchnorm_5d_channels_last", "batchnorm_invvar_inference"},
+        {"batchnorm_variance_ext", "batchnorm_inference"},
+        {"batchnorm_mixed_dtype", "batchnorm_invvar_inference"},
+        {"layernorm_inference", "layer_norm"},
+        {"layernorm_backward", "layer_norm_bwd"},
+        {"rmsnorm_last_dim_half", "rms_norm"},
+        {"rmsnorm_backward", "rms_norm_bwd"},
+        {"sdpa_causal_bshd_bf16", "sdpa"},
+        {"sdpa_backward_causal", "sdpa_bwd"},
+        {"convolution_fwd", "conv2d"},
+        {"convolution_fwd_pad_stride", "conv2d"},
+        {"matmul_4x8x5", "matmul"},
+        {"pointwise_add_bcast", "add"},
+        {"reduction_add_last", "reduction"},
+    };
+    for (size_t i = 0; i < sizeof bound / sizeof bound[0]; i++) {
+        nmo_graph g;
+        nmo_err e;
+        cr_assert_eq(read_fixture(&g, bound[i][0], &e), NMO_OK, "%s: %s", bound[i][0], e.msg);
+        cr_expect_str_eq(g.op->name, bound[i][1], "%s", bound[i][0]);
+    }
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/tests/hipdnn/graphs", getenv("NMO_SRC"));
+    DIR *d = opendir(dir);
+    cr_assert(d != NULL, "%s", dir);
+    int n = 0;
+    for (struct dirent *de; (de = readdir(d));) {
+        size_t l = strlen(de->d_name);
+        if (l < 6 || strcmp(de->d_name + l - 5, ".json") != 0) continue;
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(l - 5), de->d_name);
+        nmo_graph g;
+        nmo_err e;
+        nmo_status st = read_fixture(&g, name, &e);
+        cr_expect(st == NMO_OK || (st == NMO_ERR_UNKNOWN_OP && strstr(e.msg, "unsupported operation")), "%s: %s", name,
+                  e.msg);
+        n++;
+    }
+    closedir(d);
+    cr_expect_geq(n, 26, "fixtures read: %d", n);
+}
+
+/* The backward nodes and convolution carry their parameters and statistics. */
+Test(hipdnn, backward_nodes_and_convolution_bind)
+{
+    nmo_graph g;
+    nmo_err e;
+    cr_assert_eq(read_fixture(&g, "layernorm_backward", &e), NMO_OK, "%s", e.msg);
+    cr_expect_eq(g.t[g.in_t[4]].uid, 5, "inv_variance is rstd");
+    cr_expect_eq(g.t[g.out_t[1]].uid, 8, "dscale is dw");
+    cr_expect_eq(param(&g, "eps"), 1e-5);
+    cr_assert_eq(read_fixture(&g, "rmsnorm_backward", &e), NMO_OK, "%s", e.msg);
+    cr_expect_eq(g.t[g.in_t[3]].uid, 4, "inv_rms is rstd");
+    cr_assert_eq(read_fixture(&g, "sdpa_backward_causal", &e), NMO_OK, "%s", e.msg);
+    cr_expect_eq(g.t[g.in_t[4]].uid, 5, "do is dO");
+    cr_expect_eq(g.t[g.in_t[5]].uid, 6, "stats is lse");
+    cr_expect_eq(param(&g, "causal"), 1);
+    cr_assert_eq(read_fixture(&g, "batchnorm_variance_ext", &e), NMO_OK, "%s", e.msg);
+    cr_expect_eq(param(&g, "eps"), 1e-3, "VarianceExt's epsilon tensor");
+    cr_expect_eq(g.t[g.in_t[2]].uid, 3, "variance is running_var");
+    /* hipDNN's mixed types: float statistics, scale and bias under a bfloat16 x */
+    cr_assert_eq(read_fixture(&g, "batchnorm_mixed_dtype", &e), NMO_OK, "%s", e.msg);
+    cr_expect_eq(param(&g, "stats_fp32"), 1);
+    cr_assert_eq(read_fixture(&g, "batchnorm_reference_data_form", &e), NMO_OK, "%s", e.msg);
+    cr_expect_eq(param(&g, "stats_fp32"), 0);
+    cr_assert_eq(read_fixture(&g, "convolution_fwd_pad_stride", &e), NMO_OK, "%s", e.msg);
+    cr_expect_eq(param(&g, "padding"), 1);
+    cr_expect_eq(param(&g, "stride"), 2);
+    cr_expect_eq(param(&g, "dilation"), 1);
+    cr_assert_eq(g.shape_n, 7);
+    int64_t want[7] = {2, 3, 7, 7, 4, 3, 3};
+    for (int k = 0; k < 7; k++) cr_expect_eq(g.shape[k], want[k], "shape[%d]", k);
 }
 
 Test(hipdnn, sdpa_bhsd_dims_over_a_bshd_layout)
@@ -101,7 +185,10 @@ Test(hipdnn, unmodelled_forms_are_unsupported_operations)
         {"pointwise_add_full", "two full tensors"},
         {"pointwise_relu", "relu_fwd"},
         {"reduction_mul", "mode MUL"},
-        {"convolution_fwd", "ConvolutionFwdAttributes"},
+        {"convolution_grouped", "a grouped convolution"},
+        {"batchnorm_variance_ext_mixed", "running_mean in FLOAT under x in HALF"},
+        {"rmsnorm_backward_dbias", "dbias_tensor_uid"},
+        {"layernorm_backward_no_stats", "mean_tensor_uid is null"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         nmo_graph g;
@@ -125,6 +212,12 @@ Test(hipdnn, written_as_hipdnn_writes_it)
         {"sdpa", "1x2x1x4x8", "SdpaAttributes", 0},
         {"matmul", "4x5x6", "MatmulAttributes", NAN},
         {"add", "3x8", "PointwiseAttributes", NAN},
+        {"batchnorm_invvar_inference", "2x3x4x5", "BatchnormInferenceAttributes", NAN},
+        {"layer_norm_bwd", "4x16", "LayernormBackwardAttributes", 0.125},
+        {"rms_norm_bwd", "3x8", "RMSNormBackwardAttributes", 0.0625},
+        {"sdpa_bwd", "1x2x1x4x8", "SdpaBackwardAttributes", 0},
+        {"conv2d", "1x2x7x7x3x3x3", "ConvolutionFwdAttributes", 2},
+        {"batchnorm_inference", "2x3x4x5", "BatchnormInferenceAttributesVarianceExt", 1e-3},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const nmo_op *op = nmo_op_find(cases[i].op);

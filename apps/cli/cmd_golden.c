@@ -244,6 +244,96 @@ static int golden_sweep(cli_cmd *cmd, const char *file, int force, nmo_mode mode
     return rc;
 }
 
+/* A backward operator's forward bundle from the same inputs (matched by name), so that
+ * saved statistics in the backward bundle come from the very forward pass it records,
+ * and the backward's forward_source. No forward in the registry: a warning, and
+ * forward_source records the operator's own derived statistics. */
+static int golden_forward(const cli_problem *pb, const char *root, const char *tier, const char *name, nmo_layout layout,
+                          const char *ts, nmo_case *fc, int *have_fwd, job *jf, cJSON **fsrc)
+{
+    nmo_err err;
+    int rc = 0;
+    const nmo_op *fop = nmo_op_is_backward(pb->op) ? nmo_op_forward(pb->op) : NULL;
+    if (fop) {
+        int fns;
+        int64_t fsh[NMO_MAX_DIMS];
+        if (!find_fwd_shape(fop, &pb->c, &fns, fsh))
+            return cli_error("op %s: no shape of its forward op %s has the backward's input dims (shared inputs must "
+                             "match)", pb->op->name, fop->name);
+        if (nmo_case_init(fc, fop, &pb->plan, fns, fsh, &err) != NMO_OK)
+            return cli_error("forward op %s of %s: %s", fop->name, pb->op->name, err.msg);
+        *have_fwd = 1;
+        nmo_case_fill(fc, (int)pb->family, pb->seed);
+        for (int k = 0; k < fc->n_in; k++) {
+            int bk = nmo_op_input_index(pb->op, fop->in[k].name);
+            if (bk < 0 || pb->c.in[bk].dtype != fc->in[k].dtype ||
+                nmo_tensor_numel(&pb->c.in[bk]) != nmo_tensor_numel(&fc->in[k]))
+                continue;
+            memcpy(fc->in[k].data, pb->c.in[bk].data, (size_t)nmo_tensor_numel(&fc->in[k]) * nmo_fmt_bytes(fc->in[k].dtype));
+        }
+        if (fop->derive) fop->derive(fc);
+        jf->c = fc;
+        if ((rc = bundle_dir(jf, root, tier, fc, name, layout))) return rc;
+        *fsrc = cJSON_CreateObject();
+        cJSON_AddStringToObject(*fsrc, "method", "numoracle golden");
+        cJSON_AddStringToObject(*fsrc, "version", nmo_version());
+        cJSON_AddStringToObject(*fsrc, "generated_at", ts);
+        cJSON_AddStringToObject(*fsrc, "bundle", jf->rel);
+    } else if (nmo_op_is_backward(pb->op)) {
+        fprintf(stderr, "numoracle: warning: op %s: no forward operator in the registry; forward_source records the "
+                        "operator's own derived statistics\n", pb->op->name);
+        *fsrc = cJSON_CreateObject();
+        cJSON_AddStringToObject(*fsrc, "method", "numoracle derive");
+        cJSON_AddStringToObject(*fsrc, "version", nmo_version());
+        cJSON_AddStringToObject(*fsrc, "generated_at", ts);
+    }
+    return 0;
+}
+
+/* Write every job into its temporary directory, then commit them, the forward first (a
+ * backward bundle never appears without its forward), and print their lines. */
+static int golden_write(job **jobs, const job *jb, const nmo_bundle_wopts *base, cJSON *fsrc, cJSON *inputs_json,
+                        nmo_mode mode, int force)
+{
+    nmo_err err;
+    int rc = 0;
+    for (int q = 0; q < 2 && !rc; q++)
+        if (jobs[q] && nmo__exists(jobs[q]->final) && !force)
+            rc = cli_error("%s exists (use --force to replace it)", jobs[q]->final);
+    for (int q = 0; q < 2 && !rc; q++) {
+        job *j = jobs[q];
+        if (!j) continue;
+        nmo_bundle_wopts o = *base;
+        o.forward_source = j == jb ? fsrc : NULL;
+        o.inputs = j == jb ? inputs_json : NULL;
+        char info[512] = "";
+        if (nmo_bundle_dir_begin(j->tmp, sizeof j->tmp, j->final, &err) != NMO_OK) {
+            rc = cli_error("%s", err.msg);
+            break;
+        }
+        j->have_tmp = 1;
+        if (nmo_bundle_write(j->tmp, j->c, &o, mode, info, sizeof info, &err) != NMO_OK) {
+            rc = cli_error("%s", err.msg);
+            break;
+        }
+        char shape[128];
+        cli_shape_text(shape, sizeof shape, j->c);
+        snprintf(j->line, sizeof j->line, "numoracle golden: wrote %s (op=%s shape=%s dtype=%s %s)", j->final,
+                 j->c->op->name, shape, nmo_fmt_name(j->c->plan.in), info);
+    }
+    if (rc) return rc;
+    test_stall();
+    for (int q = 0; q < 2 && !rc; q++) {
+        job *j = jobs[q];
+        if (!j) continue;
+        if (nmo_bundle_dir_commit(j->tmp, j->final, force, &err) != NMO_OK) rc = cli_error("%s", err.msg);
+        else j->have_tmp = 0;
+    }
+    for (int q = 0; q < 2 && !rc; q++)
+        if (jobs[q]) printf("%s\n", jobs[q]->line);
+    return rc;
+}
+
 int cmd_golden(int argc, char **argv)
 {
     cli_opt opts[] = {
@@ -322,102 +412,29 @@ int cmd_golden(int argc, char **argv)
         free(cmdline);
         return rc;
     }
-    nmo_err err;
     job jb = {0}, jf = {0};
     jb.c = &pb.c;
     nmo_case fc;
     int have_fwd = 0;
-    const nmo_op *fop = nmo_op_is_backward(pb.op) ? nmo_op_forward(pb.op) : NULL;
     cJSON *fsrc = NULL, *inputs_json = NULL;
     char ts[64];
     nmo_bundle_timestamp(ts, sizeof ts);
     if ((rc = bundle_dir(&jb, root, tier, &pb.c, name, layout))) goto out;
-    if (fop) {
-        /* the forward from the same inputs (matched by name): saved statistics in the
-         * backward bundle then come from the very forward pass this bundle records */
-        int fns;
-        int64_t fsh[NMO_MAX_DIMS];
-        if (!find_fwd_shape(fop, &pb.c, &fns, fsh)) {
-            rc = cli_error("op %s: no shape of its forward op %s has the backward's input dims (shared inputs must "
-                           "match)", pb.op->name, fop->name);
-            goto out;
-        }
-        if (nmo_case_init(&fc, fop, &pb.plan, fns, fsh, &err) != NMO_OK) {
-            rc = cli_error("forward op %s of %s: %s", fop->name, pb.op->name, err.msg);
-            goto out;
-        }
-        have_fwd = 1;
-        nmo_case_fill(&fc, (int)pb.family, pb.seed);
-        for (int k = 0; k < fc.n_in; k++) {
-            int bk = nmo_op_input_index(pb.op, fop->in[k].name);
-            if (bk < 0 || pb.c.in[bk].dtype != fc.in[k].dtype || nmo_tensor_numel(&pb.c.in[bk]) != nmo_tensor_numel(&fc.in[k]))
-                continue;
-            memcpy(fc.in[k].data, pb.c.in[bk].data, (size_t)nmo_tensor_numel(&fc.in[k]) * nmo_fmt_bytes(fc.in[k].dtype));
-        }
-        if (fop->derive) fop->derive(&fc);
-        jf.c = &fc;
-        if ((rc = bundle_dir(&jf, root, tier, &fc, name, layout))) goto out;
-        fsrc = cJSON_CreateObject();
-        cJSON_AddStringToObject(fsrc, "method", "numoracle golden");
-        cJSON_AddStringToObject(fsrc, "version", nmo_version());
-        cJSON_AddStringToObject(fsrc, "generated_at", ts);
-        cJSON_AddStringToObject(fsrc, "bundle", jf.rel);
-    } else if (nmo_op_is_backward(pb.op)) {
-        fprintf(stderr, "numoracle: warning: op %s: no forward operator in the registry; forward_source records the "
-                        "operator's own derived statistics\n", pb.op->name);
-        fsrc = cJSON_CreateObject();
-        cJSON_AddStringToObject(fsrc, "method", "numoracle derive");
-        cJSON_AddStringToObject(fsrc, "version", nmo_version());
-        cJSON_AddStringToObject(fsrc, "generated_at", ts);
-    }
+    if ((rc = golden_forward(&pb, root, tier, name, layout, ts, &fc, &have_fwd, &jf, &fsrc))) goto out;
     /* provenance of the inputs: files given with --input make the seed meaningless */
     inputs_json = cli_inputs_json(&pb);
     job *jobs[2] = {have_fwd ? &jf : NULL, &jb};
-    for (int q = 0; q < 2 && !rc; q++)
-        if (jobs[q] && nmo__exists(jobs[q]->final) && !force)
-            rc = cli_error("%s exists (use --force to replace it)", jobs[q]->final);
-    for (int q = 0; q < 2 && !rc; q++) {
-        job *j = jobs[q];
-        if (!j) continue;
-        nmo_bundle_wopts o = {0};
-        o.name = name;
-        o.layout = layout;
-        o.family = nmo_family_name(pb.family);
-        o.seed = pb.seed;
-        o.command = cmdline;
-        o.generated_at = ts;
-        o.tier = tier;
-        o.forward_source = j == &jb ? fsrc : NULL;
-        o.inputs = j == &jb ? inputs_json : NULL;
-        o.no_tolerance = cli_val(&cmd, "no-tolerance") != NULL;
-        o.informative = cli_val(&cmd, "informative") != NULL;
-        char info[512] = "";
-        if (nmo_bundle_dir_begin(j->tmp, sizeof j->tmp, j->final, &err) != NMO_OK) {
-            rc = cli_error("%s", err.msg);
-            break;
-        }
-        j->have_tmp = 1;
-        if (nmo_bundle_write(j->tmp, j->c, &o, co.mode, info, sizeof info, &err) != NMO_OK) {
-            rc = cli_error("%s", err.msg);
-            break;
-        }
-        char shape[128];
-        cli_shape_text(shape, sizeof shape, j->c);
-        snprintf(j->line, sizeof j->line, "numoracle golden: wrote %s (op=%s shape=%s dtype=%s %s)", j->final,
-                 j->c->op->name, shape, nmo_fmt_name(j->c->plan.in), info);
-    }
-    if (!rc) {
-        test_stall();
-        /* the forward first: a backward bundle never appears without its forward */
-        for (int q = 0; q < 2 && !rc; q++) {
-            job *j = jobs[q];
-            if (!j) continue;
-            if (nmo_bundle_dir_commit(j->tmp, j->final, force, &err) != NMO_OK) rc = cli_error("%s", err.msg);
-            else j->have_tmp = 0;
-        }
-        for (int q = 0; q < 2 && !rc; q++)
-            if (jobs[q]) printf("%s\n", jobs[q]->line);
-    }
+    nmo_bundle_wopts base = {0};
+    base.name = name;
+    base.layout = layout;
+    base.family = nmo_family_name(pb.family);
+    base.seed = pb.seed;
+    base.command = cmdline;
+    base.generated_at = ts;
+    base.tier = tier;
+    base.no_tolerance = cli_val(&cmd, "no-tolerance") != NULL;
+    base.informative = cli_val(&cmd, "informative") != NULL;
+    rc = golden_write(jobs, &jb, &base, fsrc, inputs_json, co.mode, force);
     fflush(stdout);
 out:
     if (jb.have_tmp) nmo_bundle_dir_remove(jb.tmp);

@@ -35,138 +35,6 @@
 #include "nmo_internal.h"
 #include "numoracle/bundle.h"
 
-/* ---- engines (shared with calibrate) -------------------------------------------------- */
-
-void cli_plugin_spec(char *path, size_t np, char *name, size_t nn, const char *rest)
-{
-    snprintf(path, np, "%s", rest);
-    name[0] = '\0';
-    struct stat pst; /* stat, not fopen: a FIFO must not block the parse */
-    if (stat(path, &pst) == 0) return;
-    char *colon = strrchr(path, ':');
-    if (colon && colon[1] && !strchr(colon + 1, '/')) {
-        snprintf(name, nn, "%s", colon + 1);
-        *colon = '\0';
-    }
-}
-
-int cli_engine_spec(cli_eut *e, const char *spec, const char *const *expect, int n_expect)
-{
-    memset(e, 0, sizeof *e);
-    snprintf(e->spec, sizeof e->spec, "%s", spec ? spec : "cpu");
-    const char *s = e->spec;
-    nmo_err err = {{0}};
-    if (strcmp(s, "cpu") == 0) return 0;
-    if (strncmp(s, "cpu:", 4) == 0 && s[4]) {
-        snprintf(e->cand, sizeof e->cand, "%s", s + 4);
-        for (int i = 0; i < nmo_cand_count(); i++)
-            if (strcmp(nmo_cand_at(i)->name, e->cand) == 0) return 0;
-        return cli_error("unknown CPU candidate '%s' (see numoracle candidates --op OP)", e->cand);
-    }
-    if (strcmp(s, "hip") == 0 || (strncmp(s, "hip:", 4) == 0 && s[4])) {
-        if (!nmo_gpu_enabled()) return cli_error("engine '%s': %s", s, NMO_GPU_NONE_MSG);
-        e->is_kernel = 1;
-        if (s[3] == ':') snprintf(e->kname, sizeof e->kname, "%s", s + 4);
-        nmo_kernel_set_hip(&e->ks);
-        return 0;
-    }
-    if (strncmp(s, "plugin:", 7) == 0 && s[7]) {
-        e->is_kernel = 1;
-        double tmo; /* a bad NMO_PLUGIN_TIMEOUT is the user's error, not the plugin's skip */
-        if (nmo_plugin_timeout(&tmo, &err) != NMO_OK) return cli_error("%s", err.msg);
-        cli_plugin_spec(e->path, sizeof e->path, e->kname, sizeof e->kname, s + 7);
-        if (nmo_plugin_check_expected(expect, n_expect, &err) != NMO_OK) return cli_error("%s", err.msg);
-        if (nmo_plugin_open(&e->plugin, e->path, &err) != NMO_OK) {
-            if (nmo_plugin_is_expected(e->path, expect, n_expect)) return cli_error("%s", err.msg);
-            snprintf(e->load_why, sizeof e->load_why, "plugin not loaded: %s", err.msg);
-            return 0;
-        }
-        nmo_kernel_set_plugin(&e->ks, e->plugin);
-        return 0;
-    }
-    return cli_error("bad --engine '%s': expected cpu, cpu:NAME, hip[:NAME] or plugin:PATH[:NAME]", s);
-}
-
-void cli_engine_release(cli_eut *e)
-{
-    nmo_plugin_close(e->plugin);
-    e->plugin = NULL;
-}
-
-static nmo_status cpu_run(nmo_tensor *out, const nmo_cand *cd, const nmo_case *c, nmo_err *err)
-{
-    memset(out, 0, sizeof(nmo_tensor) * NMO_MAX_TENSORS);
-    for (int k = 0; k < c->n_out; k++) {
-        out[k] = c->out[k];
-        out[k].data = NULL;
-        out[k].own = 0;
-        NMO_RETURN_IF_ERR(nmo_tensor_alloc(&out[k], err));
-    }
-    nmo_cand_args a = {c->in, c->n_in, out, c->n_out, c->param, c->op->n_param, &c->plan};
-    return cd->run(&a, err);
-}
-
-int cli_engine_exec(nmo_tensor *out, const cli_eut *e, const nmo_case *c, char *why, size_t wn, nmo_err *err)
-{
-    memset(out, 0, sizeof(nmo_tensor) * NMO_MAX_TENSORS);
-    if (!e->is_kernel) {
-        const nmo_cand *cd = nmo_cand_find(c->op->name, e->cand[0] ? e->cand : NULL);
-        if (!cd) {
-            snprintf(why, wn, "engine %s does not support op %s", e->spec, c->op->name);
-            return 1;
-        }
-        nmo_status s = cpu_run(out, cd, c, err);
-        if (s == NMO_OK) return 0;
-        for (int k = 0; k < NMO_MAX_TENSORS; k++) nmo_tensor_free(&out[k]);
-        /* an engine that cannot serve the case (a dtype it lacks) skips it (RFC 0011) */
-        if (s != NMO_ERR_UNSUPPORTED) return -1;
-        snprintf(why, wn, "engine %s: %s", e->spec, err->msg);
-        return 1;
-    }
-    if (e->load_why[0]) {
-        snprintf(why, wn, "%s", e->load_why);
-        return 1;
-    }
-    const nmo_plugin_kernel *k = NULL;
-    char kw[400] = "";
-    int r = nmo_kernel_select(&k, &e->ks, c->op->name, c->plan.in, c->plan.out, e->kname[0] ? e->kname : NULL, kw,
-                              sizeof kw);
-    if (r != 0) {
-        /* a kernel name the set lacks is named, but only this case is left untested */
-        snprintf(why, wn, "engine %s: %s", e->spec, kw);
-        return 1;
-    }
-    /* the stored reachable sets are the bundle plan's: a kernel that declares another
-     * plan is judged against the wrong sets, and a correct kernel could FAIL */
-    if (k->plan && k->plan[0]) {
-        nmo_plan kp = c->plan;
-        char a[512], b[512];
-        nmo_err pe;
-        if (nmo_plan_parse(&kp, k->plan, &pe) != NMO_OK) {
-            snprintf(why, wn, "engine %s: kernel %s declares a bad plan: %s", e->spec, k->name, pe.msg);
-            return 1;
-        }
-        nmo_plan_to_string(&kp, a, sizeof a);
-        nmo_plan_to_string(&c->plan, b, sizeof b);
-        if (strcmp(a, b) != 0) {
-            snprintf(why, wn, "engine %s: kernel %s follows plan '%s', the bundle's is '%s'", e->spec, k->name, a, b);
-            return 1;
-        }
-    }
-    nmo_run_info info;
-    memset(&info, 0, sizeof info);
-    if (nmo_run_kernel(out, &info, k, &e->ks, c, err) != NMO_OK) {
-        free(info.provenance_json);
-        return -1;
-    }
-    free(info.provenance_json);
-    if (info.skipped) {
-        snprintf(why, wn, "engine %s: kernel %s: %s", e->spec, k->name, info.why);
-        return 1;
-    }
-    return 0;
-}
-
 /* RFC 0011's environment name first, numoracle's older one as an alias; *which gets the
  * name that was read (for messages). Empty values count as unset. */
 const char *cli_env2(const char *rfc, const char *alias, const char **which)
@@ -231,6 +99,7 @@ int cli_parse_shard(int *idx, int *cnt, const char *s)
 typedef struct {
     char filter[256];
     nmo_tol tol;
+    int fixed; /* RFC 0006 method "fixed": the operation's TestTolerances figure, not tol's */
 } tol_ov;
 
 typedef struct {
@@ -304,27 +173,15 @@ static cJSON *read_config(const char *path, nmo_err *err)
 #endif
 }
 
-static int load_config(run_cfg *cfg, const char *path, const cli_eut *eng)
+/* RFC 0006 expected plugins: the builtin CPU engine is always loaded; any other plugin
+ * library named must load (the one under test is loaded already). */
+static int cfg_plugins(const cJSON *doc, const char *path, const cli_eut *eng)
 {
-    memset(cfg, 0, sizeof *cfg);
-    snprintf(cfg->path, sizeof cfg->path, "%s", path);
-    nmo_err err;
-    cJSON *doc = read_config(path, &err);
-    if (!doc) return cli_error("%s", err.msg);
-    int rc = 0;
-    static const char *const top_keys[] = {"plugins", "engines", "tolerance_overrides"};
     static const char *const plug_keys[] = {"path", "engines"};
-    static const char *const eng_keys[] = {"expected_failures", "tolerance_overrides", "tolerance"};
-    static const char *const ov_keys[] = {"filter", "atol", "rtol"};
-    if (!cJSON_IsObject(doc)) {
-        rc = cli_error("%s: the configuration must be a JSON object", path);
-        goto out;
-    }
-    if ((rc = check_keys(doc, top_keys, 3, "top level", path))) goto out;
+    int rc = 0;
     const cJSON *pl = cJSON_GetObjectItemCaseSensitive(doc, "plugins");
     if (pl && !cJSON_IsObject(pl)) {
-        rc = cli_error("%s: plugins must be an object of plugin entries", path);
-        goto out;
+        return cli_error("%s: plugins must be an object of plugin entries", path);
     }
     /* expected plugins: the builtin CPU engine is always loaded; nothing else can be in
      * this build, and an expected plugin that is not loaded is an error (RFC 0006) */
@@ -363,7 +220,100 @@ static int load_config(run_cfg *cfg, const char *path, const cli_eut *eng)
             if (!cJSON_IsString(x) || strcmp(x->valuestring, "cpu") != 0)
                 rc = cli_error("%s: %s: the builtin plugin provides engine 'cpu' only", path, where);
     }
-    if (rc) goto out;
+    return rc;
+}
+
+/* One engine entry: its expected failures, its tolerance overrides and its tolerance
+ * (atol/rtol, or RFC 0006's method "default" or "fixed"). */
+static int cfg_engine_entry(const cJSON *e, const char *where, const char *path, eng_cfg *ec)
+{
+    static const char *const ov_keys[] = {"filter", "atol", "rtol"};
+    int rc = 0;
+    const cJSON *xf = cJSON_GetObjectItemCaseSensitive(e, "expected_failures");
+    if (xf) {
+        if (!cJSON_IsArray(xf)) return cli_error("%s: %s: expected_failures must be an array of test names", path, where);
+        ec->n_xfail = cJSON_GetArraySize(xf);
+        ec->xfail = calloc((size_t)ec->n_xfail + 1, sizeof *ec->xfail);
+        ec->xfail_hit = calloc((size_t)ec->n_xfail + 1, sizeof *ec->xfail_hit);
+        int i = 0;
+        for (const cJSON *x = xf->child; x; x = x->next, i++) {
+            if (!cJSON_IsString(x) || !x->valuestring[0]) {
+                rc = cli_error("%s: %s: expected_failures[%d] must be a test name", path, where, i);
+                break;
+            }
+            snprintf(ec->xfail[i], sizeof ec->xfail[i], "%s", x->valuestring);
+        }
+    }
+    const cJSON *ov = cJSON_GetObjectItemCaseSensitive(e, "tolerance_overrides");
+    const cJSON *tl = cJSON_GetObjectItemCaseSensitive(e, "tolerance");
+    if (!rc && ov && !cJSON_IsArray(ov)) rc = cli_error("%s: %s: tolerance_overrides must be an array", path, where);
+    /* RFC 0006 names a tolerance method: "default" is the three-level chain (no
+     * override), "fixed" the operation's TestTolerances figure whatever a bundle says */
+    int fixed = 0;
+    if (!rc && cJSON_IsString(tl)) {
+        if (strcmp(tl->valuestring, "fixed") == 0) fixed = 1;
+        else if (strcmp(tl->valuestring, "default") != 0)
+            rc = cli_error("%s: %s.tolerance: tolerance method '%s' is not supported (default or fixed)", path, where,
+                           tl->valuestring);
+        if (!fixed) tl = NULL;
+    }
+    if (!rc && tl && !fixed && !cJSON_IsObject(tl))
+        rc = cli_error("%s: %s: tolerance must be an object with atol/rtol, \"default\" or \"fixed\"", path, where);
+    if (!rc) {
+        int n = (ov ? cJSON_GetArraySize(ov) : 0) + (tl ? 1 : 0);
+        ec->ov = calloc((size_t)n + 1, sizeof *ec->ov);
+        int i = 0;
+        for (const cJSON *o = ov ? ov->child : NULL; o && !rc; o = o->next, i++) {
+            char w2[260];
+            snprintf(w2, sizeof w2, "%s%stolerance_overrides[%d]", where, where[0] ? "." : "", i);
+            const cJSON *f = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "filter") : NULL;
+            if (!cJSON_IsObject(o)) rc = cli_error("%s: %s must be an object", path, w2);
+            else if ((rc = check_keys(o, ov_keys, 3, w2, path))) break;
+            else if (!cJSON_IsString(f) || !f->valuestring[0]) rc = cli_error("%s: %s: missing filter (a test-name glob)", path, w2);
+            else if (!(rc = tol_pair(o, &ec->ov[ec->n_ov].tol.atol, &ec->ov[ec->n_ov].tol.rtol, w2, path))) {
+                snprintf(ec->ov[ec->n_ov].filter, sizeof ec->ov[ec->n_ov].filter, "%s", f->valuestring);
+                snprintf(ec->ov[ec->n_ov].tol.source, sizeof ec->ov[ec->n_ov].tol.source, "%s %s (filter '%s')", path, w2,
+                         f->valuestring);
+                ec->n_ov++;
+            }
+        }
+        if (!rc && fixed) {
+            tol_ov *f = &ec->ov[ec->n_ov++];
+            f->fixed = 1;
+            snprintf(f->filter, sizeof f->filter, "*");
+            snprintf(f->tol.source, sizeof f->tol.source, "%s %s.tolerance (fixed: the operation's TestTolerances figure)",
+                     path, where);
+        } else if (!rc && tl) {
+            char w2[260];
+            snprintf(w2, sizeof w2, "%s.tolerance", where);
+            static const char *const tk[] = {"atol", "rtol"};
+            if (!(rc = check_keys(tl, tk, 2, w2, path)) &&
+                !(rc = tol_pair(tl, &ec->ov[ec->n_ov].tol.atol, &ec->ov[ec->n_ov].tol.rtol, w2, path))) {
+                snprintf(ec->ov[ec->n_ov].filter, sizeof ec->ov[ec->n_ov].filter, "*");
+                snprintf(ec->ov[ec->n_ov].tol.source, sizeof ec->ov[ec->n_ov].tol.source, "%s %s", path, w2);
+                ec->n_ov++;
+            }
+        }
+    }
+    return rc;
+}
+
+static int load_config(run_cfg *cfg, const char *path, const cli_eut *eng)
+{
+    memset(cfg, 0, sizeof *cfg);
+    snprintf(cfg->path, sizeof cfg->path, "%s", path);
+    nmo_err err;
+    cJSON *doc = read_config(path, &err);
+    if (!doc) return cli_error("%s", err.msg);
+    int rc = 0;
+    static const char *const top_keys[] = {"plugins", "engines", "tolerance_overrides"};
+    static const char *const eng_keys[] = {"expected_failures", "tolerance_overrides", "tolerance"};
+    if (!cJSON_IsObject(doc)) {
+        rc = cli_error("%s: the configuration must be a JSON object", path);
+        goto out;
+    }
+    if ((rc = check_keys(doc, top_keys, 3, "top level", path))) goto out;
+    if ((rc = cfg_plugins(doc, path, eng))) goto out;
     cJSON *en = cJSON_GetObjectItemCaseSensitive(doc, "engines");
     if (en && !cJSON_IsObject(en)) {
         rc = cli_error("%s: engines must be an object keyed by engine (glob)", path);
@@ -398,58 +348,7 @@ static int load_config(run_cfg *cfg, const char *path, const cli_eut *eng)
         eng_cfg ec;
         memset(&ec, 0, sizeof ec);
         snprintf(ec.glob, sizeof ec.glob, "%s", e->string);
-        const cJSON *xf = cJSON_GetObjectItemCaseSensitive(e, "expected_failures");
-        if (xf) {
-            if (!cJSON_IsArray(xf)) {
-                rc = cli_error("%s: %s: expected_failures must be an array of test names", path, where);
-                break;
-            }
-            ec.n_xfail = cJSON_GetArraySize(xf);
-            ec.xfail = calloc((size_t)ec.n_xfail + 1, sizeof *ec.xfail);
-            ec.xfail_hit = calloc((size_t)ec.n_xfail + 1, sizeof *ec.xfail_hit);
-            int i = 0;
-            for (const cJSON *x = xf->child; x; x = x->next, i++) {
-                if (!cJSON_IsString(x) || !x->valuestring[0]) {
-                    rc = cli_error("%s: %s: expected_failures[%d] must be a test name", path, where, i);
-                    break;
-                }
-                snprintf(ec.xfail[i], sizeof ec.xfail[i], "%s", x->valuestring);
-            }
-        }
-        const cJSON *ov = cJSON_GetObjectItemCaseSensitive(e, "tolerance_overrides");
-        const cJSON *tl = cJSON_GetObjectItemCaseSensitive(e, "tolerance");
-        if (!rc && ov && !cJSON_IsArray(ov)) rc = cli_error("%s: %s: tolerance_overrides must be an array", path, where);
-        if (!rc && tl && !cJSON_IsObject(tl)) rc = cli_error("%s: %s: tolerance must be an object with atol/rtol", path, where);
-        if (!rc) {
-            int n = (ov ? cJSON_GetArraySize(ov) : 0) + (tl ? 1 : 0);
-            ec.ov = calloc((size_t)n + 1, sizeof *ec.ov);
-            int i = 0;
-            for (const cJSON *o = ov ? ov->child : NULL; o && !rc; o = o->next, i++) {
-                char w2[260];
-                snprintf(w2, sizeof w2, "%s%stolerance_overrides[%d]", where, where[0] ? "." : "", i);
-                const cJSON *f = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "filter") : NULL;
-                if (!cJSON_IsObject(o)) rc = cli_error("%s: %s must be an object", path, w2);
-                else if ((rc = check_keys(o, ov_keys, 3, w2, path))) break;
-                else if (!cJSON_IsString(f) || !f->valuestring[0]) rc = cli_error("%s: %s: missing filter (a test-name glob)", path, w2);
-                else if (!(rc = tol_pair(o, &ec.ov[ec.n_ov].tol.atol, &ec.ov[ec.n_ov].tol.rtol, w2, path))) {
-                    snprintf(ec.ov[ec.n_ov].filter, sizeof ec.ov[ec.n_ov].filter, "%s", f->valuestring);
-                    snprintf(ec.ov[ec.n_ov].tol.source, sizeof ec.ov[ec.n_ov].tol.source, "%s %s (filter '%s')", path, w2,
-                             f->valuestring);
-                    ec.n_ov++;
-                }
-            }
-            if (!rc && tl) {
-                char w2[260];
-                snprintf(w2, sizeof w2, "%s.tolerance", where);
-                static const char *const tk[] = {"atol", "rtol"};
-                if (!(rc = check_keys(tl, tk, 2, w2, path)) &&
-                    !(rc = tol_pair(tl, &ec.ov[ec.n_ov].tol.atol, &ec.ov[ec.n_ov].tol.rtol, w2, path))) {
-                    snprintf(ec.ov[ec.n_ov].filter, sizeof ec.ov[ec.n_ov].filter, "*");
-                    snprintf(ec.ov[ec.n_ov].tol.source, sizeof ec.ov[ec.n_ov].tol.source, "%s %s", path, w2);
-                    ec.n_ov++;
-                }
-            }
-        }
+        rc = cfg_engine_entry(e, where, path, &ec);
         if (rc || fnmatch(ec.glob, eng->spec, 0) != 0) {
             free(ec.xfail);
             free(ec.xfail_hit);
@@ -464,11 +363,11 @@ out:
     return rc;
 }
 
-static const nmo_tol *cfg_override(const run_cfg *cfg, const char *test)
+static const tol_ov *cfg_override(const run_cfg *cfg, const char *test)
 {
     for (int i = 0; i < cfg->n; i++)
         for (int k = 0; k < cfg->e[i].n_ov; k++)
-            if (fnmatch(cfg->e[i].ov[k].filter, test, 0) == 0) return &cfg->e[i].ov[k].tol;
+            if (fnmatch(cfg->e[i].ov[k].filter, test, 0) == 0) return &cfg->e[i].ov[k];
     return NULL;
 }
 
@@ -569,193 +468,250 @@ static void print_tensor_block(const nmo_bundle *b, const nmo_report *rep, int s
            tr->n ? 100.0 * (double)tr->n_mismatch / (double)tr->n : 0.0);
 }
 
-static outcome run_one(runner *R, const nmo_disc *d, int i)
-{
-    const nmo_disc_case *dc = &d->cases[i];
-    const char *name = dc->name;
-    nmo_err err = {{0}};
-    cJSON *jc = cJSON_CreateObject();
-    cJSON_AddStringToObject(jc, "name", name);
-    cJSON_AddStringToObject(jc, "bundle", dc->src);
-    outcome res = OUT_FAIL;
-    char reason[1200] = "";
+/* One case's state from loading to the report. */
+typedef struct {
+    const nmo_disc_case *dc;
+    const char *name;
+    cJSON *jc;
+    outcome res;
+    char reason[1200];
     nmo_bundle b;
-    memset(&b, 0, sizeof b);
     nmo_tensor out[NMO_MAX_TENSORS], exp[NMO_MAX_TENSORS];
-    memset(out, 0, sizeof out);
-    memset(exp, 0, sizeof exp);
     nmo_report rep;
-    memset(&rep, 0, sizeof rep);
-    int loaded = 0, stored = 0;
-    const char *ref = "";
+    int loaded, stored, computed;
+    const char *ref;
+    nmo_tol tol;
+    nmo_tol_result tr[NMO_MAX_TENSORS];
+    nmo_verdict ov, tv;
+} run_case;
 
+/* Load the bundle and run the engine: 0 ran, 1 an early outcome in x->res (SKIP or a
+ * FAIL with x->reason). */
+static int rc_load_exec(const runner *R, const nmo_disc *d, int i, run_case *x)
+{
+    nmo_err err = {{0}};
     if (R->vm == VM_GPU) {
-        res = OUT_SKIP;
-        snprintf(reason, sizeof reason, "no GPU reference executor in this build");
-        goto report;
+        x->res = OUT_SKIP;
+        snprintf(x->reason, sizeof x->reason, "no GPU reference executor in this build");
+        return 1;
     }
     /* golden-capable modes load everything; cpu ignores the golden data entirely */
-    nmo_status ls = nmo_disc_load(&b, d, i, R->vm == VM_CPU ? NMO_BL_GRAPH_ONLY : 0, &err);
+    nmo_status ls = nmo_disc_load(&x->b, d, i, R->vm == VM_CPU ? NMO_BL_GRAPH_ONLY : 0, &err);
     if (ls != NMO_OK) {
         /* an operation numoracle does not model (a hipDNN node type or form it cannot
          * bind) has no reference here: SKIP, as RFC 0011 has an unavailable reference */
-        res = ls == NMO_ERR_UNKNOWN_OP ? OUT_SKIP : OUT_FAIL;
-        snprintf(reason, sizeof reason, "%s", err.msg);
-        goto report;
+        x->res = ls == NMO_ERR_UNKNOWN_OP ? OUT_SKIP : OUT_FAIL;
+        snprintf(x->reason, sizeof x->reason, "%s", err.msg);
+        return 1;
     }
-    loaded = 1;
+    x->loaded = 1;
     /* RFC arch guard: reference data from a GPU tool is valid on its architecture only;
      * the engines of this build run on no GPU */
-    const cJSON *arch = b.meta ? cJSON_GetObjectItemCaseSensitive(b.meta, "gpu_architecture") : NULL;
+    const cJSON *arch = x->b.meta ? cJSON_GetObjectItemCaseSensitive(x->b.meta, "gpu_architecture") : NULL;
     if (cJSON_IsString(arch) && arch->valuestring[0] && R->vm != VM_CPU) {
-        res = OUT_SKIP;
-        snprintf(reason, sizeof reason, "golden data is specific to gpu_architecture %s (arch guard); engine %s runs on no GPU",
-                 arch->valuestring, R->eng->spec);
-        goto report;
+        x->res = OUT_SKIP;
+        snprintf(x->reason, sizeof x->reason,
+                 "golden data is specific to gpu_architecture %s (arch guard); engine %s runs on no GPU", arch->valuestring,
+                 R->eng->spec);
+        return 1;
     }
-    int computed;
-    if (b.have_golden) computed = 0;
+    if (x->b.have_golden) x->computed = 0;
     else if (R->vm == VM_GOLDEN) {
-        res = OUT_SKIP;
-        snprintf(reason, sizeof reason, "bundle has no golden data (graph-only)");
-        goto report;
-    } else computed = 1; /* cpu mode, or auto without golden data (no GPU reference) */
-    if (computed) nmo_bundle_generate_inputs(&b);
-    int er = cli_engine_exec(out, R->eng, &b.c, reason, sizeof reason, &err);
+        x->res = OUT_SKIP;
+        snprintf(x->reason, sizeof x->reason, "bundle has no golden data (graph-only)");
+        return 1;
+    } else x->computed = 1; /* cpu mode, or auto without golden data (no GPU reference) */
+    if (x->computed) nmo_bundle_generate_inputs(&x->b);
+    int er = cli_engine_exec(x->out, R->eng, &x->b.c, x->reason, sizeof x->reason, &err);
     if (er != 0) {
-        res = er > 0 ? OUT_SKIP : OUT_FAIL;
-        if (er < 0) snprintf(reason, sizeof reason, "engine %s: %s", R->eng->spec, err.msg);
-        goto report;
+        x->res = er > 0 ? OUT_SKIP : OUT_FAIL;
+        if (er < 0) snprintf(x->reason, sizeof x->reason, "engine %s: %s", R->eng->spec, err.msg);
+        return 1;
     }
-    /* oracle verdict */
+    return 0;
+}
+
+/* The oracle verdict and the expected values (the golden outputs, or the enclosure
+ * midpoint in computed mode): 0, or 1 with a FAIL reason. */
+static int rc_oracle(run_case *x)
+{
+    nmo_err err = {{0}};
     nmo_check_opts co = {0};
     co.keep_verdicts = 1;
     co.keep_bounds = 1;
-    co.keep_enc = computed;
+    co.keep_enc = x->computed;
     nmo_status st;
-    if (!computed && b.have_bounds) {
-        stored = 1;
-        ref = "golden (stored certified bounds)";
-        st = nmo_bundle_judge(&rep, &b, out, NMO_JUDGE_VERDICTS | NMO_JUDGE_WIDTHS, &err);
+    if (!x->computed && x->b.have_bounds) {
+        x->stored = 1;
+        x->ref = "golden (stored certified bounds)";
+        st = nmo_bundle_judge(&x->rep, &x->b, x->out, NMO_JUDGE_VERDICTS | NMO_JUDGE_WIDTHS, &err);
     } else {
-        ref = computed ? "cpu (certified engine at runtime, inputs from the seed)"
-                       : "golden (bounds recomputed: the bundle stores none)";
-        st = nmo_check(&rep, &b.c, out, &co, &err);
+        x->ref = x->computed ? "cpu (certified engine at runtime, inputs from the seed)"
+                             : "golden (bounds recomputed: the bundle stores none)";
+        st = nmo_check(&x->rep, &x->b.c, x->out, &co, &err);
     }
     if (st != NMO_OK) {
-        res = OUT_FAIL;
-        snprintf(reason, sizeof reason, "%s", err.msg);
-        goto report;
+        x->res = OUT_FAIL;
+        snprintf(x->reason, sizeof x->reason, "%s", err.msg);
+        return 1;
     }
-    /* expected values: the golden outputs, or the enclosure midpoint (computed mode) */
-    for (int k = 0; k < b.c.n_out; k++) {
-        if (!computed) {
-            exp[k] = b.golden[k];
-            exp[k].own = 0;
+    const nmo_case *c = &x->b.c;
+    for (int k = 0; k < c->n_out; k++) {
+        if (!x->computed) {
+            x->exp[k] = x->b.golden[k];
+            x->exp[k].own = 0;
             continue;
         }
-        exp[k] = b.c.out[k];
-        exp[k].data = NULL;
-        exp[k].own = 0;
-        nmo_tensor_alloc(&exp[k], &err);
-        int64_t n = nmo_tensor_numel(&exp[k]);
+        x->exp[k] = c->out[k];
+        x->exp[k].data = NULL;
+        x->exp[k].own = 0;
+        nmo_tensor_alloc(&x->exp[k], &err);
+        int64_t n = nmo_tensor_numel(&x->exp[k]);
         for (int64_t q = 0; q < n; q++) {
-            const nmo_fenc *e = &rep.enc[k][q];
-            double v = nmo_fmt_round(b.c.plan.out, e->lo + 0.5 * (e->hi - e->lo), NMO_RNE, b.c.plan.ftz);
-            if (v < rep.rlo[k][q]) v = rep.rlo[k][q];
-            if (v > rep.rhi[k][q]) v = rep.rhi[k][q];
-            nmo_tensor_set(&exp[k], q, v);
+            const nmo_fenc *e = &x->rep.enc[k][q];
+            double v = nmo_fmt_round(c->plan.out, e->lo + 0.5 * (e->hi - e->lo), NMO_RNE, c->plan.ftz);
+            if (v < x->rep.rlo[k][q]) v = x->rep.rlo[k][q];
+            if (v > x->rep.rhi[k][q]) v = x->rep.rhi[k][q];
+            nmo_tensor_set(&x->exp[k], q, v);
         }
     }
-    /* tolerance verdict */
-    nmo_tol tol;
-    if (nmo_tol_resolve(&tol, cfg_override(R->cfg, name), &b, &err) != NMO_OK) {
-        res = OUT_FAIL;
-        snprintf(reason, sizeof reason, "%s", err.msg);
-        goto report;
-    }
-    nmo_tol_result tr[NMO_MAX_TENSORS];
-    nmo_verdict tv = NMO_PASS;
-    for (int k = 0; k < b.c.n_out; k++) {
-        nmo_tol_compare(&tr[k], &tol, &exp[k], &out[k]);
-        if (tr[k].verdict == NMO_FAIL) tv = NMO_FAIL;
-    }
-    nmo_verdict ov = rep.verdict, fv;
-    if (R->acc == ACC_TOL) fv = tv;
-    else if (R->acc == ACC_ORACLE) fv = ov;
-    else fv = (ov == NMO_FAIL || tv == NMO_FAIL) ? NMO_FAIL : ov;
-    res = fv == NMO_PASS ? OUT_PASS : fv == NMO_FAIL ? OUT_FAIL : OUT_INCONC;
-    int xf = cfg_xfail(R->cfg, name);
-    if (xf && res == OUT_FAIL) res = OUT_XFAIL;
-    else if (xf && res == OUT_PASS) res = OUT_XPASS;
+    return 0;
+}
 
-    /* report */
-    const char *label = res == OUT_PASS ? "PASS" : res == OUT_INCONC ? "INCONCLUSIVE" : res == OUT_XFAIL ? "XFAIL" : res == OUT_XPASS ? "XPASS" : "FAIL";
+/* The tolerance verdict (RFC 0006's method "fixed": the operation's TestTolerances
+ * figure at level override) and the deciding outcome: 0, or 1 with a FAIL reason. */
+static int rc_verdict(const runner *R, run_case *x)
+{
+    nmo_err err = {{0}};
+    const tol_ov *ov = cfg_override(R->cfg, x->name);
+    nmo_tol fixed;
+    const nmo_tol *o = ov ? &ov->tol : NULL;
+    if (ov && ov->fixed) {
+        nmo_tol_default(&fixed, x->b.g.op, x->b.c.plan.out);
+        snprintf(fixed.source, sizeof fixed.source, "%s", ov->tol.source);
+        o = &fixed;
+    }
+    if (nmo_tol_resolve(&x->tol, o, &x->b, &err) != NMO_OK) {
+        x->res = OUT_FAIL;
+        snprintf(x->reason, sizeof x->reason, "%s", err.msg);
+        return 1;
+    }
+    x->tv = NMO_PASS;
+    for (int k = 0; k < x->b.c.n_out; k++) {
+        nmo_tol_compare(&x->tr[k], &x->tol, &x->exp[k], &x->out[k]);
+        if (x->tr[k].verdict == NMO_FAIL) x->tv = NMO_FAIL;
+    }
+    x->ov = x->rep.verdict;
+    nmo_verdict fv;
+    if (R->acc == ACC_TOL) fv = x->tv;
+    else if (R->acc == ACC_ORACLE) fv = x->ov;
+    else fv = (x->ov == NMO_FAIL || x->tv == NMO_FAIL) ? NMO_FAIL : x->ov;
+    x->res = fv == NMO_PASS ? OUT_PASS : fv == NMO_FAIL ? OUT_FAIL : OUT_INCONC;
+    int xf = cfg_xfail(R->cfg, x->name);
+    if (xf && x->res == OUT_FAIL) x->res = OUT_XFAIL;
+    else if (xf && x->res == OUT_PASS) x->res = OUT_XPASS;
+    return 0;
+}
+
+/* The judged case: its line (or the RFC failure block) and its JSON record. */
+static void rc_report_judged(const runner *R, run_case *x)
+{
+    outcome res = x->res;
+    const nmo_case *c = &x->b.c;
+    const char *label = res == OUT_PASS     ? "PASS"
+                        : res == OUT_INCONC ? "INCONCLUSIVE"
+                        : res == OUT_XFAIL  ? "XFAIL"
+                        : res == OUT_XPASS  ? "XPASS"
+                                            : "FAIL";
     if (res == OUT_PASS) {
-        printf("PASS %s  oracle %s (%lld/%lld), tolerance %s (%s)\n", name, nmo_verdict_name(ov), (long long)rep.n_pass,
-               (long long)rep.n, nmo_verdict_name(tv), nmo_tol_level_name(tol.level));
+        printf("PASS %s  oracle %s (%lld/%lld), tolerance %s (%s)\n", x->name, nmo_verdict_name(x->ov),
+               (long long)x->rep.n_pass, (long long)x->rep.n, nmo_verdict_name(x->tv), nmo_tol_level_name(x->tol.level));
     } else {
-        printf("%s: %s%s\n", label, name,
-               res == OUT_XFAIL ? " (expected failure)" : res == OUT_XPASS ? " (listed in expected_failures but passed: remove it)" : "");
-        printf("  Bundle: %s\n", dc->src);
-        printf("  Engine: %s  reference: %s  acceptance: %s\n", R->eng->spec, ref, acc_name(R->acc));
-        for (int k = 0; k < b.c.n_out; k++) {
-            int64_t n = nmo_tensor_numel(&out[k]), bad = 0;
-            for (int64_t q = 0; q < n; q++) bad += rep.verdicts[k][q] != NMO_PASS;
-            if (res == OUT_XPASS || bad || tr[k].verdict == NMO_FAIL || b.c.n_out == 1)
-                print_tensor_block(&b, &rep, stored, k, &exp[k], &out[k], &tol, &tr[k]);
+        printf("%s: %s%s\n", label, x->name,
+               res == OUT_XFAIL   ? " (expected failure)"
+               : res == OUT_XPASS ? " (listed in expected_failures but passed: remove it)"
+                                  : "");
+        printf("  Bundle: %s\n", x->dc->src);
+        printf("  Engine: %s  reference: %s  acceptance: %s\n", R->eng->spec, x->ref, acc_name(R->acc));
+        for (int k = 0; k < c->n_out; k++) {
+            int64_t n = nmo_tensor_numel(&x->out[k]), bad = 0;
+            for (int64_t q = 0; q < n; q++) bad += x->rep.verdicts[k][q] != NMO_PASS;
+            if (res == OUT_XPASS || bad || x->tr[k].verdict == NMO_FAIL || c->n_out == 1)
+                print_tensor_block(&x->b, &x->rep, x->stored, k, &x->exp[k], &x->out[k], &x->tol, &x->tr[k]);
         }
-        printf("  Verdicts: oracle %s, tolerance %s (level %s: %s)\n", nmo_verdict_name(ov), nmo_verdict_name(tv),
-               nmo_tol_level_name(tol.level), tol.source);
+        printf("  Verdicts: oracle %s, tolerance %s (level %s: %s)\n", nmo_verdict_name(x->ov), nmo_verdict_name(x->tv),
+               nmo_tol_level_name(x->tol.level), x->tol.source);
     }
+    cJSON *jc = x->jc;
     cJSON_AddStringToObject(jc, "status", label);
-    cJSON_AddStringToObject(jc, "reference", ref);
+    cJSON_AddStringToObject(jc, "reference", x->ref);
     cJSON *jo = cJSON_AddObjectToObject(jc, "oracle");
-    cJSON_AddStringToObject(jo, "verdict", nmo_verdict_name(ov));
-    cJSON_AddNumberToObject(jo, "elements", (double)rep.n);
-    cJSON_AddNumberToObject(jo, "pass", (double)rep.n_pass);
-    cJSON_AddNumberToObject(jo, "fail", (double)rep.n_fail);
-    cJSON_AddNumberToObject(jo, "inconclusive", (double)rep.n_inconc);
-    cJSON_AddStringToObject(jo, "bounds", stored ? "stored" : "recomputed");
+    cJSON_AddStringToObject(jo, "verdict", nmo_verdict_name(x->ov));
+    cJSON_AddNumberToObject(jo, "elements", (double)x->rep.n);
+    cJSON_AddNumberToObject(jo, "pass", (double)x->rep.n_pass);
+    cJSON_AddNumberToObject(jo, "fail", (double)x->rep.n_fail);
+    cJSON_AddNumberToObject(jo, "inconclusive", (double)x->rep.n_inconc);
+    cJSON_AddStringToObject(jo, "bounds", x->stored ? "stored" : "recomputed");
     cJSON *jt = cJSON_AddObjectToObject(jc, "tolerance");
-    cJSON_AddStringToObject(jt, "verdict", nmo_verdict_name(tv));
-    cJSON_AddStringToObject(jt, "level", nmo_tol_level_name(tol.level));
-    cJSON_AddStringToObject(jt, "source", tol.source);
-    cJSON_AddItemToObject(jt, "atol", jnum(tol.atol));
-    cJSON_AddItemToObject(jt, "rtol", jnum(tol.rtol));
+    cJSON_AddStringToObject(jt, "verdict", nmo_verdict_name(x->tv));
+    cJSON_AddStringToObject(jt, "level", nmo_tol_level_name(x->tol.level));
+    cJSON_AddStringToObject(jt, "source", x->tol.source);
+    cJSON_AddItemToObject(jt, "atol", jnum(x->tol.atol));
+    cJSON_AddItemToObject(jt, "rtol", jnum(x->tol.rtol));
     cJSON *ja = cJSON_AddArrayToObject(jt, "outputs");
-    for (int k = 0; k < b.c.n_out; k++) {
-        cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "tensor", b.g.t[b.g.out_t[k]].name);
-        cJSON_AddNumberToObject(x, "uid", (double)b.g.t[b.g.out_t[k]].uid);
-        cJSON_AddItemToObject(x, "max_abs", jnum(tr[k].max_abs));
-        cJSON_AddItemToObject(x, "max_rel", jnum(tr[k].max_rel));
-        cJSON_AddNumberToObject(x, "mismatched", (double)tr[k].n_mismatch);
-        cJSON_AddItemToArray(ja, x);
+    for (int k = 0; k < c->n_out; k++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "tensor", x->b.g.t[x->b.g.out_t[k]].name);
+        cJSON_AddNumberToObject(o, "uid", (double)x->b.g.t[x->b.g.out_t[k]].uid);
+        cJSON_AddItemToObject(o, "max_abs", jnum(x->tr[k].max_abs));
+        cJSON_AddItemToObject(o, "max_rel", jnum(x->tr[k].max_rel));
+        cJSON_AddNumberToObject(o, "mismatched", (double)x->tr[k].n_mismatch);
+        cJSON_AddItemToArray(ja, o);
     }
-    goto done;
+}
 
-report:
-    if (res == OUT_SKIP) {
-        printf("SKIP %s: %s\n", name, reason);
-        cJSON_AddStringToObject(jc, "status", "SKIP");
+/* A case that ended before a verdict: SKIP with its reason, or FAIL with the error. */
+static void rc_report_early(const runner *R, run_case *x)
+{
+    if (x->res == OUT_SKIP) {
+        printf("SKIP %s: %s\n", x->name, x->reason);
+        cJSON_AddStringToObject(x->jc, "status", "SKIP");
     } else {
-        int xf = cfg_xfail(R->cfg, name);
-        if (xf) res = OUT_XFAIL;
-        printf("%s: %s%s\n  Bundle: %s\n  Error: %s\n", xf ? "XFAIL" : "FAIL", name, xf ? " (expected failure)" : "", dc->src,
-               reason);
-        cJSON_AddStringToObject(jc, "status", xf ? "XFAIL" : "FAIL");
+        int xf = cfg_xfail(R->cfg, x->name);
+        if (xf) x->res = OUT_XFAIL;
+        printf("%s: %s%s\n  Bundle: %s\n  Error: %s\n", xf ? "XFAIL" : "FAIL", x->name, xf ? " (expected failure)" : "",
+               x->dc->src, x->reason);
+        cJSON_AddStringToObject(x->jc, "status", xf ? "XFAIL" : "FAIL");
     }
-    cJSON_AddStringToObject(jc, "reason", reason);
-done:
-    cJSON_AddItemToArray(R->jcases, jc);
+    cJSON_AddStringToObject(x->jc, "reason", x->reason);
+}
+
+static outcome run_one(runner *R, const nmo_disc *d, int i)
+{
+    run_case *x = calloc(1, sizeof *x);
+    if (!x) {
+        printf("FAIL: %s\n  Error: out of memory\n", d->cases[i].name);
+        return OUT_FAIL;
+    }
+    x->dc = &d->cases[i];
+    x->name = x->dc->name;
+    x->res = OUT_FAIL;
+    x->ref = "";
+    x->jc = cJSON_CreateObject();
+    cJSON_AddStringToObject(x->jc, "name", x->name);
+    cJSON_AddStringToObject(x->jc, "bundle", x->dc->src);
+    if (rc_load_exec(R, d, i, x) || rc_oracle(x) || rc_verdict(R, x)) rc_report_early(R, x);
+    else rc_report_judged(R, x);
+    cJSON_AddItemToArray(R->jcases, x->jc);
     fflush(stdout);
-    nmo_report_free(&rep);
+    nmo_report_free(&x->rep);
     for (int k = 0; k < NMO_MAX_TENSORS; k++) {
-        nmo_tensor_free(&out[k]);
-        nmo_tensor_free(&exp[k]);
+        nmo_tensor_free(&x->out[k]);
+        nmo_tensor_free(&x->exp[k]);
     }
-    if (loaded) nmo_bundle_free(&b);
+    if (x->loaded) nmo_bundle_free(&x->b);
+    outcome res = x->res;
+    free(x);
     return res;
 }
 
@@ -862,6 +818,50 @@ static char *junit_xml(const cJSON *cases, int n_pass, int n_fail, int n_skip, i
 
 /* ---- the verb ----------------------------------------------------------------------------- */
 
+/* --junit and --json: both staged together, so one path named twice is refused and
+ * neither file replaces anything until both are written. n: passed, failed, skipped,
+ * inconclusive, expected failures. Returns 0 or the exit status of an error. */
+static int write_reports(cli_cmd *cmd, runner *R, const char *root, const char *tier_s, const char *vm_s,
+                         const char *acc_s, const int *n)
+{
+    /* both reports staged together: one path named twice is refused, and neither file
+     * replaces anything until both are written */
+    cli_stage st = {0};
+    int wrc = 0;
+    const char *xpath = cli_val(cmd, "junit");
+    if (xpath) {
+        char *xs = junit_xml(R->jcases, n[0], n[1], n[2], n[3]);
+        wrc = !xs ? cli_error("out of memory") : cli_stage_file(&st, xpath, xs, strlen(xs));
+        free(xs);
+    }
+    const char *jpath = wrc ? NULL : cli_val(cmd, "json");
+    if (jpath) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "numoracle_version", nmo_version());
+        cJSON_AddStringToObject(o, "golden_data_dir", root);
+        cJSON_AddStringToObject(o, "tier", tier_s);
+        cJSON_AddStringToObject(o, "engine", R->eng->spec);
+        cJSON_AddStringToObject(o, "verification_mode", vm_s);
+        cJSON_AddStringToObject(o, "acceptance", acc_s);
+        if (cli_val(cmd, "filter")) cJSON_AddStringToObject(o, "filter", cli_val(cmd, "filter"));
+        if (cli_val(cmd, "shard")) cJSON_AddStringToObject(o, "shard", cli_val(cmd, "shard"));
+        cJSON *s = cJSON_AddObjectToObject(o, "summary");
+        cJSON_AddNumberToObject(s, "passed", n[0]);
+        cJSON_AddNumberToObject(s, "failed", n[1]);
+        cJSON_AddNumberToObject(s, "skipped", n[2]);
+        cJSON_AddNumberToObject(s, "expected_failures", n[4]);
+        cJSON_AddNumberToObject(s, "inconclusive", n[3]);
+        cJSON_AddItemToObject(o, "cases", R->jcases);
+        R->jcases = NULL;
+        char *js = nmo__json_print(o, 1);
+        cJSON_Delete(o);
+        wrc = !js ? cli_error("out of memory") : cli_stage_file(&st, jpath, js, strlen(js));
+        free(js);
+    }
+    if (!wrc && (xpath || jpath)) wrc = cli_stage_commit(&st);
+    return wrc;
+}
+
 int cmd_run(int argc, char **argv)
 {
     cli_opt opts[] = {
@@ -879,6 +879,7 @@ int cmd_run(int argc, char **argv)
         {"junit", "FILE", 0, 0, "also write a JUnit XML report to FILE (atomically)", NULL, {0}, 0},
         {"list", NULL, 0, 0, "list the selected test names and exit", NULL, {0}, 0},
         {"expect-plugin", "PATH", 0, 1, "a plugin that must load: failing to is an error, not a skip (also NMO_EXPECT_PLUGINS)", NULL, {0}, 0},
+        {"strict", NULL, 0, 0, "exit 1 when a case is skipped (not an expected failure)", NULL, {0}, 0},
     };
     cli_cmd cmd = {
         .verb = "run",
@@ -898,7 +899,8 @@ int cmd_run(int argc, char **argv)
                   "is not \"builtin\" must load. An expected failure that fails is\n"
                   "XFAIL (counted as skipped); one that passes is XPASS (counted as failed).\n"
                   "\n"
-                  "exit: 0 all passed, 1 a failure, 3 inconclusive (no failure), 2 usage/config errors\n",
+                  "exit: 0 all passed, 1 a failure (--strict: or a skip), 3 inconclusive (no failure),\n"
+                  "2 usage/config errors\n",
         .opts = opts,
         .nopts = (int)(sizeof opts / sizeof opts[0]),
     };
@@ -985,45 +987,12 @@ int cmd_run(int argc, char **argv)
         case OUT_INCONC: n_inc++; break;
         }
     }
+    int n[5] = {n_pass, n_fail, n_skip, n_inc, n_xfail};
     printf("%d passed, %d failed, %d skipped\n", n_pass, n_fail, n_skip);
     printf("%d inconclusive\n", n_inc);
     fflush(stdout);
-    rc = n_fail ? 1 : n_inc ? 3 : 0;
-    /* both reports staged together: one path named twice is refused, and neither file
-     * replaces anything until both are written */
-    cli_stage st = {0};
-    int wrc = 0;
-    const char *xpath = cli_val(&cmd, "junit");
-    if (xpath) {
-        char *xs = junit_xml(R.jcases, n_pass, n_fail, n_skip, n_inc);
-        wrc = !xs ? cli_error("out of memory") : cli_stage_file(&st, xpath, xs, strlen(xs));
-        free(xs);
-    }
-    const char *jpath = wrc ? NULL : cli_val(&cmd, "json");
-    if (jpath) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "numoracle_version", nmo_version());
-        cJSON_AddStringToObject(o, "golden_data_dir", root);
-        cJSON_AddStringToObject(o, "tier", tier_s);
-        cJSON_AddStringToObject(o, "engine", eng.spec);
-        cJSON_AddStringToObject(o, "verification_mode", vm_s);
-        cJSON_AddStringToObject(o, "acceptance", acc_s);
-        if (filter) cJSON_AddStringToObject(o, "filter", filter);
-        if (cli_val(&cmd, "shard")) cJSON_AddStringToObject(o, "shard", cli_val(&cmd, "shard"));
-        cJSON *s = cJSON_AddObjectToObject(o, "summary");
-        cJSON_AddNumberToObject(s, "passed", n_pass);
-        cJSON_AddNumberToObject(s, "failed", n_fail);
-        cJSON_AddNumberToObject(s, "skipped", n_skip);
-        cJSON_AddNumberToObject(s, "expected_failures", n_xfail);
-        cJSON_AddNumberToObject(s, "inconclusive", n_inc);
-        cJSON_AddItemToObject(o, "cases", R.jcases);
-        R.jcases = NULL;
-        char *js = nmo__json_print(o, 1);
-        cJSON_Delete(o);
-        wrc = !js ? cli_error("out of memory") : cli_stage_file(&st, jpath, js, strlen(js));
-        free(js);
-    }
-    if (!wrc && (xpath || jpath)) wrc = cli_stage_commit(&st);
+    rc = n_fail || (cli_val(&cmd, "strict") && n_skip > n_xfail) ? 1 : n_inc ? 3 : 0;
+    int wrc = write_reports(&cmd, &R, root, tier_s, vm_s, acc_s, n);
     if (wrc) rc = wrc;
     cJSON_Delete(R.jcases);
     free(sel);

@@ -20,7 +20,9 @@
 static void print_diag(void *ctx, nmo_diag_level l, const char *msg)
 {
     (void)ctx;
-    printf("%s: %s\n", l == NMO_DIAG_ERROR ? "error" : "warning", msg);
+    /* the SKIP line run and calibrate print for the same case */
+    if (l == NMO_DIAG_SKIP) printf("SKIP %s\n", msg);
+    else printf("%s: %s\n", l == NMO_DIAG_ERROR ? "error" : "warning", msg);
 }
 
 /* Take the one positional argument (DIR) out of argv, leaving options for cli_parse. */
@@ -67,6 +69,7 @@ int cmd_verify(int argc, char **argv)
     cli_opt opts[] = {
         {"case-warn-mb", "MB", 0, 0, "warn when one case's tensors exceed MB (default 2)", NULL, {0}, 0},
         {"total-fail-mb", "MB", 0, 0, "fail when all tensors together exceed MB (default 800)", NULL, {0}, 0},
+        {"strict", NULL, 0, 0, "exit 1 when a case is skipped (an unsupported operation)", NULL, {0}, 0},
     };
     cli_cmd cmd = {
         .verb = "verify",
@@ -74,7 +77,8 @@ int cmd_verify(int argc, char **argv)
                    "tensor sizes, NaN/Inf in goldens, tier folders, stray .json, template sweeps,\n"
                    "missing .bin files, forward_source of backward bundles, payload budgets,\n"
                    "metadata fields, certified bounds. DIR defaults to $HIPDNN_TEST_GOLDEN_DATA_DIR, $NUMORACLE_GOLDEN_DATA_DIR,\n"
-                   "else ./bundles. Exit 0 clean (warnings allowed), 1 errors, 2 usage errors.",
+                   "else ./bundles. A case of an unsupported operation is a SKIP line, as in run.\n"
+                   "Exit 0 clean (warnings and skips allowed; --strict: no skips), 1 errors, 2 usage errors.",
         .usage = "verify [DIR] [options]",
         .opts = opts,
         .nopts = (int)(sizeof opts / sizeof opts[0]),
@@ -96,6 +100,8 @@ int cmd_verify(int argc, char **argv)
     printf("verify: %s: %d single-graph bundles, %d sweeps, %d cases; tensor payload %.2f MB of %.0f MB", dir,
            s.bundles, s.sweeps, s.cases, tot, budget);
     if (s.largest_name[0]) printf(" (largest case %.2f MB: %s)", big, s.largest_name);
-    printf("; %d error%s, %d warning%s\n", s.errors, s.errors == 1 ? "" : "s", s.warnings, s.warnings == 1 ? "" : "s");
-    return s.errors ? 1 : 0;
+    printf("; %d error%s, %d warning%s", s.errors, s.errors == 1 ? "" : "s", s.warnings, s.warnings == 1 ? "" : "s");
+    if (s.skipped) printf(", %d skipped", s.skipped);
+    printf("\n");
+    return s.errors || (s.skipped && cli_val(&cmd, "strict")) ? 1 : 0;
 }

@@ -1,6 +1,7 @@
 // numoracle_gtest: every bundle case of a tier cascade as a GoogleTest, judged by the
 // certified reachable sets (RFC 0011 names; --gtest_filter selects them).
-//   numoracle_gtest [--golden-data-dir DIR] [--tier TIER] [--engine cpu[:NAME]] [gtest flags]
+//   numoracle_gtest [--golden-data-dir DIR] [--tier TIER] [--engine cpu[:NAME] | hip[:NAME] | plugin:PATH[:NAME]]
+//                   [--inconclusive fail|skip] [gtest flags]
 #include <gtest/gtest.h>
 
 #include "numoracle_gtest.h"

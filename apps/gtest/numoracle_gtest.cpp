@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "eut.h"
 #include "numoracle/bundle.h"
 #include "numoracle/cand.h"
 
@@ -32,6 +33,24 @@ Engine CpuEngine(const std::string &candidate)
     };
 }
 
+Engine EngineUnderTest(const std::string &spec, int *rc)
+{
+    // the CLI's engine-under-test rules (apps/cli/eut.c): cpu[:NAME], hip[:NAME],
+    // plugin:PATH[:NAME]; a plugin listed in NMO_EXPECT_PLUGINS must load
+    std::shared_ptr<cli_eut> e(new cli_eut, [](cli_eut *p) {
+        cli_engine_release(p);
+        delete p;
+    });
+    *rc = cli_engine_spec(e.get(), spec.c_str(), nullptr, 0);
+    if (*rc) return Engine();
+    return [e](nmo_tensor *out, const nmo_case *c, nmo_err *err) -> nmo_status {
+        char why[800] = "";
+        int r = cli_engine_exec(out, e.get(), c, why, sizeof why, err);
+        if (r > 0) return nmo_err_set(err, NMO_ERR_UNSUPPORTED, "%s", why);
+        return r == 0 ? NMO_OK : NMO_ERR_GENERIC; // err holds the engine's message
+    };
+}
+
 int ParseArgs(int *argc, char **argv, Options *o)
 {
     int w = 1;
@@ -47,14 +66,10 @@ int ParseArgs(int *argc, char **argv, Options *o)
         if ((v = val("--golden-data-dir")) || (v = val("--gd"))) o->root = v;
         else if ((v = val("--tier"))) o->tier = v;
         else if ((v = val("--engine"))) {
-            std::string e = v;
-            if (e == "cpu") o->engine = CpuEngine();
-            else if (e.compare(0, 4, "cpu:") == 0 && e.size() > 4) o->engine = CpuEngine(e.substr(4));
-            else {
-                std::fprintf(stderr, "numoracle_gtest: bad --engine '%s': expected cpu or cpu:NAME\n", v);
-                return -1;
-            }
-            o->engine_name = e;
+            int rc = 0;
+            o->engine = EngineUnderTest(v, &rc);
+            if (rc) return -1; // printed by cli_engine_spec
+            o->engine_name = v;
         } else if ((v = val("--inconclusive"))) {
             if (std::strcmp(v, "fail") != 0 && std::strcmp(v, "skip") != 0) {
                 std::fprintf(stderr, "numoracle_gtest: bad --inconclusive '%s': expected fail or skip\n", v);

@@ -34,6 +34,11 @@ using Engine = std::function<nmo_status(nmo_tensor *out, const nmo_case *c, nmo_
 // A CPU candidate of the registry by name ("" = each operator's default correct one).
 Engine CpuEngine(const std::string &candidate = "");
 
+// The engine under test by the CLI's --engine syntax: cpu[:NAME], hip[:NAME] (a GPU
+// build) or plugin:PATH[:NAME]; what the engine cannot serve (the capability query, a
+// plugin that did not load) is a skip. *rc: 0, or 2 after printing the error.
+Engine EngineUnderTest(const std::string &spec, int *rc);
+
 struct Options {
     std::string root;          // golden data root; "" = HIPDNN_TEST_GOLDEN_DATA_DIR,
                                // NUMORACLE_GOLDEN_DATA_DIR, else "bundles"
@@ -45,7 +50,7 @@ struct Options {
     bool inconclusive_skips = false;
 };
 
-// Take --golden-data-dir DIR (or --gd), --tier T, --engine cpu[:NAME] and
+// Take --golden-data-dir DIR (or --gd), --tier T, --engine E (EngineUnderTest) and
 // --inconclusive fail|skip out of argv.
 // Returns 0, or -1 after printing the error.
 int ParseArgs(int *argc, char **argv, Options *o);

@@ -196,7 +196,9 @@ void nmo_bundle_timestamp(char *buf, size_t n);
 
 /* ---- template sweeps ---------------------------------------------------------------- */
 
-typedef enum { NMO_DIAG_WARN = 1, NMO_DIAG_ERROR = 2 } nmo_diag_level;
+/* NMO_DIAG_SKIP: a case numoracle cannot judge (an unsupported operation): the message is
+ * "<test>: <why>", neither an error nor a warning (verify's summary counts it). */
+typedef enum { NMO_DIAG_WARN = 1, NMO_DIAG_ERROR = 2, NMO_DIAG_SKIP = 3 } nmo_diag_level;
 typedef void (*nmo_diag_fn)(void *ctx, nmo_diag_level level, const char *msg);
 
 typedef struct {
@@ -287,6 +289,7 @@ typedef struct {
     int64_t payload;             /* bytes of tensor files */
     int64_t largest;
     char largest_name[320];
+    int skipped;                 /* cases of an unsupported operation (NMO_DIAG_SKIP) */
 } nmo_verify_summary;
 
 /* The RFC's nine checks over a golden data root (findings through diag). */
