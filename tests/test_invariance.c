@@ -494,7 +494,10 @@ Test(contract, registry_operators_derived)
         /* without the key nothing is derived */
         dv = parse_mutated(drop_op_and_key, ops[k]);
         cr_expect_lt(nmo_contract_op_find(dv, ops[k]), 0, "%s derived without registry_operators", ops[k]);
-        cr_expect_eq(nmo_contract_op_count(dv), nmo_contract_op_count(ex) - 1);
+        cJSON *root = cJSON_Parse(default_text());
+        int listed = cJSON_GetArraySize(ops_of(root));
+        cJSON_Delete(root);
+        cr_expect_eq(nmo_contract_op_count(dv), listed - 1, "operators derived without registry_operators");
         nmo_contract_free(dv);
     }
     nmo_contract_free(ex);
