@@ -433,6 +433,13 @@ static void m_ro_class(cJSON *r)
     /* dyt's descriptor says elementwise: a listed entry must agree */
     cJSON_ReplaceItemInObject(cJSON_GetObjectItem(ops_of(r), "dyt"), "class", cJSON_CreateString("norm"));
 }
+static void m_ro_noclass(cJSON *r)
+{
+    /* no class elementwise and no operator of it listed: the registry's ones cannot be derived */
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(r, "classes"), "elementwise");
+    static const char *const ew[] = {"silu", "gelu", "swiglu", "geglu", "add", "mul", "dyt"};
+    for (int i = 0; i < 7; i++) cJSON_DeleteItemFromObject(ops_of(r), ew[i]);
+}
 static void m_ro_type(cJSON *r) { cJSON_ReplaceItemInObject(r, "registry_operators", cJSON_CreateNumber(8)); }
 
 static nmo_contract *parse_mutated(void (*f)(cJSON *, const char *), const char *arg)
@@ -554,6 +561,7 @@ Test(contract, strict_fields_named)
         {m_ro_key, "registry_operators.rows: unknown key"},
         {m_ro_class, "operators.dyt.class: 'norm', but the registry's nmo_op.contract_class of dyt is 'elementwise'"},
         {m_ro_type, "registry_operators: expected an object"},
+        {m_ro_noclass, "registry_operators: operator swiglu: its nmo_op.contract_class 'elementwise' is not in classes"},
     };
     const char *text = default_text();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
