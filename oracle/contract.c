@@ -402,6 +402,9 @@ static nmo_status parse_ops(nmo_contract *ct, const cJSON *root, nmo_err *err)
         const char *cls;
         NMO_RETURN_IF_ERR(get_str(&cls, it, "class", 1, what, path, err));
         if (class_find(ct, cls) < 0) return FAIL("%s: %s.class: unknown class '%s' (not in classes)", what, path, cls);
+        if (co->op->contract_class && strcmp(co->op->contract_class, cls) != 0)
+            return FAIL("%s: %s.class: '%s', but the registry's nmo_op.contract_class of %s is '%s'", what, path, cls,
+                        co->op->name, co->op->contract_class);
         snprintf(co->cls, sizeof co->cls, "%s", cls);
         const cJSON *dts;
         int all;
@@ -451,6 +454,60 @@ static nmo_status parse_ops(nmo_contract *ct, const cJSON *root, nmo_err *err)
             return FAIL("%s: %s: the catalog has %s: name it (\"op\") instead of N/A", what, gp, bwd);
         for (int q = 0; q < ct->nops; q++)
             if (ct->ops[q].op == co->op) return FAIL("%s: %s: listed twice", what, path);
+        ct->nops++;
+    }
+    return NMO_OK;
+}
+
+/* "registry_operators": {"batch": B}: every registry operator the contract does not list
+ * whose descriptor names a contract_class is judged as if listed with that class, every
+ * dtype, its first test shape with B rows (shape[0]), default parameters, and OP_bwd as
+ * the gradient (its first test shape with B rows) or N/A. Listed entries win. Without the
+ * key nothing is derived. */
+static nmo_status derive_registry_ops(nmo_contract *ct, const cJSON *root, nmo_err *err)
+{
+    static const char *const keys[] = {"batch", "doc", NULL};
+    const char *what = ct->what, *path = "registry_operators";
+    const cJSON *ro = cJSON_GetObjectItemCaseSensitive(root, path);
+    if (!ro) return NMO_OK;
+    if (!cJSON_IsObject(ro)) return FAIL("%s: %s: expected an object {\"batch\": N}", what, path);
+    NMO_RETURN_IF_ERR(only_keys(ro, what, path, keys, err));
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(ro, "batch");
+    if (!b) return FAIL("%s: %s.batch: missing (the rows of a derived operator's problem)", what, path);
+    if (!cJSON_IsNumber(b) || b->valuedouble < 1 || b->valuedouble > 4096 || b->valuedouble != (double)(int)b->valuedouble)
+        return FAIL("%s: %s.batch: expected an integer in 1..4096", what, path);
+    int64_t batch = (int64_t)b->valuedouble;
+    for (int i = 0; i < nmo_op_count(); i++) {
+        const nmo_op *op = nmo_op_at(i);
+        if (!op->contract_class || nmo_contract_op_find(ct, op->name) >= 0) continue;
+        if (class_find(ct, op->contract_class) < 0)
+            return FAIL("%s: %s: operator %s: its nmo_op.contract_class '%s' is not in classes", what, path, op->name,
+                        op->contract_class);
+        if (ct->nops >= MAX_OPS) return FAIL("%s: operators: more than %d (with %s)", what, MAX_OPS, path);
+        nmo_contract_op *co = &ct->ops[ct->nops];
+        memset(co, 0, sizeof *co);
+        co->op = op;
+        snprintf(co->cls, sizeof co->cls, "%s", op->contract_class);
+        for (int f = 0; f < NMO_FMT_COUNT; f++)
+            if (nmo_op_has_dtype(op, (nmo_fmt)f)) co->dtypes |= 1u << f;
+        char bwd[96], sh[128];
+        snprintf(bwd, sizeof bwd, "%s_bwd", op->name);
+        co->grad = nmo_op_find(bwd);
+        for (int g = 0; g < (co->grad ? 2 : 1); g++) {
+            const nmo_op *o = g ? co->grad : op;
+            int *n = g ? &co->gnshape : &co->nshape;
+            int64_t *dims = g ? co->gshape : co->shape;
+            nmo_err e2 = {{0}};
+            snprintf(sh, sizeof sh, "%s", o->test_shapes ? o->test_shapes : "");
+            sh[strcspn(sh, ";")] = '\0';
+            if (nmo_shape_parse(n, dims, sh, &e2) != NMO_OK)
+                return FAIL("%s: %s: operator %s: test_shapes: %s", what, path, o->name, e2.msg);
+            dims[0] = batch;
+        }
+        if (!co->grad) snprintf(co->grad_na, sizeof co->grad_na, "no %s backward operator in the catalog", op->name);
+        for (int f = 0; f < NMO_FMT_COUNT; f++)
+            if ((co->dtypes >> f & 1u) && co->grad && !nmo_op_has_dtype(co->grad, (nmo_fmt)f))
+                return FAIL("%s: %s: operator %s: %s has no dtype %s", what, path, op->name, bwd, nmo_fmt_name((nmo_fmt)f));
         ct->nops++;
     }
     return NMO_OK;
@@ -584,7 +641,7 @@ static nmo_status check_coverage(const nmo_contract *ct, nmo_err *err)
 nmo_status nmo_contract_parse(nmo_contract **out, const char *text, const char *what, nmo_err *err)
 {
     static const char *const keys[] = {"format", "version", "name", "doc", "profiles", "classes", "operators",
-                                       "rules", NULL};
+                                       "rules", "registry_operators", NULL};
     *out = NULL;
     nmo_contract *ct = calloc(1, sizeof *ct);
     if (!ct) return nmo_err_set(err, NMO_ERR_NOMEM, "contract: out of memory");
@@ -613,6 +670,7 @@ nmo_status nmo_contract_parse(nmo_contract **out, const char *text, const char *
     if (s == NMO_OK) s = parse_profiles(ct, root, err);
     if (s == NMO_OK) s = parse_classes(ct, root, err);
     if (s == NMO_OK) s = parse_ops(ct, root, err);
+    if (s == NMO_OK) s = derive_registry_ops(ct, root, err);
     if (s == NMO_OK) s = parse_rules(ct, root, err);
     if (s == NMO_OK) s = check_coverage(ct, err);
     cJSON_Delete(root);

@@ -56,5 +56,6 @@ const nmo_op nmo_op_dyt = {
     .unit_span = pw_bcast_span,
     .eval_fast = NMO_REF_FAST(nmo_ref_dyt_eval),
     .eval_cert = NMO_REF_CERT(nmo_ref_dyt_eval),
+    .contract_class = "elementwise",
 };
 #endif

@@ -70,5 +70,6 @@ const nmo_op nmo_op_swiglu = {
     .unit_span = pw_span_elem,
     .eval_fast = NMO_REF_FAST(nmo_ref_swiglu_eval),
     .eval_cert = NMO_REF_CERT(nmo_ref_swiglu_eval),
+    .contract_class = "elementwise",
 };
 #endif

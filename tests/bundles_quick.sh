@@ -7,15 +7,58 @@
 #   3. the same with a CPU mutant (cpu:mut_acc_bf16, a bf16 accumulator) fails the
 #      affected cases with the RFC failure block (bundle, tensor, shape, max abs/rel
 #      error with tolerance, worst element with its reachable set, mismatched count).
+#   An operator with no committed quick bundle gets them generated here (gen_quick).
 #
 #   usage: bash tests/bundles_quick.sh path/to/numoracle path/to/bundles
 set -u
 NMO="$1"
 B="$2"
 out="$(mktemp)"
-trap 'rm -f "$out"' EXIT
+gout="$(mktemp)"
+trap 'rm -f "$out" "$gout"' EXIT
 bad=0
 say() { echo "bundles_quick: $*"; }
+
+# An operator registered after bundles/ was generated (no quick bundle committed): its
+# quick bundles are generated here with generate.sh's command (each dtype, the first
+# test shape, the first informative family) into a temporary root; they must verify and
+# PASS with the correct CPU engine, and a mutant (mut_store_rz, else the first mutant
+# without a plan of its own) must FAIL them. Adding an operator stays its three files;
+# committing the bundles (bash bundles/generate.sh) is still asked for.
+gen_quick() {
+    local op=$1 root dt fs n=0 rc mut
+    root="$(mktemp -d)"
+    for dt in $("$NMO" ops --op "$op" | sed -n 's/^  dtypes: *//p'); do
+        for fs in "gaussian 1" "shifted 1" "uniform 1"; do
+            SOURCE_DATE_EPOCH=1767225600 "$NMO" golden --root "$root" --informative --op "$op" --dtype "$dt" \
+                --shape test --name small --tier quick --family "${fs% *}" --seed "${fs#* }" >/dev/null 2>&1 &&
+                { n=$((n + 1)); break; }
+        done
+    done
+    "$NMO" verify "$root" >"$gout" 2>&1
+    rc=$?
+    if [ "$n" = 0 ] || [ $rc != 0 ] || ! tail -1 "$gout" | grep -q '; 0 errors, '; then
+        say "op $op: no quick bundle committed, and $n generated here do not verify (exit $rc)"
+        tail -5 "$gout"; rm -rf "$root"; return 1
+    fi
+    "$NMO" run --golden-data-dir "$root" --tier quick --engine cpu >"$gout" 2>&1
+    rc=$?
+    if [ $rc != 0 ] || [ "$(tail -2 "$gout" | head -1)" != "$n passed, 0 failed, 0 skipped" ] ||
+        [ "$(tail -1 "$gout")" != "0 inconclusive" ]; then
+        say "op $op: the $n quick bundles generated here do not pass with the CPU engine (exit $rc)"
+        grep -v '^PASS ' "$gout" | head -20; rm -rf "$root"; return 1
+    fi
+    mut="$("$NMO" candidates --op "$op" | awk '$2 == "mutant" && $3 !~ /^plan=/ {print $1}')"
+    printf '%s\n' "$mut" | grep -qx mut_store_rz && mut=mut_store_rz || mut="$(printf '%s\n' "$mut" | head -1)"
+    "$NMO" run --golden-data-dir "$root" --tier quick --engine "cpu:$mut" >"$gout" 2>&1
+    rc=$?
+    if [ -z "$mut" ] || [ $rc != 1 ] || ! grep -q '^FAIL: ' "$gout"; then
+        say "op $op: the negative control cpu:${mut:-(no mutant)} did not FAIL the generated bundles (exit $rc)"
+        tail -3 "$gout"; rm -rf "$root"; return 1
+    fi
+    say "note: op $op has no committed quick bundle: $n generated here passed, cpu:$mut failed $(grep -c '^FAIL: ' "$gout") (commit them: bash bundles/generate.sh)"
+    rm -rf "$root"
+}
 
 "$NMO" verify "$B" >"$out" 2>&1
 rc=$?
@@ -38,8 +81,10 @@ for op in $("$NMO" ops | sed -n 's/^\([a-z0-9_]*\): .*/\1/p'); do
     # generate.sh moves bundles that no tried input makes decidable to comprehensive/
     if [ -d "$B/comprehensive/$operation" ]; then
         say "note: op $op has bundles in comprehensive/ only (undecidable at quick sizes)"
-    else
+    elif [ -d "$B/quick/$operation" ]; then
         say "no passing quick bundle for op $op ($operation)"; bad=1
+    else
+        gen_quick "$op" || bad=1
     fi
 done
 

@@ -10,6 +10,7 @@
 #include "campaign/checks.h"
 #include "campaign/mutate.h"
 #include "numoracle/bundle.h" /* nmo_tol_default */
+#include "harness.h" /* NMO_OPS */
 
 static const char sample[] =
     "#include \"cand_util.h\"\n"                                              /* 1 */
@@ -267,8 +268,10 @@ Test(checks, gamma_and_stats)
 Test(checks, hipdnn_is_the_library_table)
 {
     const nmo_fmt fmts[] = {NMO_FP32, NMO_FP16, NMO_BF16};
+    int ncmp = 0;
     for (int i = 0; i < nmo_op_count(); i++) {
         const nmo_op *op = nmo_op_at(i);
+        if (!nmo_test_op_selected(op->name)) continue;
         char shp[128];
         snprintf(shp, sizeof shp, "%s", op->test_shapes);
         *strchrnul(shp, ';') = 0;
@@ -289,10 +292,13 @@ Test(checks, hipdnn_is_the_library_table)
             nmo_tol_default(&d, op, fmts[f]);
             cr_expect_eq(t.hipdnn_tol, d.atol, "%s %s: campaign %g, library %g", op->name,
                          nmo_fmt_name(fmts[f]), t.hipdnn_tol, d.atol);
+            ncmp++;
             free(ref);
             nmo_case_free(&c);
         }
     }
+    cr_expect_gt(ncmp, 0, "NMO_OPS selects no operator");
+    if (!nmo_test_filtered()) cr_expect_geq(ncmp, 3 * 20, "only %d (operator, dtype) rows compared", ncmp);
     nmo_tol d;
     nmo_tol_default(&d, nmo_op_find("batchnorm_inference"), NMO_FP32);
     cr_expect_eq(d.atol, 2e-4, "RFC 0011: batchnorm inference fp32 = 2e-4");

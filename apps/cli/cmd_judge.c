@@ -238,7 +238,240 @@ static cJSON *cell_json(const nmo_cell *c, const nmo_op *op)
     return o;
 }
 
-/* ---- the verb ------------------------------------------------------------------------------ */
+/* ---- the verb, step by step ------------------------------------------------------------- */
+
+/* Operators: every one of the contract (--all) or those --op names; a usage error names
+ * an operator that is only a gradient, unknown, or not in the contract. */
+static int select_ops(int *sel, int *nsel, const nmo_contract *ct, const cli_opt *oo, int all, const char *cpath)
+{
+    int rc = 0;
+    *nsel = 0;
+    if (all)
+        for (int i = 0; i < nmo_contract_op_count(ct); i++) sel[(*nsel)++] = i;
+    for (int i = 0; i < oo->nvals; i++) {
+        int k = nmo_contract_op_find(ct, oo->vals[i]);
+        if (k < 0) {
+            const nmo_op *op = nmo_op_find(oo->vals[i]);
+            int asgrad = -1;
+            for (int q = 0; op && q < nmo_contract_op_count(ct); q++)
+                if (nmo_contract_op_at(ct, q)->grad == op) asgrad = q;
+            if (asgrad >= 0)
+                rc = cli_error("op %s is the gradient of %s in %s: give --op %s", oo->vals[i],
+                               nmo_contract_op_at(ct, asgrad)->op->name, cpath,
+                               nmo_contract_op_at(ct, asgrad)->op->name);
+            else if (!op) rc = cli_error("unknown op '%s' (see numoracle ops)", oo->vals[i]);
+            else rc = cli_error("op %s is not in contract %s", oo->vals[i], cpath);
+            return rc;
+        }
+        sel[(*nsel)++] = k;
+    }
+    return 0;
+}
+
+/* Dtypes (--dtype; none: every one), and candidate specs whose OP= names an operator. */
+static int select_dtypes_cands(unsigned *dmask, const cli_opt *dto, const cli_opt *co)
+{
+    *dmask = 0;
+    for (int i = 0; i < dto->nvals; i++) {
+        nmo_fmt f;
+        if (nmo_fmt_from_name(&f, dto->vals[i]) != NMO_OK) return cli_error("unknown dtype '%s'", dto->vals[i]);
+        *dmask |= 1u << f;
+    }
+    if (!*dmask) *dmask = ~0u;
+    for (int i = 0; i < co->nvals; i++) {
+        const char *v = co->vals[i], *eq = strchr(v, '=');
+        if (!eq) continue;
+        char on[96];
+        snprintf(on, sizeof on, "%.*s", (int)(eq - v), v);
+        if (!nmo_op_find(on)) return cli_error("--candidate %s: unknown op '%s' (see numoracle ops)", v, on);
+    }
+    return 0;
+}
+
+/* The profile: named, or the first of the unqualified candidate's backend. */
+static int select_profile(int *prof, const nmo_contract *ct, const char *pname, cli_opt *co, const char *cpath)
+{
+    if (pname) {
+        *prof = nmo_contract_profile_find(ct, pname);
+        if (*prof < 0) return cli_error("unknown profile '%s' in %s", pname, cpath);
+        return 0;
+    }
+    const char *s0 = spec_for(co, "");
+    const char *be = strncmp(s0, "plugin:", 7) == 0 ? "plugin" : strncmp(s0, "hip", 3) == 0 ? "hip" : "cpu";
+    *prof = -1;
+    for (int i = 0; i < nmo_contract_profile_count(ct) && *prof < 0; i++)
+        if (strcmp(nmo_contract_profile_at(ct, i)->backend, be) == 0) *prof = i;
+    if (*prof < 0) return cli_error("%s has no profile of backend %s: give --profile", cpath, be);
+    return 0;
+}
+
+/* Rows: operator x dtype, every cell judged (before anything is printed). *rows is the
+ * caller's to free, also on error; plugins opened go into pl. */
+static int judge_rows(jrow **rowsp, int *nrowp, jplugin *pl, int *npl, const nmo_contract *ct, const int *sel,
+                      int nsel, unsigned dmask, int prof, cli_opt *co)
+{
+    int rc = 0, nrow = 0, cap = 0;
+    jrow *rows = NULL;
+    nmo_err err = {{0}};
+    for (int s = 0; s < nsel && !rc; s++) {
+        const nmo_contract_op *cop = nmo_contract_op_at(ct, sel[s]);
+        for (int f = 0; f < NMO_FMT_COUNT && !rc; f++) {
+            if (!(cop->dtypes >> f & 1u) || !(dmask >> f & 1u)) continue;
+            if (nrow == cap) {
+                cap = cap ? 2 * cap : 32;
+                jrow *nr = realloc(rows, (size_t)cap * sizeof *rows);
+                if (!nr) {
+                    rc = cli_error("out of memory");
+                    break;
+                }
+                rows = nr;
+            }
+            jrow *r = &rows[nrow];
+            memset(r, 0, sizeof *r);
+            r->op = sel[s];
+            r->dt = (nmo_fmt)f;
+            jcand cf, cg;
+            if ((rc = resolve_cand(&cf, pl, npl, cop->op, r->dt, spec_for(co, cop->op->name)))) break;
+            memset(&cg, 0, sizeof cg);
+            if (cop->grad && (rc = resolve_cand(&cg, pl, npl, cop->grad, r->dt, spec_for(co, cop->grad->name))))
+                break;
+            snprintf(r->cand[0], sizeof r->cand[0], "%s", cf.jc.run ? cf.label : "");
+            snprintf(r->cand[1], sizeof r->cand[1], "%s", cop->grad && cg.jc.run ? cg.label : "");
+            for (int j = 0; j < NMO_J_COUNT && !rc; j++) {
+                int grad = j == NMO_J_GRAD_ACC || j == NMO_J_GRAD_INV;
+                if (nmo_judge_cell(&r->cell[j], ct, r->op, r->dt, prof, (nmo_judgment)j, grad ? &cg.jc : &cf.jc,
+                                   &err) != NMO_OK)
+                    rc = cli_error("%s %s %s: %s", cop->op->name, nmo_fmt_name(r->dt),
+                                   nmo_judgment_name((nmo_judgment)j), err.msg);
+            }
+            nrow++;
+        }
+    }
+    *rowsp = rows;
+    *nrowp = nrow;
+    return rc;
+}
+
+/* Counts per verdict; required cells that fail (FAIL, REJECTED) or are not decided. */
+static void summarize(const jrow *rows, int nrow, int counts[6], int *n_fail, int *n_inc)
+{
+    *n_fail = *n_inc = 0;
+    for (int i = 0; i < nrow; i++)
+        for (int j = 0; j < NMO_J_COUNT; j++) {
+            const nmo_cell *c = &rows[i].cell[j];
+            counts[c->verdict]++;
+            if (!c->required) continue;
+            *n_fail += c->verdict == NMO_CELL_FAIL || c->verdict == NMO_CELL_REJECTED;
+            *n_inc += c->verdict == NMO_CELL_INCONCLUSIVE || c->verdict == NMO_CELL_SKIPPED;
+        }
+}
+
+static int write_json(const char *jpath, const nmo_contract *ct, const char *cpath,
+                      const nmo_contract_profile *pr, const jrow *rows, int nrow, const int counts[6], int n_fail,
+                      int n_inc, const char *verdict, int argc, char **argv)
+{
+    int rc;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "numoracle_version", nmo_version());
+    cJSON *cj = cJSON_AddObjectToObject(o, "contract");
+    cJSON_AddStringToObject(cj, "name", nmo_contract_name(ct));
+    cJSON_AddNumberToObject(cj, "version", nmo_contract_version(ct));
+    cJSON_AddStringToObject(cj, "path", cpath);
+    cJSON *pj = cJSON_AddObjectToObject(o, "profile");
+    cJSON_AddStringToObject(pj, "name", pr->name);
+    cJSON_AddStringToObject(pj, "backend", pr->backend);
+    if (pr->device[0]) cJSON_AddStringToObject(pj, "device", pr->device);
+    cJSON *cells = cJSON_AddArrayToObject(o, "rows");
+    for (int i = 0; i < nrow; i++) {
+        const nmo_contract_op *cop = nmo_contract_op_at(ct, rows[i].op);
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "op", cop->op->name);
+        cJSON_AddStringToObject(e, "class", cop->cls);
+        if (cop->grad) cJSON_AddStringToObject(e, "gradient_op", cop->grad->name);
+        cJSON_AddStringToObject(e, "dtype", nmo_fmt_name(rows[i].dt));
+        cJSON_AddStringToObject(e, "candidate", rows[i].cand[0]);
+        if (cop->grad) cJSON_AddStringToObject(e, "gradient_candidate", rows[i].cand[1]);
+        for (int j = 0; j < NMO_J_COUNT; j++)
+            cJSON_AddItemToObject(e, nmo_judgment_name((nmo_judgment)j),
+                                  cell_json(&rows[i].cell[j], j == NMO_J_GRAD_ACC || j == NMO_J_GRAD_INV
+                                                                    ? cop->grad
+                                                                    : cop->op));
+        cJSON_AddItemToArray(cells, e);
+    }
+    cJSON *sm = cJSON_AddObjectToObject(o, "summary");
+    for (int v = 0; v < 6; v++) cJSON_AddNumberToObject(sm, nmo_cell_verdict_name((nmo_cell_verdict)v), counts[v]);
+    cJSON_AddNumberToObject(sm, "required_failing", n_fail);
+    cJSON_AddNumberToObject(sm, "required_not_decided", n_inc);
+    cJSON_AddStringToObject(o, "verdict", verdict);
+    char *cmdl = cli_command_line(argc, argv);
+    if (cmdl) cJSON_AddStringToObject(o, "command", cmdl);
+    free(cmdl);
+    char *js = cJSON_Print(o);
+    cJSON_Delete(o);
+    cli_stage st = {0};
+    if (!js) rc = cli_error("out of memory");
+    else if (!(rc = cli_stage_file(&st, jpath, js, strlen(js)))) rc = cli_stage_commit(&st);
+    free(js);
+    return rc;
+}
+
+/* The matrix, the candidates, every cell that is not PASS (N/A reasons once per operator
+ * and judgment; --verbose: every cell and configuration), the counts and the verdict. */
+static void print_matrix(const nmo_contract *ct, const char *cpath, const nmo_contract_profile *pr,
+                         const jrow *rows, int nrow, const int counts[6], int n_fail, const char *verdict,
+                         int verbose)
+{
+    printf("numoracle judge: contract %s (version %d, %s), profile %s (backend %s)\n", nmo_contract_name(ct),
+           nmo_contract_version(ct), cpath, pr->name, pr->backend);
+    printf("%-20s %-5s %-19s %-19s %-19s %s\n", "operator", "dtype", "forward_accuracy", "gradient_accuracy",
+           "forward_invariance", "gradient_invariance");
+    for (int i = 0; i < nrow; i++) {
+        char b[4][48];
+        printf("%-20s %-5s %-19s %-19s %-19s %s\n", nmo_contract_op_at(ct, rows[i].op)->op->name,
+               nmo_fmt_name(rows[i].dt), cell_text(b[0], 48, &rows[i].cell[0]),
+               cell_text(b[1], 48, &rows[i].cell[1]), cell_text(b[2], 48, &rows[i].cell[2]),
+               cell_text(b[3], 48, &rows[i].cell[3]));
+    }
+    printf("candidates:");
+    for (int i = 0; i < nrow; i++) /* each distinct label once, in row order */
+        for (int g = 0; g < 2; g++) {
+            const char *l = rows[i].cand[g];
+            int seen = !l[0] || (g == 1 && strcmp(rows[i].cand[0], l) == 0);
+            for (int q = 0; q < i && !seen; q++) seen = !strcmp(rows[q].cand[0], l) || !strcmp(rows[q].cand[1], l);
+            if (!seen) printf(" %s", l);
+        }
+    printf("\n");
+    for (int i = 0; i < nrow; i++) {
+        const nmo_contract_op *cop = nmo_contract_op_at(ct, rows[i].op);
+        for (int j = 0; j < NMO_J_COUNT; j++) {
+            const nmo_cell *c = &rows[i].cell[j];
+            if (c->verdict == NMO_CELL_PASS && !verbose) continue;
+            if (c->verdict == NMO_CELL_NA) {
+                int dup = 0;
+                for (int q = 0; q < i && !dup; q++)
+                    dup = rows[q].op == rows[i].op && rows[q].cell[j].verdict == NMO_CELL_NA;
+                if (dup) continue;
+                printf("  %s %s N/A: %s\n", cop->op->name, nmo_judgment_name((nmo_judgment)j), c->detail);
+                continue;
+            }
+            printf("  %s %s %s %s: %s\n", cop->op->name, nmo_fmt_name(rows[i].dt),
+                   nmo_judgment_name((nmo_judgment)j), nmo_cell_verdict_name(c->verdict), c->detail);
+            if (verbose && c->have_inv) {
+                const nmo_op *op = j == NMO_J_GRAD_INV ? cop->grad : cop->op;
+                for (int q = 0; q < c->inv.n; q++) {
+                    char line[768];
+                    nmo_inv_result_text(line, sizeof line, &c->inv.res[q], op);
+                    printf("    %s\n", line);
+                }
+            }
+        }
+    }
+    printf("cells: %d PASS, %d FAIL, %d INCONCLUSIVE, %d N/A, %d SKIPPED, %d REJECTED; required failing: %d\n",
+           counts[NMO_CELL_PASS], counts[NMO_CELL_FAIL], counts[NMO_CELL_INCONCLUSIVE], counts[NMO_CELL_NA],
+           counts[NMO_CELL_SKIPPED], counts[NMO_CELL_REJECTED], n_fail);
+    printf("verdict: %s\n", verdict);
+    fflush(stdout);
+}
 
 int cmd_judge(int argc, char **argv)
 {
@@ -271,225 +504,30 @@ int cmd_judge(int argc, char **argv)
     nmo_contract *ct;
     const char *cpath = cli_val(&cmd, "contract");
     if (nmo_contract_load(&ct, cpath, &err) != NMO_OK) return cli_error("%s", err.msg);
-
-    /* operators */
-    int nsel = 0, sel[64];
-    if (all)
-        for (int i = 0; i < nmo_contract_op_count(ct); i++) sel[nsel++] = i;
-    for (int i = 0; i < oo->nvals; i++) {
-        int k = nmo_contract_op_find(ct, oo->vals[i]);
-        if (k < 0) {
-            const nmo_op *op = nmo_op_find(oo->vals[i]);
-            int asgrad = -1;
-            for (int q = 0; op && q < nmo_contract_op_count(ct); q++)
-                if (nmo_contract_op_at(ct, q)->grad == op) asgrad = q;
-            if (asgrad >= 0)
-                rc = cli_error("op %s is the gradient of %s in %s: give --op %s", oo->vals[i],
-                               nmo_contract_op_at(ct, asgrad)->op->name, cpath,
-                               nmo_contract_op_at(ct, asgrad)->op->name);
-            else if (!op) rc = cli_error("unknown op '%s' (see numoracle ops)", oo->vals[i]);
-            else rc = cli_error("op %s is not in contract %s", oo->vals[i], cpath);
-            nmo_contract_free(ct);
-            return rc;
-        }
-        sel[nsel++] = k;
-    }
-    /* dtypes */
+    int nsel = 0, sel[64], prof = -1;
     unsigned dmask = 0;
-    for (int i = 0; i < dto->nvals; i++) {
-        nmo_fmt f;
-        if (nmo_fmt_from_name(&f, dto->vals[i]) != NMO_OK) {
-            nmo_contract_free(ct);
-            return cli_error("unknown dtype '%s'", dto->vals[i]);
-        }
-        dmask |= 1u << f;
-    }
-    if (!dmask) dmask = ~0u;
-    /* candidate specs name operators that exist */
-    for (int i = 0; i < co->nvals; i++) {
-        const char *v = co->vals[i], *eq = strchr(v, '=');
-        if (!eq) continue;
-        char on[96];
-        snprintf(on, sizeof on, "%.*s", (int)(eq - v), v);
-        if (!nmo_op_find(on)) {
-            nmo_contract_free(ct);
-            return cli_error("--candidate %s: unknown op '%s' (see numoracle ops)", v, on);
-        }
-    }
-    /* profile: named, or the first of the unqualified candidate's backend */
-    const char *pname = cli_val(&cmd, "profile");
-    int prof;
-    if (pname) {
-        prof = nmo_contract_profile_find(ct, pname);
-        if (prof < 0) {
-            nmo_contract_free(ct);
-            return cli_error("unknown profile '%s' in %s", pname, cpath);
-        }
-    } else {
-        const char *s0 = spec_for(co, "");
-        const char *be = strncmp(s0, "plugin:", 7) == 0 ? "plugin" : strncmp(s0, "hip", 3) == 0 ? "hip" : "cpu";
-        prof = -1;
-        for (int i = 0; i < nmo_contract_profile_count(ct) && prof < 0; i++)
-            if (strcmp(nmo_contract_profile_at(ct, i)->backend, be) == 0) prof = i;
-        if (prof < 0) {
-            nmo_contract_free(ct);
-            return cli_error("%s has no profile of backend %s: give --profile", cpath, be);
-        }
+    if ((rc = select_ops(sel, &nsel, ct, oo, all, cpath)) || (rc = select_dtypes_cands(&dmask, dto, co)) ||
+        (rc = select_profile(&prof, ct, cli_val(&cmd, "profile"), co, cpath))) {
+        nmo_contract_free(ct);
+        return rc;
     }
     const nmo_contract_profile *pr = nmo_contract_profile_at(ct, prof);
 
-    /* rows: operator x dtype; cells judged before anything is printed */
-    int nrow = 0, cap = 0;
+    int nrow = 0;
     jrow *rows = NULL;
     jplugin pl[8];
     int npl = 0;
     memset(pl, 0, sizeof pl);
-    for (int s = 0; s < nsel && !rc; s++) {
-        const nmo_contract_op *cop = nmo_contract_op_at(ct, sel[s]);
-        for (int f = 0; f < NMO_FMT_COUNT && !rc; f++) {
-            if (!(cop->dtypes >> f & 1u) || !(dmask >> f & 1u)) continue;
-            if (nrow == cap) {
-                cap = cap ? 2 * cap : 32;
-                jrow *nr = realloc(rows, (size_t)cap * sizeof *rows);
-                if (!nr) {
-                    rc = cli_error("out of memory");
-                    break;
-                }
-                rows = nr;
-            }
-            jrow *r = &rows[nrow];
-            memset(r, 0, sizeof *r);
-            r->op = sel[s];
-            r->dt = (nmo_fmt)f;
-            jcand cf, cg;
-            if ((rc = resolve_cand(&cf, pl, &npl, cop->op, r->dt, spec_for(co, cop->op->name)))) break;
-            memset(&cg, 0, sizeof cg);
-            if (cop->grad && (rc = resolve_cand(&cg, pl, &npl, cop->grad, r->dt, spec_for(co, cop->grad->name))))
-                break;
-            snprintf(r->cand[0], sizeof r->cand[0], "%s", cf.jc.run ? cf.label : "");
-            snprintf(r->cand[1], sizeof r->cand[1], "%s", cop->grad && cg.jc.run ? cg.label : "");
-            for (int j = 0; j < NMO_J_COUNT && !rc; j++) {
-                int grad = j == NMO_J_GRAD_ACC || j == NMO_J_GRAD_INV;
-                if (nmo_judge_cell(&r->cell[j], ct, r->op, r->dt, prof, (nmo_judgment)j, grad ? &cg.jc : &cf.jc,
-                                   &err) != NMO_OK)
-                    rc = cli_error("%s %s %s: %s", cop->op->name, nmo_fmt_name(r->dt),
-                                   nmo_judgment_name((nmo_judgment)j), err.msg);
-            }
-            nrow++;
-        }
-    }
+    rc = judge_rows(&rows, &nrow, pl, &npl, ct, sel, nsel, dmask, prof, co);
     if (!rc && nrow == 0) rc = cli_error("no operator of %s covers the dtypes asked for", cpath);
 
-    /* summary and exit */
     int n_fail = 0, n_inc = 0, counts[6] = {0};
-    for (int i = 0; i < nrow && !rc; i++)
-        for (int j = 0; j < NMO_J_COUNT; j++) {
-            const nmo_cell *c = &rows[i].cell[j];
-            counts[c->verdict]++;
-            if (!c->required) continue;
-            n_fail += c->verdict == NMO_CELL_FAIL || c->verdict == NMO_CELL_REJECTED;
-            n_inc += c->verdict == NMO_CELL_INCONCLUSIVE || c->verdict == NMO_CELL_SKIPPED;
-        }
+    if (!rc) summarize(rows, nrow, counts, &n_fail, &n_inc);
     const char *verdict = n_fail ? "FAIL" : n_inc ? "INCONCLUSIVE" : "PASS";
-
     const char *jpath = cli_val(&cmd, "json");
-    if (!rc && jpath) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "numoracle_version", nmo_version());
-        cJSON *cj = cJSON_AddObjectToObject(o, "contract");
-        cJSON_AddStringToObject(cj, "name", nmo_contract_name(ct));
-        cJSON_AddNumberToObject(cj, "version", nmo_contract_version(ct));
-        cJSON_AddStringToObject(cj, "path", cpath);
-        cJSON *pj = cJSON_AddObjectToObject(o, "profile");
-        cJSON_AddStringToObject(pj, "name", pr->name);
-        cJSON_AddStringToObject(pj, "backend", pr->backend);
-        if (pr->device[0]) cJSON_AddStringToObject(pj, "device", pr->device);
-        cJSON *cells = cJSON_AddArrayToObject(o, "rows");
-        for (int i = 0; i < nrow; i++) {
-            const nmo_contract_op *cop = nmo_contract_op_at(ct, rows[i].op);
-            cJSON *e = cJSON_CreateObject();
-            cJSON_AddStringToObject(e, "op", cop->op->name);
-            cJSON_AddStringToObject(e, "class", cop->cls);
-            if (cop->grad) cJSON_AddStringToObject(e, "gradient_op", cop->grad->name);
-            cJSON_AddStringToObject(e, "dtype", nmo_fmt_name(rows[i].dt));
-            cJSON_AddStringToObject(e, "candidate", rows[i].cand[0]);
-            if (cop->grad) cJSON_AddStringToObject(e, "gradient_candidate", rows[i].cand[1]);
-            for (int j = 0; j < NMO_J_COUNT; j++)
-                cJSON_AddItemToObject(e, nmo_judgment_name((nmo_judgment)j),
-                                      cell_json(&rows[i].cell[j], j == NMO_J_GRAD_ACC || j == NMO_J_GRAD_INV
-                                                                        ? cop->grad
-                                                                        : cop->op));
-            cJSON_AddItemToArray(cells, e);
-        }
-        cJSON *sm = cJSON_AddObjectToObject(o, "summary");
-        for (int v = 0; v < 6; v++) cJSON_AddNumberToObject(sm, nmo_cell_verdict_name((nmo_cell_verdict)v), counts[v]);
-        cJSON_AddNumberToObject(sm, "required_failing", n_fail);
-        cJSON_AddNumberToObject(sm, "required_not_decided", n_inc);
-        cJSON_AddStringToObject(o, "verdict", verdict);
-        char *cmdl = cli_command_line(argc, argv);
-        if (cmdl) cJSON_AddStringToObject(o, "command", cmdl);
-        free(cmdl);
-        char *js = cJSON_Print(o);
-        cJSON_Delete(o);
-        cli_stage st = {0};
-        if (!js) rc = cli_error("out of memory");
-        else if (!(rc = cli_stage_file(&st, jpath, js, strlen(js)))) rc = cli_stage_commit(&st);
-        free(js);
-    }
-
+    if (!rc && jpath) rc = write_json(jpath, ct, cpath, pr, rows, nrow, counts, n_fail, n_inc, verdict, argc, argv);
     if (!rc) {
-        int verbose = cli_val(&cmd, "verbose") != NULL;
-        printf("numoracle judge: contract %s (version %d, %s), profile %s (backend %s)\n", nmo_contract_name(ct),
-               nmo_contract_version(ct), cpath, pr->name, pr->backend);
-        printf("%-20s %-5s %-19s %-19s %-19s %s\n", "operator", "dtype", "forward_accuracy", "gradient_accuracy",
-               "forward_invariance", "gradient_invariance");
-        for (int i = 0; i < nrow; i++) {
-            char b[4][48];
-            printf("%-20s %-5s %-19s %-19s %-19s %s\n", nmo_contract_op_at(ct, rows[i].op)->op->name,
-                   nmo_fmt_name(rows[i].dt), cell_text(b[0], 48, &rows[i].cell[0]),
-                   cell_text(b[1], 48, &rows[i].cell[1]), cell_text(b[2], 48, &rows[i].cell[2]),
-                   cell_text(b[3], 48, &rows[i].cell[3]));
-        }
-        printf("candidates:");
-        for (int i = 0; i < nrow; i++) /* each distinct label once, in row order */
-            for (int g = 0; g < 2; g++) {
-                const char *l = rows[i].cand[g];
-                int seen = !l[0] || (g == 1 && strcmp(rows[i].cand[0], l) == 0);
-                for (int q = 0; q < i && !seen; q++) seen = !strcmp(rows[q].cand[0], l) || !strcmp(rows[q].cand[1], l);
-                if (!seen) printf(" %s", l);
-            }
-        printf("\n");
-        /* details: every cell that is not PASS (N/A reasons once per operator and judgment) */
-        for (int i = 0; i < nrow; i++) {
-            const nmo_contract_op *cop = nmo_contract_op_at(ct, rows[i].op);
-            for (int j = 0; j < NMO_J_COUNT; j++) {
-                const nmo_cell *c = &rows[i].cell[j];
-                if (c->verdict == NMO_CELL_PASS && !verbose) continue;
-                if (c->verdict == NMO_CELL_NA) {
-                    int dup = 0;
-                    for (int q = 0; q < i && !dup; q++)
-                        dup = rows[q].op == rows[i].op && rows[q].cell[j].verdict == NMO_CELL_NA;
-                    if (dup) continue;
-                    printf("  %s %s N/A: %s\n", cop->op->name, nmo_judgment_name((nmo_judgment)j), c->detail);
-                    continue;
-                }
-                printf("  %s %s %s %s: %s\n", cop->op->name, nmo_fmt_name(rows[i].dt),
-                       nmo_judgment_name((nmo_judgment)j), nmo_cell_verdict_name(c->verdict), c->detail);
-                if (verbose && c->have_inv) {
-                    const nmo_op *op = j == NMO_J_GRAD_INV ? cop->grad : cop->op;
-                    for (int q = 0; q < c->inv.n; q++) {
-                        char line[768];
-                        nmo_inv_result_text(line, sizeof line, &c->inv.res[q], op);
-                        printf("    %s\n", line);
-                    }
-                }
-            }
-        }
-        printf("cells: %d PASS, %d FAIL, %d INCONCLUSIVE, %d N/A, %d SKIPPED, %d REJECTED; required failing: %d\n",
-               counts[NMO_CELL_PASS], counts[NMO_CELL_FAIL], counts[NMO_CELL_INCONCLUSIVE], counts[NMO_CELL_NA],
-               counts[NMO_CELL_SKIPPED], counts[NMO_CELL_REJECTED], n_fail);
-        printf("verdict: %s\n", verdict);
-        fflush(stdout);
+        print_matrix(ct, cpath, pr, rows, nrow, counts, n_fail, verdict, cli_val(&cmd, "verbose") != NULL);
         rc = n_fail ? 1 : n_inc ? 3 : 0;
     }
     free(rows);

@@ -178,6 +178,11 @@ typedef struct nmo_op {
      * (the o-less candidate has a test of its own). The table nmo_check builds may then
      * hold what the units need instead of the input's values (stat_fast documents it). */
     int absent_reads_none;
+    /* Optional: the contract class of a forward operator ("elementwise", "norm": a key of a
+     * contract's "classes"). A contract with "registry_operators" judges an operator it
+     * does not list under this class (contracts/README.md); one it lists must name the
+     * same class. NULL: the operator is judged only where a contract lists it. */
+    const char *contract_class;
 } nmo_op;
 
 int nmo_op_count(void);
