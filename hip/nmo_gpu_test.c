@@ -24,9 +24,15 @@
  * --shapes small uses each operator's own two test shapes (refs: "odd;other"), small
  * enough for the CPU simulator (-Dgpu=sim).
  *
+ * --geometry declared (the default) judges each kernel under the reduction geometry its
+ * launch declares (issue 17: plugin ABI 2's callback, laid over its plan as check
+ * --candidate does); --geometry any under its plan alone. A geometry the oracle rejects
+ * is an ERROR, never a quiet fall back to `any`.
+ *
  * usage: nmo_gpu_test [--shapes odd|large|both|small] [--seeds N] [--ops a,b] [--kernels a,b]
  *                     [--dtypes fp32,bf16,fp16] [--families a,b] [--jobs N] [--direct]
- *                     [--mutants-large] [--time-budget SEC] [--log FILE] [--list] */
+ *                     [--mutants-large] [--time-budget SEC] [--log FILE] [--list]
+ *                     [--geometry declared|any] */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -88,6 +94,9 @@ static struct {
     const nmo_plugin_kernel *k[MAXK];
     int use_dt[NDT], use_sh[NSH], use_fam[NMO_FAM_COUNT];
     int seeds, jobs, direct, mutants_large;
+    int geometry;   /* 1: --geometry declared */
+    long geo_runs;  /* kernel runs judged under a declared geometry */
+    nmo_kernel_set ks;
     double budget;  /* --time-budget: no new case starts after this many seconds */
     long skipped_cases;
     counts cnt[MAXK][NDT][NSH][NMO_FAM_COUNT];
@@ -169,6 +178,24 @@ static int kernel_plan(nmo_plan *p, const nmo_plugin_kernel *k, nmo_fmt dt)
     nmo_err err;
     if (k->plan && k->plan[0] && nmo_plan_parse(p, k->plan, &err) != NMO_OK) return 0;
     return p->in == dt && p->out == dt;
+}
+
+/* The plan kernel k is judged under on case c: its plan, then (--geometry declared) the
+ * geometry its launch declares at c's shape. 0: ok (*geo: one was applied), else why. */
+static int judge_plan(nmo_plan *p, const nmo_plugin_kernel *k, nmo_fmt dt, nmo_case *c, int *geo, char *why,
+                      size_t wn)
+{
+    *geo = 0;
+    if (!kernel_plan(p, k, dt)) return snprintf(why, wn, "kernel declares a bad plan '%s'", k->plan), 1;
+    if (!G.geometry) return 0;
+    char text[256];
+    c->plan = *p;
+    if (!nmo_kernel_geometry(&G.ks, k, c, text, sizeof text)) return 0;
+    nmo_err e = {{0}};
+    if (nmo_plan_parse(p, text, &e) != NMO_OK)
+        return snprintf(why, wn, "declared geometry '%.200s' rejected: %.250s", text, e.msg), 1;
+    *geo = 1;
+    return 0;
 }
 
 /* Judge out[] against the enclosures of bounds (same plan): nmo_check's loop. */
@@ -322,7 +349,18 @@ static void run_case(const struct tcase *tc)
             continue;
         }
         nmo_plan kp;
-        kernel_plan(&kp, G.k[ks[j]], dt);
+        int geo;
+        char why[512];
+        if (judge_plan(&kp, G.k[ks[j]], dt, &c, &geo, why, sizeof why)) {
+            record(ks[j], tc, 0, NULL, sh, why);
+            for (int q = 0; q < c.n_out; q++) nmo_tensor_free(&outs[(size_t)j * NMO_MAX_TENSORS + q]);
+            continue;
+        }
+        if (geo) {
+            pthread_mutex_lock(&G.mu);
+            G.geo_runs++;
+            pthread_mutex_unlock(&G.mu);
+        }
         char ptxt[512];
         nmo_plan_to_string(&kp, ptxt, sizeof ptxt);
         c.plan = kp;
@@ -388,17 +426,20 @@ static void usage(void)
     printf("usage: nmo_gpu_test [--shapes odd|large|both|small] [--seeds N] [--ops a,b] [--kernels a,b]\n"
            "                    [--dtypes fp32,bf16,fp16] [--families a,b] [--jobs N] [--direct]\n"
            "                    [--mutants-large] [--time-budget SEC] [--log FILE.csv] [--list]\n"
+           "                    [--geometry declared|any]\n"
            "Runs every HIP kernel x dtype x family x seed x shape, judges it with numoracle,\n"
            "prints false alarms and the tables; exit 0 iff no false alarm, every mutant\n"
            "caught, no error (3: --time-budget cut the run short). Defaults: both shapes, 5 seeds,\n"
            "all ops/kernels/dtypes/families, jobs = online CPUs; mutants run at the odd shape only\n"
-           "unless --mutants-large.\n");
+           "unless --mutants-large; judged under each kernel's declared reduction geometry unless\n"
+           "--geometry any.\n");
 }
 
 int main(int argc, char **argv)
 {
     const char *ops = NULL, *kern = NULL, *dtl = NULL, *faml = NULL, *shapes = "both", *logp = NULL;
     int list = 0;
+    const char *geometry = "declared";
     G.seeds = 5;
     G.jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
     for (int i = 1; i < argc; i++) {
@@ -414,6 +455,7 @@ int main(int argc, char **argv)
         else if (OPT("--jobs")) G.jobs = atoi(v);
         else if (OPT("--log")) logp = v;
         else if (OPT("--time-budget")) G.budget = atof(v);
+        else if (OPT("--geometry")) geometry = v;
         else if (strcmp(a, "--mutants-large") == 0) G.mutants_large = 1;
         else if (strcmp(a, "--direct") == 0) G.direct = 1;
         else if (strcmp(a, "--list") == 0) list = 1;
@@ -435,6 +477,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "nmo_gpu_test: --shapes odd|large|both|small\n");
         return 2;
     }
+    if (strcmp(geometry, "declared") && strcmp(geometry, "any")) {
+        fprintf(stderr, "nmo_gpu_test: --geometry declared|any\n");
+        return 2;
+    }
+    G.geometry = strcmp(geometry, "declared") == 0;
+    nmo_kernel_set_hip(&G.ks);
     small_shapes = strcmp(shapes, "small") == 0;
     if (small_shapes) shape_names[1] = "other";
     G.use_sh[0] = strcmp(shapes, "large") != 0;
@@ -579,6 +627,8 @@ int main(int argc, char **argv)
     printf("\nsummary: %ld runs of correct kernels, %ld false alarms; %d/%d mutants caught; %ld errors; "
            "%.1f s\n",
            runs_correct, G.false_alarms, ncaught, nmut, G.errors, secs);
+    printf("geometry: %s; %ld kernel runs judged under a declared reduction geometry\n",
+           G.geometry ? "declared" : "any", G.geo_runs);
     if (G.skipped_cases)
         printf("INCOMPLETE: %ld of %ld cases not run (--time-budget %.0f s reached)\n", G.skipped_cases,
                G.ncases, G.budget);

@@ -65,6 +65,8 @@ typedef struct {
     int workers;
     double timeout;             /* seconds per run */
     int fsync_line;             /* 1: every journal line is fsynced before it counts */
+    int geometry;               /* 1: correct variants and mutants also judged under the
+                                 * reduction geometry the variant declares (issue 17) */
     char journal[1024], work_dir[1024], out_dir[1024], source_root[1024], cc[256];
     int work_dir_set, out_dir_set; /* given explicitly (else derived from the journal) */
     char hip_dropped[1024];     /* backend hip: operators without HIP kernels (not run) */

@@ -201,6 +201,7 @@ static void defaults(nmo_camp_cfg *cfg, const char *path)
     cfg->workers = 2;
     cfg->timeout = 10;
     cfg->fsync_line = 1;
+    cfg->geometry = 1;
     snprintf(cfg->source_root, sizeof cfg->source_root, "%s", NMO_SRCDIR);
     const char *cc = getenv("CC");
     snprintf(cfg->cc, sizeof cfg->cc, "%s", cc && *cc ? cc : "cc");
@@ -396,6 +397,10 @@ static nmo_status cfg_run(nmo_camp_cfg *cfg, const cJSON *root, nmo_err *err)
             FAIL("config: fsync: expected \"line\" or \"none\"");
         cfg->fsync_line = strcmp(j->valuestring, "line") == 0;
     }
+    if ((j = cJSON_GetObjectItemCaseSensitive(root, "geometry"))) {
+        if (!cJSON_IsBool(j)) FAIL("config: geometry: expected true or false");
+        cfg->geometry = cJSON_IsTrue(j);
+    }
     if ((j = cJSON_GetObjectItemCaseSensitive(root, "journal"))) CHECK(set_str(cfg->journal, sizeof cfg->journal, j, "journal", err));
     if ((j = cJSON_GetObjectItemCaseSensitive(root, "work_dir"))) {
         CHECK(set_str(cfg->work_dir, sizeof cfg->work_dir, j, "work_dir", err));
@@ -451,7 +456,7 @@ nmo_status nmo_camp_cfg_load(nmo_camp_cfg *cfg, const char *path, const char *op
     static const char *const top[] = {"name", "backend", "operators", "dtypes", "families", "seeds",
                                       "mutant_seeds", "shapes", "mutants", "checks", "calibration",
                                       "reference", "workers", "timeout", "journal", "work_dir",
-                                      "out_dir", "source_root", "cc", "fsync", "comment", NULL};
+                                      "out_dir", "source_root", "cc", "fsync", "geometry", "comment", NULL};
     nmo_status st = NMO_OK;
 #define FAIL(...) do { st = nmo_err_set(err, NMO_ERR_PARSE, __VA_ARGS__); goto done; } while (0)
 #define CHECK(x) do { if (x) { st = NMO_ERR_PARSE; goto done; } } while (0)
@@ -576,6 +581,7 @@ nmo_status nmo_camp_cfg_finish(nmo_camp_cfg *cfg, nmo_err *err)
     cJSON_AddNumberToObject(ca, "quantile", cfg->quantile);
     cJSON_AddStringToObject(o, "reference", cfg->ref_fp64 ? "fp64" : "midpoint");
     cJSON_AddNumberToObject(o, "timeout", cfg->timeout);
+    cJSON_AddBoolToObject(o, "geometry", cfg->geometry);
     if (strcmp(cfg->backend, "hip") == 0) { /* the registry's kernels are part of the campaign */
         cJSON *hk = cJSON_AddArrayToObject(o, "hip_kernels");
         for (int i = 0; i < cfg->nops; i++)

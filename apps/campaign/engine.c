@@ -50,6 +50,7 @@
 
 #define NMO_HIP_MAXK 64  /* correct HIP kernels per operator */
 #define NMO_NGRP 4       /* distinct declared plans among one operator's kernels */
+#define NMO_NGEO 8       /* distinct declared geometries on one input (slot 0 unused) */
 
 /* ---------------------------------------------------------------- small helpers */
 
@@ -385,6 +386,16 @@ typedef struct {
     nmo_plan gplan[NMO_NGRP];
     char gtext[NMO_NGRP][128];
     nmo_report grep[NMO_NGRP];
+    /* issue 17: the reduction geometry each correct variant declares, laid over its plan
+     * group's plan: geo[v] >= 1 its geometry slot, 0 none declared (`any` only), -1 the
+     * declared geometry could not be applied (gerr[v] says why; never judged as `any`) */
+    int nge;
+    int *geo;
+    char (*gerr)[160];
+    nmo_plan geplan[NMO_NGEO];
+    char getext[NMO_NGEO][128];
+    int gegrp[NMO_NGEO];
+    nmo_report gerep[NMO_NGEO];
     double *ref[NMO_MAX_TENSORS];
     nmo_ck_tensor ck[NMO_MAX_TENSORS];
     double *dec[NMO_MAX_TENSORS];            /* decode buffer */
@@ -399,7 +410,10 @@ static void input_free(input_t *in)
     free(in->ok);
     free(in->errmsg);
     free(in->grp);
+    free(in->geo);
+    free(in->gerr);
     for (int g = 1; g < in->ng; g++) nmo_report_free(&in->grep[g]);
+    for (int g = 1; g < in->nge; g++) nmo_report_free(&in->gerep[g]);
     if (in->have_rep) nmo_report_free(&in->rep);
     for (int k = 0; k < NMO_MAX_TENSORS; k++) free(in->ref[k]), free(in->dec[k]);
     if (in->have_case) nmo_case_free(&in->c);
@@ -484,6 +498,67 @@ static const char *hip_exec(worker_t *w, const nmo_plugin_kernel *k, input_t *in
     return "ok";
 }
 
+/* The geometry text correct variant v declares on this input (0: none): the CPU
+ * candidate's (refs/cand/cand_geom.c, tokens from the shape), the HIP kernel's (ABI 2's
+ * callback, on its plan group's case). */
+static int variant_geometry(worker_t *w, input_t *in, const job_t *j, int v, char *text, size_t len, nmo_err *e)
+{
+    ctx_t *x = w->x;
+    if (x->hip) {
+        nmo_case cg = in->c;
+        if (in->grp[v] > 0) cg.plan = in->gplan[in->grp[v]];
+        return nmo_kernel_geometry(&x->ks, x->hk[j->op][v], &cg, text, len);
+    }
+    const char *g = nmo_cand_geom(nmo_camp_correct(x->cfg->ops[j->op], v));
+    if (!g) return 0;
+    const nmo_camp_shape *sh = &x->cfg->shapes[j->op][j->shape];
+    return nmo_cand_geom_text(text, len, g, sh->nshape, sh->shape, e) == NMO_OK ? 1 : -1;
+}
+
+/* Enclosures under every distinct (plan group, declared geometry) of the variants that ran:
+ * one extra nmo_check per geometry. A geometry that does not parse or whose enclosure
+ * fails marks its variants -1 with the reason (the run is then reported, not judged). */
+static void geo_setup(input_t *in, worker_t *w, const job_t *j)
+{
+    in->nge = 1;
+    if (!w->x->cfg->geometry || j->phase != NMO_PH_EVAL) return;
+    for (int v = 0; v < in->nc; v++) {
+        if (in->ok[v] != 1) continue;
+        char text[128];
+        nmo_err e = {{0}};
+        int d = variant_geometry(w, in, j, v, text, sizeof text, &e);
+        if (d == 0) continue;
+        in->geo[v] = -1;
+        if (d < 0) {
+            snprintf(in->gerr[v], sizeof in->gerr[v], "%.150s", e.msg);
+            continue;
+        }
+        int g = 1;
+        while (g < in->nge && !(in->gegrp[g] == in->grp[v] && strcmp(in->getext[g], text) == 0)) g++;
+        if (g == in->nge) {
+            if (g >= NMO_NGEO) {
+                snprintf(in->gerr[v], sizeof in->gerr[v], "too many distinct geometries");
+                continue;
+            }
+            nmo_plan p = in->grp[v] > 0 ? in->gplan[in->grp[v]] : in->c.plan;
+            nmo_case cg = in->c;
+            nmo_check_opts co = {.keep_enc = 1};
+            if (nmo_plan_parse(&p, text, &e) != NMO_OK) {
+                snprintf(in->gerr[v], sizeof in->gerr[v], "geometry '%.60s': %.80s", text, e.msg);
+                continue;
+            }
+            cg.plan = p;
+            if (nmo_check(&in->gerep[g], &cg, NULL, &co, &e) != NMO_OK) {
+                snprintf(in->gerr[v], sizeof in->gerr[v], "geometry '%.60s': %.80s", text, e.msg);
+                continue;
+            }
+            in->geplan[g] = p, in->gegrp[g] = in->grp[v], in->nge++;
+            snprintf(in->getext[g], sizeof in->getext[g], "%s", text);
+        }
+        in->geo[v] = g;
+    }
+}
+
 static nmo_status input_setup(input_t *in, worker_t *w, const job_t *j, nmo_err *err)
 {
     ctx_t *x = w->x;
@@ -512,7 +587,10 @@ static nmo_status input_setup(input_t *in, worker_t *w, const job_t *j, nmo_err 
     in->ok = calloc((size_t)in->nc, sizeof *in->ok);
     in->errmsg = calloc((size_t)in->nc, sizeof *in->errmsg);
     in->grp = calloc((size_t)in->nc + 1, sizeof *in->grp);
-    if (!in->outs || !in->ok || !in->errmsg || !in->grp) return nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
+    in->geo = calloc((size_t)in->nc + 1, sizeof *in->geo);
+    in->gerr = calloc((size_t)in->nc + 1, sizeof *in->gerr);
+    in->nge = 1;
+    if (!in->outs || !in->ok || !in->errmsg || !in->grp || !in->geo || !in->gerr) return nmo_err_set(err, NMO_ERR_NOMEM, "out of memory");
     if (x->hip) {
         in->ng = 1;
         snprintf(in->gtext[0], sizeof in->gtext[0], "%s", x->hk[j->op][def]->plan ? x->hk[j->op][def]->plan : "");
@@ -565,6 +643,7 @@ static nmo_status input_setup(input_t *in, worker_t *w, const job_t *j, nmo_err 
             return s;
         }
     }
+    geo_setup(in, w, j);
     nmo_report rref;
     int have_rref = 0;
     if (cfg->ref_fp64) {
@@ -662,6 +741,37 @@ static void record_verdicts(sbuf *b, const verdicts_t *r)
     nmo_eng_jnum(t, sizeof t, r->st.min_eq_tol);
     sb_add(b, ",\"v\":\"%s\",\"nmo\":[%lld,%lld,%lld],\"mae\":%s,\"mre\":%s,\"teq\":%s,\"ulp\":%lld", r->v,
            (long long)r->pass, (long long)r->fail, (long long)r->inc, a, m, t, (long long)r->ulp);
+}
+
+/* issue 17: numoracle's verdict on out under the geometry variant v declares (the variant
+ * itself, or the base of a mutant): "vg" (P/F/I) and "gnmo" (pass, fail, inconclusive);
+ * "geo" (the text) on the variant's own run; "gerr" when its geometry was not applied. */
+static void record_geo(sbuf *b, input_t *in, int v, nmo_tensor *out, int own)
+{
+    int g = in->geo ? in->geo[v] : 0;
+    if (g == 0) return;
+    if (g < 0) {
+        sb_add(b, ",\"gerr\":");
+        sb_json_str(b, in->gerr[v]);
+        return;
+    }
+    const nmo_report *rp = &in->gerep[g];
+    int64_t n3[3] = {0, 0, 0};
+    for (int k = 0; k < in->c.n_out; k++) {
+        int64_t n = nmo_tensor_numel(&out[k]);
+        nmo_tensor_load_f64(in->dec[k], &out[k], 0, n, 1);
+        for (int64_t i = 0; i < n; i++) {
+            nmo_elem_info info;
+            nmo_verdict vd = nmo_judge(&info, &rp->enc[k][i], in->dec[k][i], &in->geplan[g], rp->max_ulps, NULL);
+            n3[vd == NMO_PASS ? 0 : vd == NMO_FAIL ? 1 : 2]++;
+        }
+    }
+    if (own) {
+        sb_add(b, ",\"geo\":");
+        sb_json_str(b, in->getext[g]);
+    }
+    sb_add(b, ",\"vg\":\"%c\",\"gnmo\":[%lld,%lld,%lld]", n3[1] ? 'F' : n3[2] ? 'I' : 'P', (long long)n3[0],
+           (long long)n3[1], (long long)n3[2]);
 }
 
 /* sparse histograms of |a-e| and |a-e|/|e| for calibration: per output
@@ -1004,6 +1114,7 @@ static void do_job(worker_t *w, const job_t *j, const char *done)
                 judge(&v, &in, in.grp[r], cfg, in.outs[r]);
                 sb_add(&b, ",\"status\":\"ok\"");
                 record_verdicts(&b, &v);
+                record_geo(&b, &in, r, in.outs[r], 1);
                 if (j->phase == NMO_PH_CALIB) record_hist(&b, &in, in.outs[r]);
             }
         } else {
@@ -1023,6 +1134,7 @@ static void do_job(worker_t *w, const job_t *j, const char *done)
                     judge(&v, &in, in.grp[bi], cfg, mo);
                     sb_add(&b, ",\"eff\":%d,\"ndiff\":%lld", nd > 0, (long long)nd);
                     record_verdicts(&b, &v);
+                    record_geo(&b, &in, bi, mo, 0);
                 } else {
                     sb_add(&b, ",\"detail\":");
                     sb_json_str(&b, detail);
@@ -1180,12 +1292,13 @@ static void give_up_job(ctx_t *x, const job_t *j)
     }
 }
 
-static int run_phase(ctx_t *x, int phase)
+/* The jobs of a phase with a run not yet journaled (malloc'd; *nq of them). */
+static int *phase_queue(ctx_t *x, int phase, int *nq)
 {
-    const nmo_camp_cfg *cfg = x->cfg;
-    int *queue = malloc((size_t)(x->njobs + 1) * sizeof *queue), nq = 0, qh = 0;
-    if (!queue) return -1;
+    int *queue = malloc((size_t)(x->njobs + 1) * sizeof *queue);
     char id[512];
+    *nq = 0;
+    if (!queue) return NULL;
     for (int i = 0; i < x->njobs; i++) {
         if (x->jobs[i].phase != phase) continue;
         int nr = job_nruns(x, &x->jobs[i]), todo = 0;
@@ -1193,8 +1306,115 @@ static int run_phase(ctx_t *x, int phase)
             run_id(id, sizeof id, x, &x->jobs[i], r);
             todo = !nmo_hset_has(&x->done, nmo_hkey(id));
         }
-        if (todo) queue[nq++] = i;
+        if (todo) queue[(*nq)++] = i;
     }
+    return queue;
+}
+
+/* Send job ji to idle worker s: its index, run count and which runs are done. Returns 0
+ * (sent), 1 (the worker is dead: the caller puts the job back) or -1 (out of memory). */
+static int hand_out(ctx_t *x, wslot *s, int ji)
+{
+    const job_t *j = &x->jobs[ji];
+    int nr = job_nruns(x, j);
+    char id[512], *msg = malloc(8 + (size_t)nr);
+    if (!msg) return -1;
+    int32_t hdr[2] = {ji, nr};
+    memcpy(msg, hdr, 8);
+    for (int r = 0; r < nr; r++) {
+        run_id(id, sizeof id, x, j, r);
+        msg[8 + r] = (char)nmo_hset_has(&x->done, nmo_hkey(id));
+    }
+    int dead = write_all(s->to_w, msg, 8 + (size_t)nr) != 0;
+    free(msg);
+    if (dead) return 1;
+    s->job = ji;
+    s->last = now_s();
+    return 0;
+}
+
+/* One complete line from worker s: "D" (job done) or a run line, journaled once. */
+static int worker_line(ctx_t *x, wslot *s, char *line, size_t len, int *busy, int *wrote)
+{
+    if (len == 2 && line[0] == 'D') {
+        if (s->job >= 0) (*busy)--;
+        s->job = -1;
+        return 0;
+    }
+    if (len <= 1) return 0;
+    char saved = line[len - 1], rid[512];
+    line[len - 1] = '\0';
+    int rc = 0;
+    if (line_id(line, rid, sizeof rid) == 0) {
+        uint64_t h = nmo_hkey(rid);
+        if (!nmo_hset_has(&x->done, h)) {
+            if (strncmp(line, "{\"type\":\"probe\"", 15) == 0) handle_probe_line(x, line);
+            int is_note = strncmp(line, "{\"type\":\"note\"", 14) == 0;
+            line[len - 1] = saved;
+            if (journal_line(x, line, len) != 0) rc = -1;
+            else {
+                nmo_hset_add(&x->done, h);
+                if (!is_note) x->done_runs++, x->ran_now++;
+                *wrote = 1;
+            }
+        }
+    }
+    line[len - 1] = saved;
+    return rc;
+}
+
+/* Read what worker s sent; on its death requeue (or give up) its job and respawn one.
+ * Returns -1 on a fatal error. */
+static int worker_read(ctx_t *x, wslot *s, wslot *ws, int nw, int *queue, int *qh, int nq, int *busy, int *wrote)
+{
+    if (s->cap - s->n < 65536) {
+        size_t nc = s->cap ? s->cap * 2 : 131072;
+        char *nb = realloc(s->buf, nc);
+        if (!nb) return -1;
+        s->buf = nb;
+        s->cap = nc;
+    }
+    ssize_t r = read(s->from_w, s->buf + s->n, s->cap - s->n - 1);
+    if (r > 0) {
+        s->n += (size_t)r;
+        s->last = now_s();
+        size_t start = 0; /* complete lines */
+        for (size_t k = 0; k < s->n; k++) {
+            if (s->buf[k] != '\n') continue;
+            if (worker_line(x, s, s->buf + start, k + 1 - start, busy, wrote) != 0) return -1;
+            start = k + 1;
+        }
+        memmove(s->buf, s->buf + start, s->n - start);
+        s->n -= start;
+        return 0;
+    }
+    if (r < 0 && (errno == EINTR || errno == EAGAIN)) return 0;
+    /* the worker died */
+    close(s->from_w);
+    close(s->to_w);
+    int st;
+    waitpid(s->pid, &st, 0);
+    s->pid = 0;
+    s->n = 0;
+    /* exit 7: a hip worker restarting after a failed launch, its line journaled */
+    int restart = WIFEXITED(st) && WEXITSTATUS(st) == 7;
+    if (s->job >= 0) {
+        (*busy)--;
+        job_t *j = &x->jobs[s->job];
+        if (!restart && ++j->retries >= 3) give_up_job(x, j);
+        else queue[--(*qh)] = s->job; /* run it again, done runs are skipped */
+        s->job = -1;
+    }
+    if (*qh < nq && spawn_worker(x, s, ws, nw) != 0) return -1;
+    return 0;
+}
+
+static int run_phase(ctx_t *x, int phase)
+{
+    const nmo_camp_cfg *cfg = x->cfg;
+    int nq = 0, qh = 0;
+    int *queue = phase_queue(x, phase, &nq);
+    if (!queue) return -1;
     if (nq == 0) {
         free(queue);
         return 0;
@@ -1211,28 +1431,12 @@ static int run_phase(ctx_t *x, int phase)
     int busy = 0, rc = 0;
     double watchdog = 4 * cfg->timeout + 60;
     while (qh < nq || busy) {
-        /* hand out jobs */
-        for (int i = 0; i < nw && qh < nq; i++) {
+        for (int i = 0; i < nw && qh < nq; i++) { /* hand out jobs */
             if (ws[i].job >= 0 || ws[i].pid <= 0) continue;
-            int ji = queue[qh++];
-            const job_t *j = &x->jobs[ji];
-            int nr = job_nruns(x, j);
-            char *msg = malloc(8 + (size_t)nr);
-            if (!msg) return -1;
-            int32_t hdr[2] = {ji, nr};
-            memcpy(msg, hdr, 8);
-            for (int r = 0; r < nr; r++) {
-                run_id(id, sizeof id, x, j, r);
-                msg[8 + r] = (char)nmo_hset_has(&x->done, nmo_hkey(id));
-            }
-            if (write_all(ws[i].to_w, msg, 8 + (size_t)nr) != 0) {
-                qh--; /* worker dead; handled below */
-            } else {
-                ws[i].job = ji;
-                ws[i].last = now_s();
-                busy++;
-            }
-            free(msg);
+            int h = hand_out(x, &ws[i], queue[qh++]);
+            if (h < 0) return -1;
+            if (h) qh--; /* worker dead; handled below */
+            else busy++;
         }
         struct pollfd pf[256];
         int np = 0;
@@ -1243,74 +1447,9 @@ static int run_phase(ctx_t *x, int phase)
             break;
         }
         int wrote = 0;
-        for (int i = 0; i < nw; i++) {
-            wslot *s = &ws[i];
-            if (s->pid <= 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            if (s->cap - s->n < 65536) {
-                size_t nc = s->cap ? s->cap * 2 : 131072;
-                char *nb = realloc(s->buf, nc);
-                if (!nb) return -1;
-                s->buf = nb;
-                s->cap = nc;
-            }
-            ssize_t r = read(s->from_w, s->buf + s->n, s->cap - s->n - 1);
-            if (r > 0) {
-                s->n += (size_t)r;
-                s->last = now_s();
-                /* complete lines */
-                size_t start = 0;
-                for (size_t k = 0; k < s->n; k++) {
-                    if (s->buf[k] != '\n') continue;
-                    char *line = s->buf + start;
-                    size_t len = k + 1 - start;
-                    if (len == 2 && line[0] == 'D') {
-                        if (s->job >= 0) busy--;
-                        s->job = -1;
-                    } else if (len > 1) {
-                        char saved = s->buf[k];
-                        s->buf[k] = '\0';
-                        char rid[512];
-                        if (line_id(line, rid, sizeof rid) == 0) {
-                            uint64_t h = nmo_hkey(rid);
-                            if (!nmo_hset_has(&x->done, h)) {
-                                if (strncmp(line, "{\"type\":\"probe\"", 15) == 0) handle_probe_line(x, line);
-                                int is_note = strncmp(line, "{\"type\":\"note\"", 14) == 0;
-                                s->buf[k] = saved;
-                                if (journal_line(x, line, len) != 0) {
-                                    rc = -1;
-                                    break;
-                                }
-                                nmo_hset_add(&x->done, h);
-                                if (!is_note) x->done_runs++, x->ran_now++;
-                                wrote = 1;
-                            }
-                        }
-                        s->buf[k] = saved;
-                    }
-                    start = k + 1;
-                }
-                memmove(s->buf, s->buf + start, s->n - start);
-                s->n -= start;
-            } else if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN)) {
-                /* the worker died */
-                close(s->from_w);
-                close(s->to_w);
-                int st;
-                waitpid(s->pid, &st, 0);
-                s->pid = 0;
-                s->n = 0;
-                /* exit 7: a hip worker restarting after a failed launch, its line journaled */
-                int restart = WIFEXITED(st) && WEXITSTATUS(st) == 7;
-                if (s->job >= 0) {
-                    busy--;
-                    job_t *j = &x->jobs[s->job];
-                    if (!restart && ++j->retries >= 3) give_up_job(x, j);
-                    else queue[--qh] = s->job, (void)0; /* run it again, done runs are skipped */
-                    s->job = -1;
-                }
-                if (qh < nq && spawn_worker(x, s, ws, nw) != 0) rc = -1;
-            }
-        }
+        for (int i = 0; i < nw && !rc; i++)
+            if (ws[i].pid > 0 && (pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                rc = worker_read(x, &ws[i], ws, nw, queue, &qh, nq, &busy, &wrote);
         if (rc) break;
         if (wrote && cfg->fsync_line) fsync(x->jfd);
         /* watchdog: a worker silent for too long is killed (its job is retried) */

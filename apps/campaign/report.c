@@ -264,6 +264,9 @@ typedef struct {
     int det[2][NMO_CK_COUNT];
     char det_input[NMO_CK_COUNT][96]; /* smallest input key where the check detects (main) */
     long nrec;
+    /* issue 17, main inputs per dtype: effective; its base judged under a declared
+     * geometry; numoracle detects it under `any` [0] and under the geometry plans [1] */
+    int eff_dt[NMO_CAMP_MAX_DT], geo_dt[NMO_CAMP_MAX_DT], gdet[2][NMO_CAMP_MAX_DT];
 } rmut;
 
 typedef struct {
@@ -272,14 +275,25 @@ typedef struct {
     int64_t ulp;
     int mut;       /* index into muts */
     int cls;       /* 0 main, 1 shifted */
+    int dt, eff;
     char v[NMO_CK_COUNT + 1];
+    char vg;       /* numoracle under the base's declared geometry: P/F/I, E (not applied), 0 none */
     char input[96];
 } mrun;
 
 typedef struct {
     uint64_t key;
     char v[NMO_CK_COUNT + 1];
+    char vg;
 } brun;
+
+/* The journal's geometry verdict of a run: "vg", 'E' for "gerr", 0 when none declared. */
+static char geo_verdict(const cJSON *rec)
+{
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(rec, "vg");
+    if (cJSON_IsString(g) && g->valuestring[0]) return g->valuestring[0];
+    return cJSON_GetObjectItemCaseSensitive(rec, "gerr") ? 'E' : 0;
+}
 
 /* input -> max distance (ulps) of any correct variant from the reference */
 typedef struct {
@@ -306,6 +320,9 @@ typedef struct {
     imax_e *im;
     size_t capim, nim;
     role_agg role[NMO_CAMP_MAX_OPS][2]; /* [op][correct, bp] */
+    /* correct and bp runs under their declared geometry [op][dt]: judged, FAIL,
+     * INCONCLUSIVE, FAIL under `any` among those, not applied */
+    long geo_runs[NMO_CAMP_MAX_OPS][NMO_CAMP_MAX_DT][5];
     double teq[NMO_CAMP_MAX_OPS][NMO_CAMP_MAX_DT][NMO_FAM_COUNT];
     long teq_runs[NMO_CAMP_MAX_OPS][NMO_CAMP_MAX_DT][NMO_FAM_COUNT];
     double teq_def[NMO_CAMP_MAX_OPS][NMO_CAMP_MAX_DT][NMO_FAM_COUNT]; /* default variant only */
@@ -323,7 +340,7 @@ static int find_mut(agg_ctx *a, const char *id)
     return -1;
 }
 
-static int brun_put(agg_ctx *a, uint64_t key, const char *v)
+static int brun_put(agg_ctx *a, uint64_t key, const char *v, char vg)
 {
     if ((a->nbr + 1) * 2 > a->capbr) {
         size_t nc = a->capbr ? a->capbr * 2 : 4096;
@@ -344,6 +361,7 @@ static int brun_put(agg_ctx *a, uint64_t key, const char *v)
         if (a->br[i].key == key || !a->br[i].key) {
             if (!a->br[i].key) a->nbr++;
             a->br[i].key = key;
+            a->br[i].vg = vg;
             snprintf(a->br[i].v, sizeof a->br[i].v, "%s", v);
             return 0;
         }
@@ -493,7 +511,11 @@ static int agg_line(void *vc, cJSON *rec, const char *line)
         if (imax_put(a, nmo_hkey(key), isnan(u) ? 0 : (int64_t)u)) return -1;
         snprintf(key, sizeof key, "%s|%s|%s|%s|%.0f|%s", jstr(rec, "op"), jstr(rec, "dtype"), jstr(rec, "shape"),
                  jstr(rec, "family"), jnum(rec, "seed"), jstr(rec, "cand"));
-        return brun_put(a, nmo_hkey(key), v);
+        char vg = geo_verdict(rec);
+        long *gr = a->geo_runs[op][dt];
+        if (vg == 'E') gr[4]++;
+        else if (vg) gr[0]++, gr[1] += vg == 'F', gr[2] += vg == 'I', gr[3] += v[0] == 'F';
+        return brun_put(a, nmo_hkey(key), v, vg);
     }
     /* mutant / null runs */
     int mi = find_mut(a, jstr(rec, "cand"));
@@ -507,7 +529,9 @@ static int agg_line(void *vc, cJSON *rec, const char *line)
     m->runs[si]++;
     if (si != 0) return 0;
     const cJSON *eff = cJSON_GetObjectItemCaseSensitive(rec, "eff");
-    if (cJSON_IsNumber(eff) && eff->valuedouble != 0) m->eff[cls] = 1;
+    int is_eff = cJSON_IsNumber(eff) && eff->valuedouble != 0;
+    if (is_eff) m->eff[cls] = 1;
+    if (is_eff && cls == 0) m->eff_dt[dt] = 1;
     if (a->nmr == a->capmr) {
         long nc = a->capmr ? 2 * a->capmr : 4096;
         mrun *nr = realloc(a->mr, (size_t)nc * sizeof *nr);
@@ -527,6 +551,9 @@ static int agg_line(void *vc, cJSON *rec, const char *line)
     x->ulp = isnan(u) ? 0 : (int64_t)u;
     x->mut = mi;
     x->cls = cls;
+    x->dt = dt;
+    x->eff = is_eff;
+    x->vg = geo_verdict(rec);
     snprintf(x->v, sizeof x->v, "%s", v);
     snprintf(x->input, sizeof x->input, "%s %s %s seed %.0f", jstr(rec, "dtype"), jstr(rec, "shape"), jstr(rec, "family"),
              jnum(rec, "seed"));
@@ -626,6 +653,7 @@ typedef struct {
     brk bymop[NMO_MOP_COUNT + 2];
     int nbymop;
     int null_bad; /* a null-mutant control is effective or stillborn */
+    long grun[NMO_CAMP_MAX_DT][3]; /* effective main mutant runs [dt]: total, detected any, geometry */
 } report_t;
 
 /* Local names the writers use, so each reads as the one function it was split from. */
@@ -659,6 +687,13 @@ static void report_join(report_t *r)
         if (t && x->cls == 0 && (!m->have_excess || x->ulp - t->v > m->excess)) {
             m->excess = x->ulp - t->v;
             m->have_excess = 1;
+        }
+        if (x->cls == 0 && x->eff) { /* numoracle under `any` and under the base's geometry */
+            char mg = x->vg ? x->vg : x->v[0], bg = b->vg ? b->vg : b->v[0];
+            if (b->vg) m->geo_dt[x->dt] = 1;
+            int da = x->v[0] == 'F' && b->v[0] == 'P', dg = mg == 'F' && bg == 'P';
+            m->gdet[0][x->dt] |= da, m->gdet[1][x->dt] |= dg;
+            r->grun[x->dt][0]++, r->grun[x->dt][1] += da, r->grun[x->dt][2] += dg;
         }
         for (int c = 0; c < NMO_CK_COUNT && x->v[c] && b->v[c]; c++)
             if (x->v[c] == 'F' && b->v[c] == 'P') {
@@ -919,6 +954,155 @@ static void report_json_counts(const report_t *r, cJSON *R)
     cJSON_AddNumberToObject(R, "calibration_runs", (double)a->calib_runs);
 }
 
+/* ---------------------------------------------------------------- issue 17: geometry */
+
+/* Per dtype (and per operator x dtype when op >= 0): effective main mutants, those whose
+ * base declared a geometry, detected by numoracle under `any` and under the geometry plans. */
+static void geo_counts(const report_t *r, int op, int dt, long c[4])
+{
+    const agg_ctx *a = r->a;
+    c[0] = c[1] = c[2] = c[3] = 0;
+    for (int i = 0; i < a->nm; i++) {
+        const rmut *m = &a->m[i];
+        if (strcmp(m->kind, "null") == 0 || !m->eff_dt[dt] || !m->eff[0]) continue;
+        if (op >= 0 && op_index(r->cfg, m->op) != op) continue;
+        c[0]++, c[1] += m->geo_dt[dt], c[2] += m->gdet[0][dt], c[3] += m->gdet[1][dt];
+    }
+}
+
+/* Correct and behaviour-preserving runs judged under a geometry, over operators [5]. */
+static void geo_run_totals(const report_t *r, int dt, long t[5])
+{
+    for (int k = 0; k < 5; k++) t[k] = 0;
+    for (int o = 0; o < r->cfg->nops; o++)
+        for (int k = 0; k < 5; k++) t[k] += r->a->geo_runs[o][dt][k];
+}
+
+#define GEO_DEF                                                                                                        \
+    "numoracle under the reduction geometry each correct variant declares (laid over its plan), beside `any`: a "    \
+    "mutant is judged under its base's geometry, and detected when it FAILs where its base PASSes on the same main "   \
+    "input; a base that declares no geometry is judged under `any` in both columns"
+
+static void report_json_geometry(const report_t *r, cJSON *R)
+{
+    const nmo_camp_cfg *cfg = r->cfg;
+    if (!cfg->geometry) return;
+    cJSON *d = cJSON_AddObjectToObject(R, "detection_main_geometry");
+    cJSON_AddStringToObject(d, "definition", GEO_DEF);
+    cJSON *bd = cJSON_AddArrayToObject(d, "by_dtype"), *po = cJSON_AddArrayToObject(d, "per_operator");
+    for (int dt = 0; dt < cfg->ndt; dt++) {
+        long c[4], t[5];
+        geo_counts(r, -1, dt, c);
+        geo_run_totals(r, dt, t);
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "dtype", nmo_fmt_name(cfg->dt[dt]));
+        cJSON_AddNumberToObject(x, "effective", (double)c[0]);
+        cJSON_AddNumberToObject(x, "base_declares_geometry", (double)c[1]);
+        cJSON_AddNumberToObject(x, "detected_any", (double)c[2]);
+        cJSON_AddNumberToObject(x, "detected_geometry", (double)c[3]);
+        cJSON_AddNumberToObject(x, "effective_runs", (double)r->grun[dt][0]);
+        cJSON_AddNumberToObject(x, "detected_runs_any", (double)r->grun[dt][1]);
+        cJSON_AddNumberToObject(x, "detected_runs_geometry", (double)r->grun[dt][2]);
+        cJSON_AddNumberToObject(x, "correct_runs_under_geometry", (double)t[0]);
+        cJSON_AddNumberToObject(x, "correct_fail_under_geometry", (double)t[1]);
+        cJSON_AddNumberToObject(x, "correct_inconclusive_under_geometry", (double)t[2]);
+        cJSON_AddNumberToObject(x, "correct_fail_under_any_same_runs", (double)t[3]);
+        cJSON_AddNumberToObject(x, "geometry_not_applied", (double)t[4]);
+        cJSON_AddItemToArray(bd, x);
+        for (int o = 0; o < cfg->nops; o++) {
+            geo_counts(r, o, dt, c);
+            const long *g = r->a->geo_runs[o][dt];
+            cJSON *y = cJSON_CreateObject();
+            cJSON_AddStringToObject(y, "op", cfg->ops[o]->name);
+            cJSON_AddStringToObject(y, "dtype", nmo_fmt_name(cfg->dt[dt]));
+            cJSON_AddNumberToObject(y, "effective", (double)c[0]);
+            cJSON_AddNumberToObject(y, "base_declares_geometry", (double)c[1]);
+            cJSON_AddNumberToObject(y, "detected_any", (double)c[2]);
+            cJSON_AddNumberToObject(y, "detected_geometry", (double)c[3]);
+            cJSON_AddNumberToObject(y, "correct_runs_under_geometry", (double)g[0]);
+            cJSON_AddNumberToObject(y, "correct_fail_under_geometry", (double)g[1]);
+            cJSON_AddNumberToObject(y, "correct_inconclusive_under_geometry", (double)g[2]);
+            cJSON_AddItemToArray(po, y);
+        }
+    }
+}
+
+/* mutant_list[i].numoracle_main_by_dtype: {dtype: {any, geometry}} where it is effective */
+static void report_json_mutant_geometry(const report_t *r, const rmut *m, cJSON *x)
+{
+    if (!r->cfg->geometry || !m->eff[0]) return;
+    cJSON *o = cJSON_AddObjectToObject(x, "numoracle_main_by_dtype");
+    for (int dt = 0; dt < r->cfg->ndt; dt++) {
+        if (!m->eff_dt[dt]) continue;
+        cJSON *y = cJSON_AddObjectToObject(o, nmo_fmt_name(r->cfg->dt[dt]));
+        cJSON_AddBoolToObject(y, "any", m->gdet[0][dt]);
+        cJSON_AddBoolToObject(y, "geometry", m->gdet[1][dt]);
+    }
+}
+
+static void report_markdown_geometry(const report_t *r, tbuf *md)
+{
+    const nmo_camp_cfg *cfg = r->cfg;
+    const agg_ctx *a = r->a;
+    if (!cfg->geometry) return;
+    tb(md, "\n## numoracle under the declared reduction geometry\n\n%s. Mutant counts: effective mutants on main "
+            "inputs; run counts: correct and behaviour-preserving runs, main and shifted inputs.\n\n", GEO_DEF);
+    tb(md, "| dtype | effective | base declares a geometry | detected, any | detected, geometry plans | correct+bp runs "
+            "under a geometry | FAIL | INCONCLUSIVE | not applied |\n|---|---|---|---|---|---|---|---|---|\n");
+    for (int dt = 0; dt < cfg->ndt; dt++) {
+        long c[4], t[5];
+        geo_counts(r, -1, dt, c);
+        geo_run_totals(r, dt, t);
+        tb(md, "| %s | %ld | %ld | %ld | %ld | %ld | %ld | %ld | %ld |\n", nmo_fmt_name(cfg->dt[dt]), c[0], c[1], c[2], c[3],
+           t[0], t[1], t[2], t[4]);
+    }
+    tb(md, "\nPer (mutant, input) run, effective mutants on main inputs:");
+    for (int dt = 0; dt < cfg->ndt; dt++)
+        tb(md, " %s %ld (any) / %ld (geometry) of %ld;", nmo_fmt_name(cfg->dt[dt]), r->grun[dt][1], r->grun[dt][2],
+           r->grun[dt][0]);
+    tb(md, "\n\n| operator | dtype | effective | detected, any | detected, geometry plans | correct+bp runs under a "
+            "geometry | FAIL |\n|---|---|---|---|---|---|---|\n");
+    for (int o = 0; o < cfg->nops; o++)
+        for (int dt = 0; dt < cfg->ndt; dt++) {
+            long c[4];
+            geo_counts(r, o, dt, c);
+            tb(md, "| %s | %s | %ld | %ld | %ld | %ld | %ld |\n", cfg->ops[o]->name, nmo_fmt_name(cfg->dt[dt]), c[0], c[2], c[3],
+               a->geo_runs[o][dt][0], a->geo_runs[o][dt][1]);
+        }
+    tb(md, "\nMutants whose verdict differs between `any` and the geometry plans:\n\n");
+    int nd = 0;
+    for (int i = 0; i < a->nm; i++) {
+        const rmut *m = &a->m[i];
+        for (int dt = 0; dt < cfg->ndt; dt++)
+            if (m->eff_dt[dt] && m->gdet[0][dt] != m->gdet[1][dt]) {
+                tb(md, "- `%s` %s: detected only under %s\n", m->id, nmo_fmt_name(cfg->dt[dt]), m->gdet[1][dt] ? "the geometry" : "`any`");
+                nd++;
+            }
+    }
+    if (!nd) tb(md, "None.\n");
+}
+
+static void report_html_geometry(const report_t *r, tbuf *h)
+{
+    const nmo_camp_cfg *cfg = r->cfg;
+    if (!cfg->geometry) return;
+    tb(h, "<h2>numoracle under the declared reduction geometry</h2>\n<p>");
+    html_esc(h, GEO_DEF);
+    tb(h, ". Mutants: effective on main inputs; runs: correct and behaviour-preserving, main and shifted inputs.</p>\n<table><tr><th>operator</th><th>dtype</th><th>effective</th><th>detected, any</th><th>detected, geometry "
+           "plans</th><th>correct+bp runs under a geometry</th><th>FAIL</th></tr>\n");
+    for (int o = -1; o < cfg->nops; o++)
+        for (int dt = 0; dt < cfg->ndt; dt++) {
+            long c[4], t[5];
+            geo_counts(r, o, dt, c);
+            if (o < 0) geo_run_totals(r, dt, t);
+            else
+                for (int k = 0; k < 5; k++) t[k] = r->a->geo_runs[o][dt][k];
+            tb(h, "<tr><td>%s</td><td>%s</td><td>%ld</td><td>%ld</td><td>%ld</td><td>%ld</td><td class=\"%s\">%ld</td></tr>\n",
+               o < 0 ? "all" : cfg->ops[o]->name, nmo_fmt_name(cfg->dt[dt]), c[0], c[2], c[3], t[0], t[1] ? "bad" : "good", t[1]);
+        }
+    tb(h, "</table>\n");
+}
+
 /* report.json, the lists: null controls, notes, every mutant. */
 static void report_json_lists(report_t *r, cJSON *R)
 {
@@ -980,6 +1164,7 @@ static void report_json_lists(report_t *r, cJSON *R)
             if (m->det[1][c]) cJSON_AddItemToArray(ds, cJSON_CreateString(nmo_ck_name((nmo_ck)c)));
         }
         if (m->det_input[0][0]) cJSON_AddStringToObject(x, "numoracle_detects_on", m->det_input[0]);
+        report_json_mutant_geometry(r, m, x);
         if (m->diff) cJSON_AddStringToObject(x, "diff", m->diff);
         cJSON_AddItemToArray(ml, x);
     }
@@ -1420,14 +1605,17 @@ nmo_status nmo_camp_report(const nmo_camp_cfg *cfg, const char *const *journals,
 
     cJSON *R = cJSON_CreateObject();
     report_json_counts(r, R);
+    report_json_geometry(r, R);
     report_json_lists(r, R);
     char *js = nmo__json_print(R, 1);
     cJSON_Delete(R);
     tbuf md = {0}, h = {0};
     report_markdown(r, &md);
+    report_markdown_geometry(r, &md);
     report_html_head(r, &h);
     report_html_charts(r, &h);
     report_html_tables(r, &h);
+    report_html_geometry(r, &h);
     report_html_mutants(r, &h);
     st = report_write(r, out_dir, js, &md, &h, out, err);
     free(js);

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "nmo_gpu.h"
+#include "nmo_runner.h"
 
 /* "  plan:     models compute, acc; no stage for fn, inter; rejects sum=exact, sum=mma"
  * (nmo_op plan_fields / plan_vacuous; in, out, round, subnormals, max_ulps: every op) */
@@ -25,6 +27,34 @@ static void print_plan_fields(const nmo_op *op)
             if (!(m & f[i].bit)) continue;
             printf("%s%s", n++ ? ", " : head[g], f[i].name);
         }
+    }
+    printf("\n");
+}
+
+/* "  geometry: sum=any unless declared; CPU candidates: block256 sum=blocked:n/256:8, ...;
+ * HIP kernels: 9 of 18 declare theirs per shape": the reduction geometry in force (issue
+ * 17): the default plan's `any`, what each correct CPU candidate declares (cand_geom.c,
+ * tokens from the shape) and how many of this build's HIP kernels declare one (ABI 2). */
+static void print_geometry(const nmo_op *op)
+{
+    printf("  geometry: sum=any unless declared");
+    int n = 0;
+    for (int i = 0; i < nmo_cand_count(); i++) {
+        const nmo_cand *c = nmo_cand_at(i);
+        const char *g = strcmp(c->op, op->name) == 0 && c->correct ? nmo_cand_geom(c) : NULL;
+        if (g) printf("%s %s %s", n++ ? "," : "; CPU candidates:", c->name, g);
+    }
+    if (!n) printf("; no CPU candidate declares one");
+    if (nmo_gpu_enabled()) {
+        nmo_kernel_set ks;
+        nmo_kernel_set_hip(&ks);
+        int nk = 0, ng = 0;
+        for (int i = 0; i < nmo_kernel_set_count(&ks); i++) {
+            const nmo_plugin_kernel *k = nmo_kernel_set_at(&ks, i);
+            if (strcmp(k->op, op->name) != 0 || !k->correct) continue;
+            nk++, ng += k->geometry != NULL;
+        }
+        if (nk) printf("; HIP kernels: %d of %d correct declare theirs per shape", ng, nk);
     }
     printf("\n");
 }
@@ -94,6 +124,7 @@ int cmd_ops(int argc, char **argv)
         }
         printf("  rounding: %s\n", op->rounding_doc);
         print_plan_fields(op);
+        print_geometry(op);
     }
     return 0;
 }

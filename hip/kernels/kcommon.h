@@ -327,4 +327,50 @@ static inline int nmo_k_tensor_ok(const nmo_plugin_tensor *t, int dt)
     return t->dtype == dt && nmo_k_packed(t) && t->ndims >= 1;
 }
 
+/* ------------------------------------------------------------------ reduction geometry */
+
+/* The reduction geometry a row-group launch declares (issue 17: plugin ABI 2's geometry
+ * callback; the model and its bound: oracle/sum_geom.c). Derived once here for every
+ * kernel that reduces a row with nmo_row_visit's order (or the same head / vectors / tail
+ * loops) and nmo_grp_sum / nmo_block_sum / nmo_warp_sum: a row of n terms is reduced by
+ * one row group of NT threads, a block (NT = BLOCK) or one warp (32 lanes on NVIDIA, 64
+ * on CDNA: 32 is the fewer, so the longer runs). Thread t folds in order, in one fp32
+ * accumulator, at most one scalar head element, the VB-byte vectors t, t + NT, ... of
+ * E = VB / (element size) terms each and at most one scalar tail element: a run of
+ * <= E ceil(ceil(n / E) / NT) + 2 terms. The group sum: a warp tree of depth
+ * log2(warp) <= 6, then for a block warp 0's tree over the warp partials (<= 6 more):
+ * depth <= 12; NMO_RED_SMEM_TREE halves over all BLOCK threads: depth log2(BLOCK). parts
+ * > 1: that many row partials added in any order afterwards (a loss over rows). NT <=
+ * 2^depth and the run >= n / NT, so every row fits. Returns 1 with the plan text. */
+static inline int nmo_k_row_geometry(const nmo_plugin_tensor *x, char *text, size_t len, int group, int block, int vb,
+                                     int red, int64_t parts)
+{
+    int64_t rows, n;
+    nmo_k_rows(x, &rows, &n);
+    if (rows < 1 || n < 1 || len == 0) return 0;
+    const int64_t es = x->dtype == NMO_PLUGIN_DT_FP32 ? 4 : 2;
+    const int64_t e = vb / es > 0 ? vb / es : 1;
+    const int64_t nt = group == NMO_G_BLOCK ? block : 32;
+    const int64_t nv = (n + e - 1) / e;
+    const int64_t b = e * ((nv + nt - 1) / nt) + 2;
+    int d = 12;
+    if (group == NMO_G_WARP) d = 6;
+    else if (red == NMO_RED_SMEM_TREE)
+        for (d = 0; ((int64_t)1 << d) < block; d++) {}
+    if (parts > 1) snprintf(text, len, "sum=blocked:%lld:%d:%lld", (long long)b, d, (long long)parts);
+    else snprintf(text, len, "sum=blocked:%lld:%d", (long long)b, d);
+    return 1;
+}
+/* A row kernel's geometry callback: rows are independent (no partials across rows). */
+template <int GROUP, int BLOCK, int VB, int RED> int nmo_k_row_geom(const nmo_plugin_args *a, char *text, size_t len)
+{
+    return nmo_k_row_geometry(&a->in[0], text, len, GROUP, BLOCK, VB, RED, 1);
+}
+/* fname_geo for a kernel defined by a K macro whose arguments start GROUP, BLOCK, VB, RED */
+#define NMO_K_ROW_GEO(fname, group, block, vb, red, ...)                                 \
+    __attribute__((unused)) static int fname##_geo(const nmo_plugin_args *a, char *text, size_t len) \
+    {                                                                                    \
+        return nmo_k_row_geom<group, block, vb, red>(a, text, len);                      \
+    }
+
 #endif

@@ -220,7 +220,8 @@ int ln_supports(const nmo_plugin_args *a)
     int fname(const nmo_plugin_args *a, char *msg, size_t msglen)                        \
     {                                                                                    \
         NMO_K_DISPATCH(ln_launch, __VA_ARGS__)                                           \
-    }
+    }                                                                                \
+    NMO_K_ROW_GEO(fname, __VA_ARGS__)
 
 LN_K(k_block256, G_BLOCK, 256, 16, NMO_RED_SHFL_DOWN, 0u, 0u, 4)
 LN_K(k_block1024_tree, G_BLOCK, 1024, 16, NMO_RED_SMEM_TREE, O_RECIP_N | O_ROOT_DIV | O_NOFMA, 0u, 1)
@@ -240,7 +241,7 @@ LN_MUT(k_mut_eps_outside, M_EPS_OUTSIDE)
 
 #if !defined(__HIP_DEVICE_COMPILE__)
 #define LN_ENTRY(name, correct, desc, fn)                                                \
-    {"layer_norm", name, "fp32 bf16 fp16", NMO_HIP_FN_PLAN, correct, desc, ln_supports, fn}
+    {"layer_norm", name, "fp32 bf16 fp16", NMO_HIP_FN_PLAN, correct, desc, ln_supports, fn, fn##_geo}
 
 NMO_HIP_TABLE(layer_norm);
 extern "C" const nmo_plugin_kernel nmo_hip_kernels_layer_norm[] = {

@@ -572,33 +572,14 @@ JS_MUT(js_mut_m_unweighted, JS_M_UNWEIGHTED)
 
 /* ------------------------------------------------------------------ reduction geometry */
 
-/* The reduction geometry of the kl_div / jsd launches (plugin ABI 2's geometry; the model
- * and its bound: oracle/sum_geom.c). A row of n terms is reduced by one row group of NT
- * threads: a block (NT = BLOCK) or one warp (32 lanes on NVIDIA, 64 on CDNA: 32 is the
- * fewer, so the longer runs). Thread t folds in order, in one fp32 accumulator
- * (nmo_row_visit), at most one scalar head element, the VB-byte vectors t, t + NT, ...
- * of E = VB / (element size) terms each and at most one scalar tail element: a run of
- * <= E ceil(ceil(n / E) / NT) + 2 terms. The row sum (nmo_grp_sum): a warp tree of depth
- * log2(warp) <= 6, then for a block warp 0's tree over the warp partials (<= 6 more):
- * depth <= 12; NMO_RED_SMEM_TREE halves over all BLOCK threads: depth log2(BLOCK). The
- * row partials (fp32, rows_final_kernel: a 256-thread strided fold and a block tree) are
- * added in any order: P = rows. NT <= 2^depth and the run >= n / NT, so every row fits. */
+/* The reduction geometry of the loss launches: nmo_k_row_geometry (kcommon.h), the row
+ * partials (fp32, rows_final_kernel: a 256-thread strided fold and a block tree) added in
+ * any order: P = rows. */
 static int loss_geom_text(const nmo_plugin_args *a, char *text, size_t len, int group, int block, int vb, int red)
 {
     int64_t rows, n;
     nmo_k_rows(&a->in[0], &rows, &n);
-    if (rows < 1 || n < 1) return 0;
-    const int64_t es = a->in[0].dtype == NMO_PLUGIN_DT_FP32 ? 4 : 2;
-    const int64_t e = vb / es > 0 ? vb / es : 1;
-    const int64_t nt = group == NMO_G_BLOCK ? block : 32;
-    const int64_t nv = (n + e - 1) / e;
-    const int64_t b = e * ((nv + nt - 1) / nt) + 2;
-    int d = 12;
-    if (group == NMO_G_WARP) d = 6;
-    else if (red == NMO_RED_SMEM_TREE)
-        for (d = 0; ((int64_t)1 << d) < block; d++) {}
-    snprintf(text, len, "sum=blocked:%lld:%d:%lld", (long long)b, d, (long long)rows);
-    return 1;
+    return nmo_k_row_geometry(&a->in[0], text, len, group, block, vb, red, rows);
 }
 /* kl_div with reduction 'none' (param 0 == 0) has no reduction: no geometry */
 template <int GROUP, int BLOCK, int VB, int RED> int kl_geom(const nmo_plugin_args *a, char *text, size_t len)
@@ -610,6 +591,11 @@ template <int GROUP, int BLOCK, int VB, int RED> int js_geom(const nmo_plugin_ar
 {
     return loss_geom_text(a, text, len, GROUP, BLOCK, VB, RED);
 }
+/* cross_entropy: the row's exp-sum over V as above, then the rows' losses (P = rows) */
+template <int GROUP, int BLOCK, int VB, int RED> int ce_geom(const nmo_plugin_args *a, char *text, size_t len)
+{
+    return loss_geom_text(a, text, len, GROUP, BLOCK, VB, RED);
+}
 /* the launches' (GROUP, BLOCK, VB, RED), as in the LOSS_K lines above */
 #define KL_G_BLOCK256 kl_geom<NMO_G_BLOCK, 256, 16, NMO_RED_SHFL_DOWN>
 #define KL_G_BLOCK1024 kl_geom<NMO_G_BLOCK, 1024, 16, NMO_RED_SMEM_TREE>
@@ -617,29 +603,33 @@ template <int GROUP, int BLOCK, int VB, int RED> int js_geom(const nmo_plugin_ar
 #define JS_G_BLOCK256 js_geom<NMO_G_BLOCK, 256, 16, NMO_RED_SHFL_DOWN>
 #define JS_G_BLOCK1024 js_geom<NMO_G_BLOCK, 1024, 16, NMO_RED_SMEM_TREE>
 #define JS_G_WARP js_geom<NMO_G_WARP, 256, 8, NMO_RED_SHFL_XOR>
+#define CE_G_BLOCK256 ce_geom<NMO_G_BLOCK, 256, 16, NMO_RED_SHFL_DOWN>
+#define CE_G_BLOCK1024 ce_geom<NMO_G_BLOCK, 1024, 16, NMO_RED_SMEM_TREE>
+#define CE_G_WARP ce_geom<NMO_G_WARP, 256, 16, NMO_RED_SHFL_XOR>
+#define CE_G_BLOCK128 ce_geom<NMO_G_BLOCK, 128, 8, NMO_RED_SHFL_XOR>
 
 } // namespace
 
 #if !defined(__HIP_DEVICE_COMPILE__)
-#define CE_ENTRY(name, correct, desc, fn)                                                \
-    {"cross_entropy", name, "fp32 bf16 fp16", NMO_HIP_FN_PLAN, correct, desc, ce_supports, fn}
+#define CE_ENTRY(name, correct, desc, fn, geo)                                           \
+    {"cross_entropy", name, "fp32 bf16 fp16", NMO_HIP_FN_PLAN, correct, desc, ce_supports, fn, geo}
 NMO_HIP_TABLE(cross_entropy);
 extern "C" const nmo_plugin_kernel nmo_hip_kernels_cross_entropy[] = {
     CE_ENTRY("block256", 1,
              "Liger-style: block per row (256), 16-byte vectors, max, expf sum (shuffle-down), lse=m+logf(s), "
              "lse-x_y, fmaf smoothing; rows: loss/n then a one-block sum",
-             ce_block256),
-    CE_ENTRY("block1024_tree", 1, "block per row (1024), smem tree, no FMA, loss*RN(1/n) per row", ce_block1024_tree),
-    CE_ENTRY("warp_row", 1, "warp per row, xor butterfly, no FMA, loss*RN(1/n)", ce_warp_row),
+             ce_block256, CE_G_BLOCK256),
+    CE_ENTRY("block1024_tree", 1, "block per row (1024), smem tree, no FMA, loss*RN(1/n) per row", ce_block1024_tree, CE_G_BLOCK1024),
+    CE_ENTRY("warp_row", 1, "warp per row, xor butterfly, no FMA, loss*RN(1/n)", ce_warp_row, CE_G_WARP),
     CE_ENTRY("block128_vec8", 1, "block per row (128), 8-byte vectors, xor butterfly, fmaf smoothing",
-             ce_block128_vec8),
-    CE_ENTRY("mut_mean_all_rows", 0, "MUTANT: mean divides by M (ignored rows counted)", ce_mut_mean_all_rows),
-    CE_ENTRY("mut_lse_no_m", 0, "MUTANT: lse = log(s): the row max is never added back", ce_mut_lse_no_m),
-    CE_ENTRY("mut_acc_bf16", 0, "MUTANT: sum of exponentials in a bf16 accumulator", ce_mut_acc_bf16),
-    CE_ENTRY("mut_label_off1", 0, "MUTANT: target logit read at x[(y+1) mod V]", ce_mut_label_off1),
-    CE_ENTRY("mut_skip_last", 0, "MUTANT: exp-sum loop skips the last logit", ce_mut_skip_last),
+             ce_block128_vec8, CE_G_BLOCK128),
+    CE_ENTRY("mut_mean_all_rows", 0, "MUTANT: mean divides by M (ignored rows counted)", ce_mut_mean_all_rows, CE_G_BLOCK256),
+    CE_ENTRY("mut_lse_no_m", 0, "MUTANT: lse = log(s): the row max is never added back", ce_mut_lse_no_m, CE_G_BLOCK256),
+    CE_ENTRY("mut_acc_bf16", 0, "MUTANT: sum of exponentials in a bf16 accumulator", ce_mut_acc_bf16, CE_G_BLOCK256),
+    CE_ENTRY("mut_label_off1", 0, "MUTANT: target logit read at x[(y+1) mod V]", ce_mut_label_off1, CE_G_BLOCK256),
+    CE_ENTRY("mut_skip_last", 0, "MUTANT: exp-sum loop skips the last logit", ce_mut_skip_last, CE_G_BLOCK256),
     CE_ENTRY("mut_ignore_clamp", 0, "MUTANT: ignore_index not handled: label clamped to 0, row counted",
-             ce_mut_ignore_clamp),
+             ce_mut_ignore_clamp, CE_G_BLOCK256),
 };
 extern "C" const int nmo_hip_kernels_cross_entropy_n =
     (int)(sizeof nmo_hip_kernels_cross_entropy / sizeof nmo_hip_kernels_cross_entropy[0]);

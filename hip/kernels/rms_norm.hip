@@ -305,7 +305,8 @@ int fadd_supports(const nmo_plugin_args *a)
     int fname(const nmo_plugin_args *a, char *msg, size_t msglen)                        \
     {                                                                                    \
         NMO_K_DISPATCH(rms_launch, __VA_ARGS__)                                          \
-    }
+    }                                                                                \
+    NMO_K_ROW_GEO(fname, __VA_ARGS__)
 
 /* correct variants */
 RMS_K(k_block256, G_BLOCK, 256, 16, NMO_RED_SHFL_DOWN, 0u, 0u, 4)
@@ -324,7 +325,8 @@ RMS_K(k_block128_pf, G_BLOCK, 128, 16, NMO_RED_SHFL_XOR, O_XRW, 0u, 4, 0, 8)
     int fname(const nmo_plugin_args *a, char *msg, size_t msglen)                        \
     {                                                                                    \
         NMO_K_DISPATCH(rms_launch, __VA_ARGS__, 1)                                       \
-    }
+    }                                                                                \
+    NMO_K_ROW_GEO(fname, __VA_ARGS__)
 FADD_K(f_block256, G_BLOCK, 256, 16, NMO_RED_SHFL_DOWN, 0u, 0u, 4)
 FADD_K(f_block1024_tree, G_BLOCK, 1024, 16, NMO_RED_SMEM_TREE, O_SS_H | O_MEAN_RECIP | O_ROOT_DIV | O_XRW, 0u, 1)
 FADD_K(f_warp_row, G_WARP, 256, 16, NMO_RED_SHFL_XOR, O_MEAN_RECIP | O_XWR, 0u, 4)
@@ -354,7 +356,7 @@ RMS_MUT(k_mut_round_xr, M_ROUND_XR)
  * namespace-scope const objects __constant__ and would emit host function pointers). */
 #if !defined(__HIP_DEVICE_COMPILE__)
 #define RMS_ENTRY(name, correct, desc, fn)                                               \
-    {"rms_norm", name, "fp32 bf16 fp16", NMO_HIP_FN_PLAN, correct, desc, rms_supports, fn}
+    {"rms_norm", name, "fp32 bf16 fp16", NMO_HIP_FN_PLAN, correct, desc, rms_supports, fn, fn##_geo}
 
 NMO_HIP_TABLE(rms_norm);
 extern "C" const nmo_plugin_kernel nmo_hip_kernels_rms_norm[] = {
@@ -416,7 +418,7 @@ extern "C" const int nmo_hip_kernels_rms_norm_n =
     (int)(sizeof nmo_hip_kernels_rms_norm / sizeof nmo_hip_kernels_rms_norm[0]);
 
 #define FADD_ENTRY(name, correct, desc, fn)                                              \
-    {"fused_add_rms_norm", name, "fp32 bf16 fp16", NMO_HIP_FN_PLAN, correct, desc, fadd_supports, fn}
+    {"fused_add_rms_norm", name, "fp32 bf16 fp16", NMO_HIP_FN_PLAN, correct, desc, fadd_supports, fn, fn##_geo}
 
 NMO_HIP_TABLE(fused_add_rms_norm);
 extern "C" const nmo_plugin_kernel nmo_hip_kernels_fused_add_rms_norm[] = {

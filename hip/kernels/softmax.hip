@@ -245,7 +245,8 @@ int softmax_supports(const nmo_plugin_args *a)
     int fname(const nmo_plugin_args *a, char *msg, size_t msglen)                        \
     {                                                                                    \
         NMO_K_DISPATCH(softmax_launch, __VA_ARGS__)                                      \
-    }
+    }                                                                                \
+    NMO_K_ROW_GEO(fname, __VA_ARGS__)
 
 SM_K(k_block256, G_BLOCK, 256, 16, NMO_RED_SHFL_DOWN, 0u, 0u, 4)
 SM_K(k_block1024_tree, G_BLOCK, 1024, 16, NMO_RED_SMEM_TREE, O_RECIP, 0u, 1)
@@ -274,7 +275,8 @@ SM_MUT(k_mut_exp_bf16, M_EXP_BF16)
     int fname(const nmo_plugin_args *a, char *msg, size_t msglen)                        \
     {                                                                                    \
         NMO_K_DISPATCH(softmax_launch, __VA_ARGS__, 1)                                   \
-    }
+    }                                                                                \
+    NMO_K_ROW_GEO(fname, __VA_ARGS__)
 LSM_K(l_block256, G_BLOCK, 256, 16, NMO_RED_SHFL_DOWN, 0u, 0u, 4)
 LSM_K(l_block1024_tree, G_BLOCK, 1024, 16, NMO_RED_SMEM_TREE, O_LSE, 0u, 1)
 LSM_K(l_warp_row, G_WARP, 256, 16, NMO_RED_SHFL_XOR, O_LSE, 0u, 4)
@@ -294,7 +296,7 @@ LSM_MUT(l_mut_log_of_softmax, M_LOG_OF_SM)
 
 #if !defined(__HIP_DEVICE_COMPILE__)
 #define SM_ENTRY(name, correct, desc, fn)                                                \
-    {"softmax", name, "fp32 bf16 fp16", NMO_HIP_FN_PLAN, correct, desc, softmax_supports, fn}
+    {"softmax", name, "fp32 bf16 fp16", NMO_HIP_FN_PLAN, correct, desc, softmax_supports, fn, fn##_geo}
 
 NMO_HIP_TABLE(softmax);
 extern "C" const nmo_plugin_kernel nmo_hip_kernels_softmax[] = {
@@ -351,7 +353,7 @@ extern "C" const int nmo_hip_kernels_softmax_n =
     (int)(sizeof nmo_hip_kernels_softmax / sizeof nmo_hip_kernels_softmax[0]);
 
 #define LSM_ENTRY(name, correct, desc, fn)                                               \
-    {"log_softmax", name, "fp32 bf16 fp16", NMO_HIP_FN_PLAN, correct, desc, softmax_supports, fn}
+    {"log_softmax", name, "fp32 bf16 fp16", NMO_HIP_FN_PLAN, correct, desc, softmax_supports, fn, fn##_geo}
 
 NMO_HIP_TABLE(log_softmax);
 extern "C" const nmo_plugin_kernel nmo_hip_kernels_log_softmax[] = {
