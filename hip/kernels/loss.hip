@@ -607,6 +607,11 @@ template <int GROUP, int BLOCK, int VB, int RED> int ce_geom(const nmo_plugin_ar
 #define CE_G_BLOCK1024 ce_geom<NMO_G_BLOCK, 1024, 16, NMO_RED_SMEM_TREE>
 #define CE_G_WARP ce_geom<NMO_G_WARP, 256, 16, NMO_RED_SHFL_XOR>
 #define CE_G_BLOCK128 ce_geom<NMO_G_BLOCK, 128, 8, NMO_RED_SHFL_XOR>
+/* cross_entropy_bwd: each row's exp-sum as above; P = rows also covers the count of the
+ * rows that are not ignored (the mean's n: an integer sum, exact) */
+#define CEB_G_BLOCK256 ce_geom<NMO_G_BLOCK, 256, 16, NMO_RED_SHFL_DOWN>
+#define CEB_G_BLOCK1024 ce_geom<NMO_G_BLOCK, 1024, 16, NMO_RED_SMEM_TREE>
+#define CEB_G_WARP ce_geom<NMO_G_WARP, 256, 16, NMO_RED_SHFL_XOR>
 
 } // namespace
 
@@ -634,23 +639,23 @@ extern "C" const nmo_plugin_kernel nmo_hip_kernels_cross_entropy[] = {
 extern "C" const int nmo_hip_kernels_cross_entropy_n =
     (int)(sizeof nmo_hip_kernels_cross_entropy / sizeof nmo_hip_kernels_cross_entropy[0]);
 
-#define CEB_ENTRY(name, correct, desc, fn)                                               \
-    {"cross_entropy_bwd", name, "fp32 bf16 fp16", NMO_HIP_FN_PLAN, correct, desc, ceb_supports, fn}
+#define CEB_ENTRY(name, correct, desc, fn, geo)                                          \
+    {"cross_entropy_bwd", name, "fp32 bf16 fp16", NMO_HIP_FN_PLAN, correct, desc, ceb_supports, fn, geo}
 NMO_HIP_TABLE(cross_entropy_bwd);
 extern "C" const nmo_plugin_kernel nmo_hip_kernels_cross_entropy_bwd[] = {
     CEB_ENTRY("block256", 1,
               "Liger-style: count kernel (n), block per row (256), max, expf sum, q=(e/s - eps)/n, "
               "label: q - (1-ls)/n, *g",
-              ceb_block256),
+              ceb_block256, CEB_G_BLOCK256),
     CEB_ENTRY("block1024_textbook", 1, "block per row (1024), smem tree, p=expf((x-m)-l), (p - t)*(g/n)",
-              ceb_block1024_textbook),
-    CEB_ENTRY("warp_row_fma", 1, "warp per row, xor butterfly, p=e*RN(1/s), fmaf(p, G, -(t*G))", ceb_warp_row_fma),
-    CEB_ENTRY("mut_no_onehot", 0, "MUTANT: the -(1-ls) at the label is forgotten", ceb_mut_no_onehot),
-    CEB_ENTRY("mut_mean_all_rows", 0, "MUTANT: mean divides by M (ignored rows counted)", ceb_mut_mean_all_rows),
+              ceb_block1024_textbook, CEB_G_BLOCK1024),
+    CEB_ENTRY("warp_row_fma", 1, "warp per row, xor butterfly, p=e*RN(1/s), fmaf(p, G, -(t*G))", ceb_warp_row_fma, CEB_G_WARP),
+    CEB_ENTRY("mut_no_onehot", 0, "MUTANT: the -(1-ls) at the label is forgotten", ceb_mut_no_onehot, CEB_G_BLOCK256),
+    CEB_ENTRY("mut_mean_all_rows", 0, "MUTANT: mean divides by M (ignored rows counted)", ceb_mut_mean_all_rows, CEB_G_BLOCK256),
     CEB_ENTRY("mut_ignore_grad", 0, "MUTANT: ignored rows get the softmax gradient instead of 0",
-              ceb_mut_ignore_grad),
-    CEB_ENTRY("mut_label_off1", 0, "MUTANT: onehot placed at (y+1) mod V", ceb_mut_label_off1),
-    CEB_ENTRY("mut_acc_bf16", 0, "MUTANT: sum of exponentials in a bf16 accumulator", ceb_mut_acc_bf16),
+              ceb_mut_ignore_grad, CEB_G_BLOCK256),
+    CEB_ENTRY("mut_label_off1", 0, "MUTANT: onehot placed at (y+1) mod V", ceb_mut_label_off1, CEB_G_BLOCK256),
+    CEB_ENTRY("mut_acc_bf16", 0, "MUTANT: sum of exponentials in a bf16 accumulator", ceb_mut_acc_bf16, CEB_G_BLOCK256),
 };
 extern "C" const int nmo_hip_kernels_cross_entropy_bwd_n =
     (int)(sizeof nmo_hip_kernels_cross_entropy_bwd / sizeof nmo_hip_kernels_cross_entropy_bwd[0]);

@@ -3,7 +3,8 @@
 # simulator; with -Dgpu=cuda|hip on a device the same). Tiny on purpose: the simulator runs
 # every GPU thread as a fiber. Checks: correct kernels and the registry's mutant kernels are
 # run through the runner, journaled and reported with the CPU backend's rules; no numoracle
-# false alarm; some mutant is effective and detected; a rerun resumes without running again.
+# false alarm; some mutant is effective and detected; a rerun resumes without running again;
+# the kernels that declare a reduction geometry are judged under it too, with no FAIL.
 #
 #   usage: bash tests/campaign/hip_sim.sh path/to/numoracle
 set -u
@@ -46,6 +47,14 @@ need(fa["behaviour_preserving"]["numoracle"] == {"main": 0, "shifted": 0}, "numo
 need(m["hand_written"] >= 10 and m["generated"] == 0, "mutant kernels: %s" % m)
 need(d["effective"] >= 5 and d["detected"]["numoracle"] >= 5, "detection: %s" % d)
 need(any(n.startswith("backend hip: device") for n in r["notes"]), "no device note: %s" % r["notes"])
+# issue 17: the rms_norm and softmax kernels declare their launch geometry (kcommon.h); the
+# campaign judges them under it too: runs judged, none FAILs, every geometry applied
+g = {x["op"]: x for x in r["detection_main_geometry"]["per_operator"]}
+bd = r["detection_main_geometry"]["by_dtype"][0]
+need(g["rms_norm"]["correct_runs_under_geometry"] > 0 and g["softmax"]["correct_runs_under_geometry"] > 0,
+     "no run judged under a declared geometry: %s" % g)
+need(g["matmul"]["correct_runs_under_geometry"] == 0, "matmul declares no geometry: %s" % g["matmul"])
+need(bd["correct_fail_under_geometry"] == 0 and bd["geometry_not_applied"] == 0, "geometry: %s" % bd)
 print("ok: hip backend: %d correct + %d bp main runs, %d/%d effective mutant kernels detected by numoracle"
       % (fa["correct"]["runs_main"], fa["behaviour_preserving"]["runs_main"], d["detected"]["numoracle"], d["effective"]))
 PY
