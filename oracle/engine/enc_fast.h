@@ -822,6 +822,7 @@ static inline void nmo_fenc_exp(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a)
     /* exp' = exp <= hi over the argument; an argument wider than 1 is a domain edge */
     double m = hi == 0 ? 0 /* exactly 0 (a -inf argument, deep underflow) */
                : a->mag != 0 && !(a->hi - a->lo <= 1) ? INFINITY : nmo_mag_fn(hi, hi, a->mag);
+    if (lo < c->minnorm_c && nmo_plan_exp_ftz(&c->plan)) lo = 0; /* ex2.approx.ftz */
     r->lo = lo < 0 ? 0 : lo;
     r->hi = hi;
     r->flags = fl | c->force_unc;
@@ -987,6 +988,7 @@ static inline void nmo_fenc_exp_sub_row(nmo_fctx *c, nmo_fenc *ee, const double 
     int nulp = c->plan.fn_ulps[NMO_FN_EXP];
     int fast = c->cf == NMO_FP32 && c->fp32rn && !c->ftz && !c->force_unc && m->flags == 0 &&
                m->lo == m->hi && isfinite(m->lo) && nulp >= 1;
+    int ftzx = nmo_plan_exp_ftz(&c->plan);
     enum { B = 256 };
     double d[B], v[B], lo[B], hi[B];
     int64_t ok[B];
@@ -1004,7 +1006,7 @@ static inline void nmo_fenc_exp_sub_row(nmo_fctx *c, nmo_fenc *ee, const double 
             if (fast && ok[j]) {
                 /* the mags of nmo_fenc_sub (|x| + mag(m)) and nmo_fenc_exp */
                 double md = fabs(x[j0 + j]) + m->mag;
-                o->lo = lo[j];
+                o->lo = lo[j] < c->minnorm_c && ftzx ? 0 : lo[j]; /* as nmo_fenc_exp */
                 o->hi = hi[j];
                 o->flags = 0;
                 o->mag = nmo_mag_fin(o, hi[j] == 0 ? 0 : nmo_mag_fn(hi[j], hi[j], md));
