@@ -49,12 +49,12 @@ def load_config(path):
     with open(path) as f:
         cfg = json.load(f)
     known = {"name", "comment", "subjects", "families", "seeds", "mutant_seeds", "calibration", "max_per_op",
-             "null_control", "timeout", "alt_plans", "generated", "faults", "workers", "journal", "work_dir", "out_dir", "operators", "mutation_operators"}
+             "null_control", "timeout", "alt_plans", "bp_per_op", "generated", "faults", "workers", "journal", "work_dir", "out_dir", "operators", "mutation_operators"}
     bad = set(cfg) - known
     if bad:
         raise SystemExit(f"{path}: unknown field(s) {', '.join(sorted(bad))}")
     opknown = {"op", "subject", "module", "file", "functions", "adapter", "dtypes", "shapes", "params", "plans",
-               "why", "row_len"}
+               "why", "row_len", "alt_plans"}
     for o in cfg["operators"]:
         bad = set(o) - opknown
         if bad:
