@@ -6,7 +6,8 @@
 # CFG / FCFG: the configs, default campaign_liger_s3.json / campaign_liger_faults_s3.json).
 # BUDGET: seconds after which the campaign starts no more mutants (a hard `timeout` ends it
 # 60 s later); EVAL_SEEDS: judge the first K evaluation seeds in this call (0: all);
-# FAULTS_BUDGET: seconds for the real-fault campaign (0: not run).
+# FAULTS_BUDGET: seconds for the real-fault campaign (0: not run), run first (it is small).
+# SLACK: seconds a stage may run past its budget before `timeout` ends it (default 60).
 # Resume: the journals of earlier calls, committed under results/triton-h200/s3/, are
 # unpacked first; this call's journals, logs and report go to OUT (<= 8 files).
 set -u
@@ -38,7 +39,7 @@ stage() { # config budget eval-seeds log journal-name
     resume "$1" "$5"
     j=$(jpath "$1")
     s=$(date +%s)
-    (cd "$T" && exec timeout -k 15 $(($2 + 60)) "$PY" campaign.py --config "$1" --budget "$2" --eval-seeds "$3") \
+    (cd "$T" && exec timeout -k 10 $(($2 + ${SLACK:-60})) "$PY" campaign.py --config "$1" --budget "$2" --eval-seeds "$3") \
         > "$OUT/$4" 2>&1
     rc=$?
     [ -f "$j" ] && gzip -c "$j" > "$OUT/$5"
@@ -46,10 +47,10 @@ stage() { # config budget eval-seeds log journal-name
 }
 
 : > "$OUT/summary.txt"
-stage "$CFG" "$BUDGET" "$ES" campaign.log journal.jsonl.gz
 if [ "$FB" -gt 0 ]; then
     stage "$FCFG" "$FB" 0 faults.log faults.jsonl.gz
 fi
+stage "$CFG" "$BUDGET" "$ES" campaign.log journal.jsonl.gz
 (cd "$T" && "$PY" report.py --config "$CFG" --journal "$(jpath "$CFG")" --out "$OUT/report") >> "$OUT/summary.txt" 2>&1
 if [ "$FB" -gt 0 ]; then
     (cd "$T" && "$PY" report.py --config "$FCFG" --journal "$(jpath "$FCFG")" --out "$OUT/report-faults" \
