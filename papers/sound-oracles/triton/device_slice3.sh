@@ -8,6 +8,8 @@
 # 60 s later); EVAL_SEEDS: judge the first K evaluation seeds in this call (0: all);
 # FAULTS_BUDGET: seconds for the real-fault campaign (0: not run), run first (it is small).
 # SLACK: seconds a stage may run past its budget before `timeout` ends it (default 60).
+# BUDGET 0: the main campaign is not run (its report is still written from the journal);
+# FOPS: a comma-separated subset of the fault config's operators.
 # Resume: the journals of earlier calls, committed under results/triton-h200/s3/, are
 # unpacked first; this call's journals, logs and report go to OUT (<= 8 files).
 set -u
@@ -39,8 +41,8 @@ stage() { # config budget eval-seeds log journal-name
     resume "$1" "$5"
     j=$(jpath "$1")
     s=$(date +%s)
-    (cd "$T" && exec timeout -k 10 $(($2 + ${SLACK:-60})) "$PY" campaign.py --config "$1" --budget "$2" --eval-seeds "$3") \
-        > "$OUT/$4" 2>&1
+    (cd "$T" && exec timeout -k 10 $(($2 + ${SLACK:-60})) "$PY" campaign.py --config "$1" --budget "$2" --eval-seeds "$3" \
+        ${6:+--ops "$6"}) > "$OUT/$4" 2>&1
     rc=$?
     [ -f "$j" ] && gzip -c "$j" > "$OUT/$5"
     echo "$4: rc=$rc wall=$(($(date +%s) - s))s journal=$(wc -l < "$j" 2>/dev/null || echo 0) lines" >> "$OUT/summary.txt"
@@ -48,9 +50,9 @@ stage() { # config budget eval-seeds log journal-name
 
 : > "$OUT/summary.txt"
 if [ "$FB" -gt 0 ]; then
-    stage "$FCFG" "$FB" 0 faults.log faults.jsonl.gz
+    stage "$FCFG" "$FB" 0 faults.log faults.jsonl.gz "${FOPS:-}"
 fi
-stage "$CFG" "$BUDGET" "$ES" campaign.log journal.jsonl.gz
+[ "$BUDGET" -gt 0 ] && stage "$CFG" "$BUDGET" "$ES" campaign.log journal.jsonl.gz
 (cd "$T" && "$PY" report.py --config "$CFG" --journal "$(jpath "$CFG")" --out "$OUT/report") >> "$OUT/summary.txt" 2>&1
 if [ "$FB" -gt 0 ]; then
     (cd "$T" && "$PY" report.py --config "$FCFG" --journal "$(jpath "$FCFG")" --out "$OUT/report-faults" \
@@ -59,5 +61,5 @@ if [ "$FB" -gt 0 ]; then
 fi
 rm -f "$OUT/report/report.html"   # regenerated from the journal off the device (<= 8 files here)
 echo "total wall $(($(date +%s) - t0))s" >> "$OUT/summary.txt"
-tail -5 "$OUT/campaign.log"
+[ -f "$OUT/campaign.log" ] && tail -5 "$OUT/campaign.log"
 cat "$OUT/summary.txt"
