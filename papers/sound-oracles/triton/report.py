@@ -12,6 +12,7 @@ Journals may be gzipped (.gz). Definitions: apps/campaign/README.md (the paper's
 import argparse
 import collections
 import gzip
+import re
 import json
 import os
 import sys
@@ -99,7 +100,7 @@ def real_table(mlist, mruns, base, muts):
         if m["kind"] != "real":
             continue
         row = {"id": m["id"], "op": m["op"], "desc": m["desc"], "state": m.get("state"),
-               "commit": muts.get(m["id"], {}).get("desc", "").split("fixed by ")[-1].split(":")[0],
+               "commit": (re.match(r"real fault, fixed by ([0-9a-f]+):", m["desc"]) or [None, ""])[1],
                "inputs": 0, "effective_inputs": 0,
                "fail_before_pass_after": {c: 0 for c in CHECKS}, "subject_fails": {c: 0 for c in CHECKS},
                "fault_fails": {c: 0 for c in CHECKS}, "by_dtype": {}}
