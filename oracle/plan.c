@@ -193,6 +193,11 @@ void nmo_plan_default(nmo_plan *p, nmo_fmt dtype)
     p->max_ulps = 0;
 }
 
+int nmo_plan_exp_ftz(const nmo_plan *p)
+{
+    return strcmp(p->fn_name, "triton") == 0 || strcmp(p->fn_name, "fast") == 0;
+}
+
 long nmo_plan_max_ulps(const nmo_plan *p)
 {
     if (p->max_ulps > 0) return p->max_ulps;

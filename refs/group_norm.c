@@ -26,10 +26,14 @@
  *   3 mismatches of 71456 elements with rounded statistics and eps, 5811 with rounded
  *   statistics and an fp32 eps, 30273 with neither)
  *   store y into `out`               (checker: plan round)
- * Covered: two-pass statistics. Not covered: Welford statistics (PyTorch's native
- * RowwiseMoments), E[x^2] - mean^2 (Liger-Kernel's group_norm: not a correct
- * implementation, a mutant here), channels-last layouts, eager programs that store
- * more than the statistics (x - mean, the variance). */
+ * onepass=1 (param): the variance in one pass, as Liger-Kernel's _group_norm_forward_kernel
+ * (squared_sum / L - m * m; fused plans only):
+ *   sum = sum x, sq = sum x^2   any order and tree, FMA or not, in `acc`
+ *   mean = sum / L; var = sq / L - mean*mean   (mean*mean rounded, or one FMA)
+ *   rstd, y as above.
+ * Covered: two-pass statistics, and one-pass ones under onepass=1. Not covered: Welford
+ * statistics (PyTorch's native RowwiseMoments), channels-last layouts, eager programs that
+ * store more than the statistics (x - mean, the variance). */
 #include "engine/ref.h"
 #include "refs/norm_common.h"
 
@@ -58,6 +62,33 @@ static void NMO_REF(gn_eager_stats)(E_CTX *ctx, const double *x, E *xe, E *d, in
     enc_round(ctx, mean, mean, inter, NMO_RNE, 0);
     enc_clear(ctx, &sum), enc_clear(ctx, &ss), enc_clear(ctx, &var), enc_clear(ctx, &ep);
     enc_clear(ctx, &ep2), enc_clear(ctx, &v);
+}
+
+/* One-pass statistics (onepass=1): E[x^2] - mean^2; fills xe[j] and d[j] = x_j - mean. */
+static void NMO_REF(gn_one_pass)(E_CTX *ctx, const double *x, E *xe, E *d, int64_t n, double eps,
+                                 E *mean, E *rstd, E *s)
+{
+    E sum, sq, ex2, mm, var, v2, ep, v;
+    enc_init(ctx, &sum), enc_init(ctx, &sq), enc_init(ctx, &ex2), enc_init(ctx, &mm);
+    enc_init(ctx, &var), enc_init(ctx, &v2), enc_init(ctx, &ep), enc_init(ctx, &v);
+    for (int64_t j = 0; j < n; j++) enc_set_d(ctx, &xe[j], x[j]);
+    const E *fx[1] = {xe}, *f2[2] = {xe, xe};
+    enc_dotk(ctx, &sum, fx, 1, n, 0);
+    enc_dotk(ctx, &sq, f2, 2, n, 0);
+    enc_div_si(ctx, mean, &sum, n);
+    enc_div_si(ctx, &ex2, &sq, n);
+    enc_mul(ctx, &mm, mean, mean);
+    enc_sub(ctx, &var, &ex2, &mm);
+    enc_neg(ctx, &mm, mean);
+    enc_fma(ctx, &v2, &mm, mean, &ex2); /* the contracted form */
+    enc_hull(ctx, &var, &var, &v2);
+    enc_const(ctx, &ep, eps);
+    enc_add(ctx, &v, &var, &ep);
+    enc_rsqrt(ctx, rstd, &v);
+    enc_sqrt(ctx, s, &v);
+    for (int64_t j = 0; j < n; j++) enc_sub(ctx, &d[j], &xe[j], mean);
+    enc_clear(ctx, &sum), enc_clear(ctx, &sq), enc_clear(ctx, &ex2), enc_clear(ctx, &mm);
+    enc_clear(ctx, &var), enc_clear(ctx, &v2), enc_clear(ctx, &ep), enc_clear(ctx, &v);
 }
 
 void NMO_REF(nmo_ref_group_norm_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
@@ -94,7 +125,10 @@ void NMO_REF(nmo_ref_group_norm_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, 
             enc_export(ctx, &out[0][j], &y);
         }
     } else {
-        norm_two_pass(ctx, x, xe, d, L, c->param[1], &mean, &rstd, &s);
+        if (c->param[2] == 1)
+            NMO_REF(gn_one_pass)(ctx, x, xe, d, L, c->param[1], &mean, &rstd, &s);
+        else
+            norm_two_pass(ctx, x, xe, d, L, c->param[1], &mean, &rstd, &s);
         for (int64_t j = 0; j < L; j++) {
             int64_t ch = g * cg + j / HW;
             enc_set_d(ctx, &we, w[ch]);
@@ -124,6 +158,12 @@ static nmo_status group_norm_setup(nmo_case *c, nmo_err *err)
         return nmo_err_set(err, NMO_ERR_SHAPE,
                            "group_norm: groups=%g must be a positive integer dividing C=%lld", g,
                            (long long)c->shape[1]);
+    if (c->param[2] != 0 && c->param[2] != 1)
+        return nmo_err_set(err, NMO_ERR_SHAPE, "group_norm: onepass=%g must be 0 or 1", c->param[2]);
+    if (c->param[2] == 1 && c->plan.inter != c->plan.compute)
+        return nmo_err_set(err, NMO_ERR_SHAPE,
+                           "group_norm: onepass=1 models a fused kernel only: the plan's inter must "
+                           "equal compute");
     int64_t C = c->shape[1];
     NMO_RETURN_IF_ERR(nmo_ref_tensor(&c->in[0], c->plan.in, 4, c->shape, err));
     NMO_RETURN_IF_ERR(nmo_ref_tensor(&c->in[1], c->plan.in, 1, &C, err));
@@ -156,7 +196,8 @@ const nmo_op nmo_op_group_norm = {
     .shape_doc = "NxCxHxW (NCHW); groups must divide C",
     .rounding_doc = "per group: mean=sum x/L (any order, acc); d=x-mean; var=sum d^2/L (any "
                     "order, acc); rstd=rsqrt(var+eps)|1/sqrt; y=d*rstd*w+b any association, FMA "
-                    "or not | d/sqrt*w+b | x*a+(b-mean*a), a=w*rstd; two-pass only; "
+                    "or not | d/sqrt*w+b | x*a+(b-mean*a), a=w*rstd; two-pass, or onepass=1: "
+                    "var=sum x^2/L-mean*mean (FMA or not); "
                     "inter!=compute: mean, rstd (and eps) stored in inter (PyTorch eager)",
     .n_in = 3,
     .in = {{"x", NMO_ROLE_DATA, "input [N, C, H, W]"},
@@ -164,9 +205,10 @@ const nmo_op nmo_op_group_norm = {
            {"b", NMO_ROLE_BIAS, "per-channel bias [C]"}},
     .n_out = 1,
     .out = {{"y", NMO_ROLE_DATA, "output [N, C, H, W]"}},
-    .n_param = 2,
+    .n_param = 3,
     .param = {{"groups", 4, "number of groups G (divides C)"},
-              {"eps", 1e-5, "added to the variance inside the root", NMO_PDOM_NONNEG}},
+              {"eps", 1e-5, "added to the variance inside the root", NMO_PDOM_NONNEG},
+              {"onepass", 0, "1: variance E[x^2]-mean^2 in one pass (Liger-Kernel)", NMO_PDOM_NONNEG}},
     .dtypes = "fp32 bf16 fp16",
     .test_shapes = "2x12x5x21;4x8x4x4",
     .test_shapes_large = "2x12x33x41;4x8x4x4",

@@ -122,3 +122,71 @@ Test(enclosure_pointwise, default_plan) { run_plan("fn=cuda"); }
 Test(enclosure_pointwise, ftz_plan) { run_plan("fn=cuda subnormals=ftz"); }
 Test(enclosure_pointwise, ulp4_plan) { run_plan("fn=ulp:4"); }
 Test(enclosure_pointwise, cr_plan) { run_plan("fn=cr"); }
+
+/* exp flush-to-zero (nmo_plan_exp_ftz): under fn=triton and fn=fast exp is
+ * ex2.approx.ftz.f32, whose subnormal results are flushed to 0 (PTX ISA, ex2), so 0 is
+ * in the enclosure of every exp whose result is subnormal; under fn=cuda (expf, no flush)
+ * it is not. fp32 x every 2^13 bit patterns whose correctly rounded exp is subnormal, nonzero and
+ * at least 4 subnormal ulps (below that cuda's 2 ulps reach 0 without a flush); the
+ * fast engine equals the certified one there, and the fp32 row path (exp_sub_row) agrees. */
+static long exp_flush_count(const char *text, long *n_sub)
+{
+    nmo_plan p;
+    nmo_err err = {{0}};
+    nmo_plan_default(&p, NMO_FP32);
+    cr_assert_eq(nmo_plan_parse(&p, text, &err), NMO_OK, "%s", err.msg);
+    nmo_fctx fc;
+    nmo_cctx cc;
+    cr_assert_eq(nmo_fctx_init(&fc, &p, &err), NMO_OK);
+    cr_assert_eq(nmo_cctx_init(&cc, &p, &err), NMO_OK);
+    long zero_in = 0, differ = 0;
+    *n_sub = 0;
+    for (uint32_t u = 0xc2a00000u; u <= 0xc2d00000u; u += 1u << 13) { /* x in [-80, -104] */
+        float xf;
+        memcpy(&xf, &u, 4);
+        double x = xf, v = rn32_of(F_EXP, x);
+        if (!(v >= 4 * 0x1p-149 && v < FLT_MIN)) continue;
+        (*n_sub)++;
+        nmo_fenc a, r, e, row, m0;
+        nmo_cenc ca, cr;
+        nmo_fenc_set_d(&fc, &a, x);
+        nmo_fenc_exp(&fc, &r, &a);
+        nmo_fenc_set_d(&fc, &m0, 0.0);
+        nmo_fenc_exp_sub_row(&fc, &row, &x, &m0, 1);
+        nmo_cenc_init(&cc, &ca), nmo_cenc_init(&cc, &cr);
+        nmo_cenc_set_d(&cc, &ca, x);
+        nmo_cenc_exp(&cc, &cr, &ca);
+        nmo_cenc_export(&cc, &e, &cr);
+        nmo_cenc_clear(&cc, &ca), nmo_cenc_clear(&cc, &cr);
+        cr_expect(inside(v, &e) && inside(v, &r), "%s: exp(%g) = %a outside", text, x, v);
+        if (r.lo != e.lo || r.hi != e.hi || row.lo != r.lo || row.hi != r.hi) differ++;
+        if (inside(0.0, &e)) zero_in++;
+    }
+    cr_expect_eq(differ, 0, "%s: %ld fast/row/cert differ", text, differ);
+    nmo_fctx_clear(&fc);
+    nmo_cctx_clear(&cc);
+    return zero_in;
+}
+
+Test(enclosure_pointwise, exp_flush_triton)
+{
+    long n, z = exp_flush_count("fn=triton", &n);
+    printf("fn=triton: 0 inside %ld of %ld subnormal exp results\n", z, n);
+    cr_expect_gt(n, 100);
+    cr_expect_eq(z, n);
+}
+
+Test(enclosure_pointwise, exp_flush_fast)
+{
+    long n, z = exp_flush_count("fn=fast", &n);
+    cr_expect_gt(n, 100);
+    cr_expect_eq(z, n);
+}
+
+Test(enclosure_pointwise, exp_flush_cuda_not)
+{
+    long n, z = exp_flush_count("fn=cuda", &n);
+    printf("fn=cuda: 0 inside %ld of %ld subnormal exp results\n", z, n);
+    cr_expect_gt(n, 100);
+    cr_expect_eq(z, 0);
+}

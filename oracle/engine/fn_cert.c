@@ -97,6 +97,7 @@ void nmo_cenc_exp(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
      * nmo_fenc_exp) */
     if (hi >= nmo_fmt_get(c->cf)->max_finite) hi = INFINITY;
     double m = hi == 0 ? 0 : a->mag != 0 && !(ce_hi(a) - ce_lo(a) <= 1) ? INFINITY : nmo_mag_fn(hi, hi, a->mag);
+    if (lo < c->minnorm_c && nmo_plan_exp_ftz(&c->plan)) lo = 0; /* ex2.approx.ftz, as nmo_fenc_exp */
     ce_setd2(r, lo < 0 ? 0 : lo, hi, fl);
     ce_mag(r, m);
 }

@@ -242,6 +242,7 @@ static inline void nmo_fenc_exp(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a)
     /* exp' = exp <= hi over the argument; an argument wider than 1 is a domain edge */
     double m = hi == 0 ? 0 /* exactly 0 (a -inf argument, deep underflow) */
                : a->mag != 0 && !(a->hi - a->lo <= 1) ? INFINITY : nmo_mag_fn(hi, hi, a->mag);
+    if (lo < c->minnorm_c && nmo_plan_exp_ftz(&c->plan)) lo = 0; /* ex2.approx.ftz */
     r->lo = lo < 0 ? 0 : lo;
     r->hi = hi;
     r->flags = fl | c->force_unc;

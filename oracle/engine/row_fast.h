@@ -26,6 +26,7 @@ static inline void nmo_fenc_exp_sub_row(nmo_fctx *c, nmo_fenc *ee, const double 
     int nulp = c->plan.fn_ulps[NMO_FN_EXP];
     int fast = c->cf == NMO_FP32 && c->fp32rn && !c->ftz && !c->force_unc && m->flags == 0 &&
                m->lo == m->hi && isfinite(m->lo) && nulp >= 1;
+    int ftzx = nmo_plan_exp_ftz(&c->plan);
     enum { B = 256 };
     double d[B], v[B], lo[B], hi[B];
     int64_t ok[B];
@@ -43,7 +44,7 @@ static inline void nmo_fenc_exp_sub_row(nmo_fctx *c, nmo_fenc *ee, const double 
             if (fast && ok[j]) {
                 /* the mags of nmo_fenc_sub (|x| + mag(m)) and nmo_fenc_exp */
                 double md = fabs(x[j0 + j]) + m->mag;
-                o->lo = lo[j];
+                o->lo = lo[j] < c->minnorm_c && ftzx ? 0 : lo[j]; /* as nmo_fenc_exp */
                 o->hi = hi[j];
                 o->flags = 0;
                 o->mag = nmo_mag_fin(o, hi[j] == 0 ? 0 : nmo_mag_fn(hi[j], hi[j], md));

@@ -79,6 +79,11 @@ char *nmo_plan_to_string(const nmo_plan *p, char *buf, size_t n);
  * max(4, 2^(prec-5)): a reachable set as wide as 1/16 of the value is not informative. */
 long nmo_plan_max_ulps(const nmo_plan *p);
 
+/* 1 when the plan's exp is ex2.approx.ftz.f32 (fn=triton, fn=fast: PTX ISA, ex2 with
+ * .ftz; __expf and Triton's tl.exp use it): a result below the smallest normal may be
+ * flushed to 0, so every exp enclosure reaching below 2^-126 also holds 0. */
+int nmo_plan_exp_ftz(const nmo_plan *p);
+
 /* Set fn_ulps from a preset or ulp:N. Presets and their sources are in plan.c. */
 nmo_status nmo_plan_set_fn(nmo_plan *p, const char *spec, nmo_err *err);
 

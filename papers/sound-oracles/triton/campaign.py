@@ -33,6 +33,7 @@ import subprocess
 import sys
 import time
 import traceback
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
@@ -49,12 +50,12 @@ def load_config(path):
     with open(path) as f:
         cfg = json.load(f)
     known = {"name", "comment", "subjects", "families", "seeds", "mutant_seeds", "calibration", "max_per_op",
-             "null_control", "timeout", "alt_plans", "generated", "faults", "workers", "journal", "work_dir", "out_dir", "operators", "mutation_operators"}
+             "null_control", "timeout", "alt_plans", "bp_per_op", "generated", "faults", "workers", "journal", "work_dir", "out_dir", "operators", "mutation_operators"}
     bad = set(cfg) - known
     if bad:
         raise SystemExit(f"{path}: unknown field(s) {', '.join(sorted(bad))}")
     opknown = {"op", "subject", "module", "file", "functions", "adapter", "dtypes", "shapes", "params", "plans",
-               "why", "row_len"}
+               "why", "row_len", "alt_plans"}
     for o in cfg["operators"]:
         bad = set(o) - opknown
         if bad:
@@ -92,6 +93,8 @@ def inputs_of(cfg, o, which):
                         out.append((dt, sh, f, "calib", s))
         return out
     ss = seeds(cfg["seeds"]) if which == "eval" else cfg["mutant_seeds"]
+    if which == "eval" and cfg.get("eval_seeds_now"):  # --eval-seeds: this slice's share
+        ss = [s for s in ss if s < cfg["seeds"]["first"] + cfg["eval_seeds_now"] or s in cfg["mutant_seeds"]]
     for dt in o["dtypes"]:
         for sh in o["shapes"]:
             for cls in ("main", "shifted"):
@@ -160,9 +163,10 @@ def load_module(cfg, o, source=None, tag=None):
 
 
 def run_adapter(o, mod, ins_t, params):
-    import liger
     import torch
-    outs, extra = liger.ADAPTERS[o["adapter"]](mod, ins_t, params)
+    # NMO_TRITON_ADAPTERS: another adapter module (the stand-in of standin/, for tests)
+    adapters = importlib.import_module(os.environ.get("NMO_TRITON_ADAPTERS", "liger"))
+    outs, extra = adapters.ADAPTERS[o["adapter"]](mod, ins_t, params)
     torch.cuda.synchronize()
     return {k: to_numpy(v) for k, v in outs.items()}, {k: to_numpy(v) for k, v in extra.items()}
 
@@ -299,12 +303,17 @@ class Judge:
         """numoracle's verdict on a correct run under each of the config's alt_plans
         (evidence for the plan choice; never used for detection)."""
         res = {}
-        for pl in self.cfg.get("alt_plans", []):
+        alts = list(self.cfg.get("alt_plans", [])) + list(o.get("alt_plans", {}).get(inp[0], []))
+        for pl in alts:
+            # an entry: a plan text, or {"plan": text, "params": {...}} (params over the operator's)
+            txt, pp = (pl, params) if isinstance(pl, str) else (pl.get("plan", ""), {**params, **pl.get("params", {})})
+            name = (txt or "default") + ("" if isinstance(pl, str) else " " + " ".join(
+                f"{k}={v}" for k, v in sorted(pl.get("params", {}).items())))
             try:
-                r = self.n.check(o["op"], ins, outs, dtype=inp[0], plan=pl or None, params=params)
-                res[pl or "default"] = r.verdict[0]
-            except self.n.Error as e:
-                res[pl or "default"] = "E"
+                r = self.n.check(o["op"], ins, outs, dtype=inp[0], plan=txt or None, params=pp)
+                res[name] = r.verdict[0]
+            except self.n.Error:
+                res[name] = "E"
         return res
 
 
@@ -389,6 +398,8 @@ def parent_main(cfg, args):
                                         tmut.unified_diff(src, fsrc, o["file"]), fsrc))
         if cfg.get("null_control", True):
             keep.append(tmut.null_mutant(src, o["op"], o["file"]))
+        if cfg.get("bp_per_op", 0):
+            keep += tmut.sample(tmut.generate(src, o["op"], o["file"], o["functions"], ("bp",)), cfg["bp_per_op"])
         muts[o["op"]] = keep
         for m in keep:
             if "mutant|" + m.id not in J.done:
@@ -423,7 +434,9 @@ def parent_main(cfg, args):
                     a, r = np.concatenate(vals[0]), np.concatenate(vals[1])
                     judge.p999[(o["op"], dt, name)] = (float(np.quantile(a, 0.999)) if a.size else 0.0,
                                                        float(np.quantile(r, 0.999)) if r.size else 0.0)
-                lst = [x for j, x in enumerate(lst) if j % shard_n == shard_i - 1 or x[4] in cfg["mutant_seeds"]]
+                # a shard's share by a hash of the input's key: stable when --eval-seeds grows
+                lst = [x for x in lst if zlib.crc32(key_of(o["op"], x).encode()) % shard_n == shard_i - 1
+                       or x[4] in cfg["mutant_seeds"]]
             futs = []
             for inp in lst:
                 rid = f"{phase}|{key_of(o['op'], inp)}|liger"
@@ -467,12 +480,15 @@ def parent_main(cfg, args):
 
     # mutants: one child process each, `workers` at a time
     # round robin over the operators, so that a slice cut by --budget covers all of them
-    per_op = []
+    # controls (null, bp, real faults) of every operator first, so that a slice cut by
+    # --budget still has them; then the generated mutants
+    per_op, controls = [], []
     for o in ops:
-        per_op.append([(o, m) for j, m in enumerate(muts[o["op"]])
-                       if j % shard_n == shard_i - 1 and f"mdone|{m.id}" not in J.done])
-    todo = [x for rnd in range(max([len(q) for q in per_op] or [0])) for q in per_op if rnd < len(q)
-            for x in [q[rnd]]]
+        mine = [m for j, m in enumerate(muts[o["op"]]) if j % shard_n == shard_i - 1 and f"mdone|{m.id}" not in J.done]
+        controls += [(o, m) for m in mine if m.mop in ("null", "bp", "real")]
+        per_op.append([(o, m) for m in mine if m.mop not in ("null", "bp", "real")])
+    todo = controls + [x for rnd in range(max([len(q) for q in per_op] or [0])) for q in per_op if rnd < len(q)
+                       for x in [q[rnd]]]
     wd = os.path.join(cfg["work_dir"], "mut")
     os.makedirs(wd, exist_ok=True)
 
@@ -485,7 +501,9 @@ def parent_main(cfg, args):
             if os.path.exists(outp + ext):
                 os.remove(outp + ext)
         env = dict(os.environ)
-        env["TRITON_CACHE_DIR"] = os.path.join(cfg["work_dir"], "triton-cache", m.id)
+        # one cache for all: Triton keys a kernel by its source, so a mutant never reads
+        # another's binary, and the kernels a mutant leaves alone compile once
+        env["TRITON_CACHE_DIR"] = os.path.join(cfg["work_dir"], "triton-cache")
         cmd = [sys.executable, os.path.abspath(__file__), "--config", args.config, "--child", o["op"], m.id, sp, outp]
         t1 = time.time()
         p = None
@@ -513,12 +531,26 @@ def parent_main(cfg, args):
         return o, m, "ok", json.load(open(outp + ".json")), time.time() - t1, ""
 
     live = set()
+
+    def on_term(signum, _frame):
+        # `timeout` or a kill of the slice: end the children (their own sessions) too;
+        # the journal is synced after every mutant, so nothing journaled is lost
+        for p in list(live):
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        print(f"signal {signum}: children ended, stopping (resume with the same command)", flush=True)
+        os._exit(143)
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
     cpool = cf.ThreadPoolExecutor(max_workers=cfg["workers"])
     futs = [cpool.submit(run_child, o, m) for o, m in todo]
     deadline = t0 + args.budget if args.budget else None
     for fu in cf.as_completed(futs):
         o, m, st, res, secs, msg = fu.result()
-        role = "null" if m.mop == "null" else "mutant"
+        role = {"null": "null", "bp": "bp"}.get(m.mop, "mutant")
         if st != "ok":
             J.write({"t": "mstatus", "id": f"mdone|{m.id}", "mid": m.id, "op": o["op"], "role": role, "status": st,
                      "msg": (res or {}).get("stillborn", msg)[:400], "secs": round(secs, 2)})
@@ -527,18 +559,18 @@ def parent_main(cfg, args):
         data = np.load(os.path.join(wd, m.id + ".npz"))
         arrs = {k.replace("__", "|"): data[k] for k in data.files}
         params = op_params(o)
-        for i, inp in enumerate(inputs_of(cfg, o, "mutant")):
+
+        def judge_one(i, inp):
             k = key_of(o["op"], inp)
             r = res["runs"].get(k)
             rid = f"mut|{k}|{m.id}"
             rec = {"t": "run", "id": rid, "op": o["op"], "phase": "mutant", "role": role, "mid": m.id,
                    "dtype": inp[0], "shape": inp[1], "family": inp[2], "cls": inp[3], "seed": inp[4]}
             if r is None:
-                continue  # not reached (an earlier crash ended the child)
+                return None  # not reached (an earlier crash ended the child)
             if r["status"] != "ok":
                 rec.update(status=r["status"], msg=r.get("msg", ""))
-                J.write(rec)
-                continue
+                return rec
             outs = {n: arrs[f"{i}|o|{n}"] for n in r["outputs"]}
             bins, bouts = base_store[k]
             ins = dict(bins)
@@ -550,7 +582,19 @@ def parent_main(cfg, args):
             ref = judge.reference(o, inp[0], ins, params)
             v, nc, err = judge.judge(o, inp, ins, outs, params, ref)
             rec.update(status="ok", v=v, n=nc, err=err, eff=ndiff > 0, ndiff=ndiff)
-            J.write(rec)
+            return rec
+
+        def judge_safe(a):
+            try:
+                return judge_one(*a)
+            except Exception as e:  # a judging error is journaled, never ends the campaign
+                return {"t": "run", "id": f"mut|{key_of(o['op'], a[1])}|{m.id}", "op": o["op"], "phase": "mutant",
+                        "role": role, "mid": m.id, "status": "error", "msg": f"judge: {type(e).__name__}: {e}"[:300],
+                        "dtype": a[1][0], "shape": a[1][1], "family": a[1][2], "cls": a[1][3], "seed": a[1][4]}
+
+        for rec in pool.map(judge_safe, list(enumerate(inputs_of(cfg, o, "mutant")))):
+            if rec is not None:
+                J.write(rec)
         J.write({"t": "mstatus", "id": f"mdone|{m.id}", "mid": m.id, "op": o["op"], "role": role, "status": "ok",
                  "secs": round(secs, 2)})
         J.sync()
@@ -580,6 +624,8 @@ def main(argv=None):
     ap.add_argument("--ops", default="", help="comma-separated subset of the config's operators")
     ap.add_argument("--budget", type=float, default=0, help="stop starting mutants after this many seconds")
     ap.add_argument("--force", action="store_true")
+    ap.add_argument("--eval-seeds", type=int, default=0,
+                    help="judge only the first K evaluation seeds in this call (the rest resume later)")
     ap.add_argument("--child", nargs=4, metavar=("OP", "ID", "SRC", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     try:
@@ -593,6 +639,7 @@ def main(argv=None):
     if args.gpu is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu
     cfg = load_config(args.config)
+    cfg["eval_seeds_now"] = args.eval_seeds
     if args.child:
         try:
             return child_main(cfg, *args.child, None)

@@ -12,6 +12,7 @@ Journals may be gzipped (.gz). Definitions: apps/campaign/README.md (the paper's
 import argparse
 import collections
 import gzip
+import re
 import json
 import os
 import sys
@@ -43,6 +44,84 @@ def read_journals(paths):
     return lines
 
 
+def _bkey(r):
+    return f"{r['op']}|{r['dtype']}|{r['shape']}|{r['family']}|{r['seed']}"
+
+
+MISS_CATEGORIES = {
+    "inside_r": "the mutant's outputs stay inside numoracle's R on every main input where the subject PASSes "
+                "(a deviation the declared plan allows: no sound check can FAIL it there)",
+    "inconclusive": "numoracle is INCONCLUSIVE on the mutant (R wider than max_ulps) on a main input where the "
+                    "subject PASSes",
+    "base_not_pass": "the subject itself is not PASSed by numoracle on the inputs where the mutant is effective "
+                     "(INCONCLUSIVE or FAIL), so no detection can be credited there",
+}
+
+
+def _miss_category(rs, base):
+    """Why numoracle does not detect a mutant on main inputs (apps/campaign/README.md's
+    definition: detected = mutant FAIL and subject PASS on the same input)."""
+    seen_p = False
+    for r in rs:
+        if r.get("status") != "ok" or not r.get("eff") or r["cls"] != "main":
+            continue
+        b = base.get(_bkey(r))
+        if b is None or b["v"][0] != "P":
+            continue
+        if r["v"][0] == "I":
+            return "inconclusive"
+        seen_p = True
+    return "inside_r" if seen_p else "base_not_pass"
+
+
+def bp_fa(mlist, mruns, base):
+    """False alarms on behaviour-preserving variants: every FAIL of a check on a bp run."""
+    out = {"runs_main": 0, "runs_shifted": 0, "variants": 0}
+    out.update({c: {"main": 0, "shifted": 0} for c in CHECKS})
+    for m in mlist:
+        if m["kind"] != "bp":
+            continue
+        out["variants"] += 1
+        for r in mruns.get(m["id"], []):
+            if r.get("status") != "ok":
+                continue
+            out["runs_" + r["cls"]] += 1
+            for i, c in enumerate(CHECKS):
+                if r["v"][i] == "F":
+                    out[c][r["cls"]] += 1
+    return out
+
+
+def real_table(mlist, mruns, base, muts):
+    """Real faults: per check, the inputs where the version before the fix FAILs while the
+    subject (after the fix) PASSes the same input, beside the subject's own FAILs there."""
+    rows = []
+    for m in mlist:
+        if m["kind"] != "real":
+            continue
+        row = {"id": m["id"], "op": m["op"], "desc": m["desc"], "state": m.get("state"),
+               "commit": (re.match(r"real fault, fixed by ([0-9a-f]+):", m["desc"]) or [None, ""])[1],
+               "inputs": 0, "effective_inputs": 0,
+               "fail_before_pass_after": {c: 0 for c in CHECKS}, "subject_fails": {c: 0 for c in CHECKS},
+               "fault_fails": {c: 0 for c in CHECKS}, "by_dtype": {}}
+        for r in mruns.get(m["id"], []):
+            b = base.get(_bkey(r))
+            if r.get("status") != "ok" or b is None:
+                continue
+            row["inputs"] += 1
+            row["effective_inputs"] += bool(r.get("eff"))
+            dt = row["by_dtype"].setdefault(r["dtype"], {"inputs": 0, "fail_before_pass_after": {c: 0 for c in CHECKS}})
+            dt["inputs"] += 1
+            for i, c in enumerate(CHECKS):
+                row["fault_fails"][c] += r["v"][i] == "F"
+                row["subject_fails"][c] += b["v"][i] == "F"
+                if r["v"][i] == "F" and b["v"][i] == "P":
+                    row["fail_before_pass_after"][c] += 1
+                    dt["fail_before_pass_after"][c] += 1
+        rows.append(row)
+    return rows
+
+
 def aggregate(cfg, L):
     headers = [d for d in L if d.get("t") == "header"]
     muts = {}
@@ -61,7 +140,7 @@ def aggregate(cfg, L):
             base[f"{d['op']}|{d['dtype']}|{d['shape']}|{d['family']}|{d['seed']}"] = d
     mruns = collections.defaultdict(list)
     for d in runs.values():
-        if d["role"] in ("mutant", "null"):
+        if d["role"] in ("mutant", "null", "bp"):
             mruns[d["mid"]].append(d)
     ops = [o["op"] for o in cfg["operators"]]
 
@@ -100,8 +179,9 @@ def aggregate(cfg, L):
     nondet_runs = 0
     for mid, m in sorted(muts.items()):
         st = mstat.get(mid)
-        role = "null" if m["mop"] == "null" else "mutant"
-        rec = {"id": mid, "op": m["op"], "kind": "null" if role == "null" else ("real" if m["mop"] == "real" else "generated"), "mutop": m["mop"],
+        role = {"null": "null", "bp": "bp", "real": "real"}.get(m["mop"], "mutant")
+        rec = {"id": mid, "op": m["op"], "kind": {"null": "null", "bp": "bp", "real": "real"}.get(role, "generated"),
+               "mutop": m["mop"],
                "location": f"{m['file']}:{m['line']}:{m['col']}", "function": m["func"], "desc": m["desc"]}
         if st is None:
             rec["state"] = "not_run"
@@ -145,6 +225,7 @@ def aggregate(cfg, L):
                     rec["state"] = "error" if statuses.get("error") else "nondet"
                 else:
                     rec["state"] = "never_effective"
+                rec["miss_category"] = _miss_category(rs, base)
                 rec["detected_main_by"] = sorted(det["main"], key=CHECKS.index)
                 rec["detected_shifted_by"] = sorted(det["shifted"], key=CHECKS.index)
                 rec["numoracle_detects_on"] = where
@@ -153,7 +234,7 @@ def aggregate(cfg, L):
         mlist.append(rec)
 
     def det_counts(lst, cls, key):
-        e = [m for m in lst if m["kind"] != "null" and key(m)]
+        e = [m for m in lst if m["kind"] == "generated" and key(m)]
         return {"effective": len(e),
                 "detected": {c: sum(1 for m in e if c in m.get(f"detected_{cls}_by", [])) for c in CHECKS}}
 
@@ -162,7 +243,7 @@ def aggregate(cfg, L):
     inplan = [m for m in mlist if m["op"] not in outside]
     per_op = []
     for op in ops:
-        ms = [m for m in mlist if m["op"] == op and m["kind"] != "null"]
+        ms = [m for m in mlist if m["op"] == op and m["kind"] == "generated"]
         e = [m for m in ms if effm(m)]
         per_op.append({"op": op, "mutants": len(ms),
                        "evaluated": sum(1 for m in ms if m["state"] not in ("not_run", "stillborn", "crash", "hang",
@@ -175,12 +256,15 @@ def aggregate(cfg, L):
                        "false_alarms_shifted": {c: per_op_fa[op][(c, "shifted")] for c in CHECKS},
                        "correct_runs": per_op_runs[op], "inconclusive_shifted": per_op_inc[op],
                        "published_kernel_outside_plan": sorted(outside_dt.get(op, []))})
-    gen = [m for m in mlist if m["kind"] != "null"]
+    gen = [m for m in mlist if m["kind"] == "generated"]
     summary = {
         "total": len(gen), "generated": len(gen),
         "generated_before_cap": sum({m["op"]: m.get("generated_total", 0) for m in muts.values()}.values()),
         "stillborn": cnt[("mutant", "stillborn")], "crash": cnt[("mutant", "crash")],
         "hang": cnt[("mutant", "hang")], "error": cnt[("mutant", "error")], "not_run": cnt[("mutant", "not_run")],
+        "bp_variants": sum(1 for m in mlist if m["kind"] == "bp"),
+        "bp_evaluated": sum(1 for m in mlist if m["kind"] == "bp" and m["state"] in (
+            "effective_main", "effective_shifted_only", "never_effective")),
         "evaluated": sum(1 for m in gen if m["state"] in ("effective_main", "effective_shifted_only",
                                                             "never_effective", "nondet")),
         "effective_main": sum(1 for m in gen if effm(m)),
@@ -204,11 +288,17 @@ def aggregate(cfg, L):
         "operators_published_kernel_outside_plan": {op: sorted(outside_dt[op]) for op in outside},
         "false_alarms": {"correct": {"runs_main": nrun["main"], "runs_shifted": nrun["shifted"], "errors": errors,
                                      **fa},
-                         "behaviour_preserving": {"runs_main": 0, "runs_shifted": 0,
-                                                  "note": "no behaviour-preserving variants in this campaign"}},
+                         "behaviour_preserving": bp_fa(mlist, mruns, base)},
         "numoracle_inconclusive": {"correct": inc},
         "per_operator": per_op,
         "null_controls": [{"id": m["id"], "state": m["state"]} for m in nulls],
+        "misses": [{"id": m["id"], "op": m["op"], "mutop": m["mutop"], "category": m["miss_category"],
+                    "desc": m["desc"], "location": m["location"], "detected_main_by": m["detected_main_by"],
+                    "numoracle_detects_shifted": "numoracle" in m["detected_shifted_by"],
+                    "effective_dtypes": m.get("effective_dtypes", [])}
+                   for m in mlist if m["kind"] == "generated" and m.get("state") == "effective_main"
+                   and "numoracle" not in m["detected_main_by"]],
+        "real_faults": real_table(mlist, mruns, base, muts),
         "mutant_list": mlist,
     }
     return rep
@@ -255,6 +345,10 @@ def fmt_md(rep, cfg, title):
     w(f"| numoracle FAILs on correct runs (published kernels) | 0 over 14,400 | "
       f"**{fa['numoracle']['main']} main / {fa['numoracle']['shifted']} shifted** over {fa['runs_main']} + "
       f"{fa['runs_shifted']} runs (operators: {outs}) |")
+    bpf = rep["false_alarms"]["behaviour_preserving"]
+    w(f"| numoracle FAILs on behaviour-preserving runs | 0 over {PAPER['bp_runs']:,} | "
+      f"**{bpf['numoracle']['main']} main / {bpf['numoracle']['shifted']} shifted** over {bpf['runs_main']} + "
+      f"{bpf['runs_shifted']} runs of {bpf['variants']} variants |")
     w(f"| shifted-input correct runs left INCONCLUSIVE | 634 calls | {rep['numoracle_inconclusive']['correct']['shifted']}"
       f" of {fa['runs_shifted']} |")
     ei = dmi["effective"] or 1
@@ -267,8 +361,10 @@ def fmt_md(rep, cfg, title):
         b = "**" if k == "numoracle" else ""
         w(f"| {b}{LABELS[k]}{b} | {dm['detected'][k]} / {dm['effective']} | {ds['detected'][k]} / {ds['effective']} | "
           f"{fa[k]['main']} / {fa[k]['shifted']} |")
-    w(f"\nCorrect runs: {fa['runs_main']} main, {fa['runs_shifted']} shifted ({fa['errors']} errors). No "
-      "behaviour-preserving variants (the subject has one implementation per operator here).\n")
+    w(f"\nCorrect runs: {fa['runs_main']} main, {fa['runs_shifted']} shifted ({fa['errors']} errors). "
+      f"Behaviour-preserving runs (tmut `bp`: the operands of a + or * commuted): {bpf['runs_main']} main, "
+      f"{bpf['runs_shifted']} shifted; FAILs per check (main / shifted): " +
+      ", ".join(f"{k} {bpf[k]['main']}/{bpf[k]['shifted']}" for k in CHECKS) + ".\n")
     w("## Per operator (main inputs)\n")
     w("| operator | plan | mutants (stillborn, not run) | effective | " + " | ".join(CHECKS) +
       " | correct runs | numoracle FAIL on correct (main/shifted) | inconclusive (shifted) |")
@@ -281,18 +377,82 @@ def fmt_md(rep, cfg, title):
           " | ".join(str(d[k]) for k in CHECKS) + f" | {o['correct_runs']} | "
           f"{o['false_alarms_main']['numoracle']}/{o['false_alarms_shifted']['numoracle']} | "
           f"{o['inconclusive_shifted']} |")
-    w("\n## Misses of numoracle (effective on main inputs, not detected there)\n")
-    for mm in rep["mutant_list"]:
-        if mm.get("state") == "effective_main" and "numoracle" not in mm["detected_main_by"]:
-            w(f"- `{mm['id']}` ({mm['mutop']}, {mm['function']}, {mm['location']}): {mm['desc']}; detected on main by: "
+    w("\n## Misses of numoracle (effective on main inputs, not detected there), by category\n")
+    cats = collections.Counter(x["category"] for x in rep["misses"])
+    for k, why in MISS_CATEGORIES.items():
+        w(f"- **{k}** ({cats.get(k, 0)}): {why}")
+    w("")
+    for mm in sorted((x for x in rep["mutant_list"] if x.get("state") == "effective_main" and x["kind"] == "generated"
+                      and "numoracle" not in x["detected_main_by"]), key=lambda x: (x["miss_category"], x["id"])):
+        if True:
+            w(f"- [{mm['miss_category']}] `{mm['id']}` ({mm['mutop']}, {mm['function']}, {mm['location']}): {mm['desc']}; detected on main by: "
               f"{', '.join(mm['detected_main_by']) or 'none'}; on shifted by numoracle: "
               f"{'yes' if 'numoracle' in mm['detected_shifted_by'] else 'no'}; effective in "
               f"{'/'.join(mm.get('effective_dtypes', []))}"
               f"{' (published kernel outside its plan on this operator)' if mm['op'] in out else ''}")
+    rf = rep["real_faults"]
+    if rf:
+        w("\n## Real faults (the subject's history): the version before the fix FAILs while the subject PASSes\n")
+        w("Inputs: the fault's provoking family and the campaign's families, the same inputs for both versions. "
+          "Cell: inputs where the check FAILs the before-fix version and PASSes the subject / inputs; in brackets "
+          "the check's FAILs of the subject (after the fix) on the same inputs.\n")
+        w("| fault | operator | state | inputs (effective) | " + " | ".join(CHECKS) + " |")
+        w("|---|---|---|---|" + "---|" * len(CHECKS))
+        for r in rf:
+            w(f"| `{r['id']}` {r['commit'][:8]} | {r['op']} | {r['state']} | {r['inputs']} ({r['effective_inputs']}) | " +
+              " | ".join(f"{r['fail_before_pass_after'][c]} ({r['subject_fails'][c]})" for c in CHECKS) + " |")
+        for r in rf:
+            w(f"- `{r['id']}`: {r['desc']}")
     w("\n## Plans (from the config)\n")
     for op, v in rep["campaign"]["plans"].items():
         w(f"- **{op}** {v['plans']}: {v['why']}")
     return "\n".join(s) + "\n"
+
+
+def _inline(t):
+    import html
+    import re
+    t = html.escape(t, quote=False)
+    t = re.sub(r"`([^`]*)`", r"<code>\1</code>", t)
+    return re.sub(r"\*\*([^*]*)\*\*", r"<b>\1</b>", t)
+
+
+def md_to_html(md, title):
+    """The report's markdown (headings, tables, lists, paragraphs) as one HTML page."""
+    import html
+    out = ['<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>' + html.escape(title) +
+           '</title>\n<style>body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1180px;'
+           'padding:0 16px}table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #dde2ea;'
+           'padding:3px 7px;text-align:left}code{font-size:12px}</style></head><body>']
+    lines = md.split("\n")
+    i = 0
+    while i < len(lines):
+        ln = lines[i]
+        if ln.startswith("#"):
+            k = len(ln) - len(ln.lstrip("#"))
+            out.append(f"<h{k}>{_inline(ln[k:].strip())}</h{k}>")
+        elif ln.startswith("|"):
+            rows = []
+            while i < len(lines) and lines[i].startswith("|"):
+                rows.append([c.strip() for c in lines[i].strip().strip("|").split("|")])
+                i += 1
+            out.append("<table><tr>" + "".join(f"<th>{_inline(c)}</th>" for c in rows[0]) + "</tr>")
+            for r in rows[2:]:
+                out.append("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in r) + "</tr>")
+            out.append("</table>")
+            continue
+        elif ln.startswith("- "):
+            out.append("<ul>")
+            while i < len(lines) and lines[i].startswith("- "):
+                out.append(f"<li>{_inline(lines[i][2:])}</li>")
+                i += 1
+            out.append("</ul>")
+            continue
+        elif ln.strip():
+            out.append(f"<p>{_inline(ln)}</p>")
+        i += 1
+    out.append("</body></html>\n")
+    return "\n".join(out)
 
 
 def main(argv=None):
@@ -310,8 +470,11 @@ def main(argv=None):
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "report.json"), "w") as f:
         json.dump(rep, f, indent=1, sort_keys=False)
+    md = fmt_md(rep, cfg, a.title)
     with open(os.path.join(out, "report.md"), "w") as f:
-        f.write(fmt_md(rep, cfg, a.title))
+        f.write(md)
+    with open(os.path.join(out, "report.html"), "w") as f:
+        f.write(md_to_html(md, a.title))
     dm = rep["detection_main"]
     print(f"effective(main)={dm['effective']} " + " ".join(f"{k}={dm['detected'][k]}" for k in CHECKS) +
           f" numoracle_FAIL_correct={rep['false_alarms']['correct']['numoracle']}")

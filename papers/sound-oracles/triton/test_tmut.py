@@ -244,3 +244,73 @@ def test_crash_and_nondet_and_not_effective():
     # a FAIL of numoracle on the published kernel is counted and names the operator
     assert rep["false_alarms"]["correct"]["numoracle"]["main"] == 1
     assert rep["operators_published_kernel_outside_plan"] == {"softmax": ["fp32"]}
+
+
+# ---- behaviour-preserving variants (bp) ---------------------------------------------------
+
+def test_bp_is_opt_in_and_commutes_value_arithmetic_only():
+    default = muts()
+    assert all(m.mop != "bp" and m.id.startswith("G-") for m in default)
+    bp = muts(mops=("bp",))
+    assert bp and all(m.mop == "bp" and m.id.startswith("B-") for m in bp)
+    descs = [m.desc for m in bp]
+    assert "commute '*': x * x" in descs
+    assert any(d.startswith("commute '+': s") for d in descs)
+    # pointer arithmetic (X_ptr + ...) is left alone; '-' and '/' do not commute
+    assert not any("ptr" in d.lower() for d in descs)
+    assert not any(d.startswith(("commute '-'", "commute '/'")) for d in descs)
+    for m in bp:
+        ast.parse(m.source)
+        assert "(x) * (x)" in m.source or "* (" in m.source or "+ (" in m.source
+    # opting in does not change the ids of the generated mutants
+    both = muts(mops=tuple(tmut.MUTATION_OPERATORS) + ("bp",))
+    assert {m.id for m in both if m.mop != "bp"} == {m.id for m in default}
+
+
+def test_bp_false_alarms_are_counted_apart():
+    L = [{"t": "header", "hash": "h", "provenance": {}},
+         {"t": "mutant", "mid": "B-x", "op": "softmax", "mop": "bp", "file": "f", "line": 1, "col": 1, "func": "k",
+          "desc": "d", "diff": ""},
+         {"t": "mstatus", "mid": "B-x", "status": "ok", "role": "bp"},
+         _run("correct", "main", "gaussian", "PPPPPPP"), _run("correct", "shifted", "large", "PPPPPPP"),
+         dict(_run("bp", "main", "gaussian", "PFPPPPP", True, "B-x"), role="bp"),
+         dict(_run("bp", "shifted", "large", "FPPPPPP", False, "B-x"), role="bp")]
+    rep = report.aggregate(_cfg(), L)
+    b = rep["false_alarms"]["behaviour_preserving"]
+    assert b["runs_main"] == 1 and b["runs_shifted"] == 1
+    assert b["torch"]["main"] == 1 and b["numoracle"]["shifted"] == 1 and b["numoracle"]["main"] == 0
+    # a bp variant is never counted as a mutant
+    assert rep["mutants"]["total"] == 0 and rep["detection_main"]["effective"] == 0
+
+
+def test_misses_are_sorted_into_categories():
+    L = [{"t": "header", "hash": "h", "provenance": {}}]
+    for mid in ("G-1", "G-2", "G-3"):
+        L += [{"t": "mutant", "mid": mid, "op": "softmax", "mop": "aor", "file": "f", "line": 1, "col": 1,
+               "func": "k", "desc": "d", "diff": ""}, {"t": "mstatus", "mid": mid, "status": "ok"}]
+    L += [_run("correct", "main", "gaussian", "PPPPPPP"), _run("correct", "main", "small", "IPPPPPP"),
+          dict(_run("mutant", "main", "gaussian", "PFPPPPP", True, "G-1"), n={"pass": 9, "fail": 0, "inc": 0}),
+          dict(_run("mutant", "main", "gaussian", "IFPPPPP", True, "G-2"), n={"pass": 8, "fail": 0, "inc": 1}),
+          _run("mutant", "main", "small", "FFPPPPP", True, "G-3")]
+    rep = report.aggregate(_cfg(), L)
+    cat = {m["id"]: m["category"] for m in rep["misses"]}
+    assert cat == {"G-1": "inside_r", "G-2": "inconclusive", "G-3": "base_not_pass"}
+
+
+def test_real_fault_table():
+    L = [{"t": "header", "hash": "h", "provenance": {}},
+         {"t": "mutant", "mid": "R-x", "op": "softmax", "mop": "real", "file": "f", "line": 0, "col": 0, "func": "",
+          "desc": "real fault, fixed by abc", "diff": ""},
+         {"t": "mstatus", "mid": "R-x", "status": "ok"},
+         _run("correct", "main", "gaussian", "PPFPPPP"), _run("correct", "main", "small", "FPPPPPP"),
+         _run("mutant", "main", "gaussian", "FFFPPPP", True, "R-x"),
+         _run("mutant", "main", "small", "FFPPPPP", True, "R-x")]
+    rep = report.aggregate(_cfg(), L)
+    (r,) = rep["real_faults"]
+    # the before-fix version FAILs while the after-fix subject PASSes the same input
+    assert r["inputs"] == 2
+    assert r["fail_before_pass_after"]["numoracle"] == 1   # small: the subject FAILs there
+    assert r["fail_before_pass_after"]["torch"] == 2
+    assert r["fail_before_pass_after"]["vllm"] == 0        # gaussian: vllm FAILs the subject too
+    assert r["subject_fails"]["vllm"] == 1 and r["subject_fails"]["numoracle"] == 1
+    assert rep["mutants"]["total"] == 0  # real faults are reported apart from the generated mutants

@@ -19,6 +19,12 @@ Mutation operators, named as the C engine's (apps/campaign/README.md) where they
   sdl    statement deletion (an assignment, augmented assignment or call statement -> pass)
   term   one operand of a + / - dropped (an eps, a max subtraction, a term of a sum)
 
+Behaviour-preserving variants (opt-in, not in MUTATION_OPERATORS; ids ``B-<op>-...``):
+
+  bp     the operands of a + or * commuted (a + b -> b + a): IEEE addition and
+         multiplication commute, so every check must still PASS them (a FAIL is a false
+         alarm); pointer arithmetic is left alone
+
 A mutant's id is ``G-<op>-<8 hex digits>``: the low 32 bits of the FNV-1a hash of the
 edit (operator name, file, byte offset and length of the range, mutation operator and
 replacement text), as in the C engine, so a per-operator cap ("the N smallest ids") is a
@@ -71,7 +77,7 @@ def fnv1a32(data: bytes) -> int:
 
 def mutant_id(op: str, file: str, e: Edit) -> str:
     key = f"{op}|{file}|{e.start}|{e.end - e.start}|{e.mop}|{e.repl}".encode()
-    return f"G-{op}-{fnv1a32(key):08x}"
+    return f"{'B' if e.mop == 'bp' else 'G'}-{op}-{fnv1a32(key):08x}"
 
 
 # ---- locating the kernels ---------------------------------------------------------------
@@ -197,6 +203,12 @@ class _Gen:
         at = _find_op(self.src, le, rs, _BIN_SYM[k])
         if at is not None:
             self.add(at, at + 1, _BIN_INV[k], "aor", n, f"'{_BIN_SYM[k]}' -> '{_BIN_INV[k]}'")
+        if k in (ast.Add, ast.Mult):
+            s, e = self.t.span(n)
+            left, right = self.t.seg(n.left), self.t.seg(n.right)
+            if "ptr" not in (left + right).lower():
+                sym = _BIN_SYM[k]
+                self.add(s, e, f"(({right}) {sym} ({left}))", "bp", n, f"commute '{sym}': {left} {sym} {right}")
         if k in (ast.Add, ast.Sub):
             s, e = self.t.span(n)
             left, right = self.t.seg(n.left), self.t.seg(n.right)

@@ -1,0 +1,65 @@
+#!/bin/sh
+# One device call of the slice-3 Triton campaign (Liger-Kernel on a GPU), resumable:
+#   sh papers/sound-oracles/triton/device_slice3.sh OUT BUDGET [EVAL_SEEDS] [FAULTS_BUDGET]
+# From the checkout root, with a numoracle build: PYTHONPATH=<root>/python and
+# NUMORACLE_LIB=<root>/build.../libnumoracle.so set (PY: the interpreter, default python3;
+# CFG / FCFG: the configs, default campaign_liger_s3.json / campaign_liger_faults_s3.json).
+# BUDGET: seconds after which the campaign starts no more mutants (a hard `timeout` ends it
+# 60 s later); EVAL_SEEDS: judge the first K evaluation seeds in this call (0: all);
+# FAULTS_BUDGET: seconds for the real-fault campaign (0: not run), run first (it is small).
+# SLACK: seconds a stage may run past its budget before `timeout` ends it (default 60).
+# BUDGET 0: the main campaign is not run (its report is still written from the journal);
+# FOPS: a comma-separated subset of the fault config's operators.
+# Resume: the journals of earlier calls, committed under results/triton-h200/s3/, are
+# unpacked first; this call's journals, logs and report go to OUT (<= 8 files).
+set -u
+OUT=${1:?usage: device_slice3.sh OUT BUDGET [EVAL_SEEDS] [FAULTS_BUDGET]}
+BUDGET=${2:?usage: device_slice3.sh OUT BUDGET [EVAL_SEEDS] [FAULTS_BUDGET]}
+ES=${3:-0}
+FB=${4:-0}
+PY=${PY:-python3}
+CFG=${CFG:-campaign_liger_s3.json}
+FCFG=${FCFG:-campaign_liger_faults_s3.json}
+ROOT=$(pwd)
+T=$ROOT/papers/sound-oracles/triton
+R=${RESUME_DIR:-$ROOT/papers/sound-oracles/results/triton-h200/s3}
+mkdir -p "$OUT" || exit 2
+OUT=$(cd "$OUT" && pwd)
+t0=$(date +%s)
+
+jpath() { (cd "$T" && "$PY" -c 'import sys, campaign; print(campaign.load_config(sys.argv[1])["journal"])' "$1"); }
+
+# unpack a committed journal unless this machine already has one
+resume() {
+    j=$(jpath "$1") || { echo "cannot read $1" >&2; exit 2; }
+    if [ -f "$R/$2" ] && [ ! -s "$j" ]; then
+        mkdir -p "$(dirname "$j")" && gunzip -c "$R/$2" > "$j" && echo "resumed $j from $R/$2 ($(wc -l < "$j") lines)"
+    fi
+}
+
+stage() { # config budget eval-seeds log journal-name
+    resume "$1" "$5"
+    j=$(jpath "$1")
+    s=$(date +%s)
+    (cd "$T" && exec timeout -k 10 $(($2 + ${SLACK:-60})) "$PY" campaign.py --config "$1" --budget "$2" --eval-seeds "$3" \
+        ${6:+--ops "$6"}) > "$OUT/$4" 2>&1
+    rc=$?
+    [ -f "$j" ] && gzip -c "$j" > "$OUT/$5"
+    echo "$4: rc=$rc wall=$(($(date +%s) - s))s journal=$(wc -l < "$j" 2>/dev/null || echo 0) lines" >> "$OUT/summary.txt"
+}
+
+: > "$OUT/summary.txt"
+if [ "$FB" -gt 0 ]; then
+    stage "$FCFG" "$FB" 0 faults.log faults.jsonl.gz "${FOPS:-}"
+fi
+[ "$BUDGET" -gt 0 ] && stage "$CFG" "$BUDGET" "$ES" campaign.log journal.jsonl.gz
+(cd "$T" && "$PY" report.py --config "$CFG" --journal "$(jpath "$CFG")" --out "$OUT/report") >> "$OUT/summary.txt" 2>&1
+if [ "$FB" -gt 0 ]; then
+    (cd "$T" && "$PY" report.py --config "$FCFG" --journal "$(jpath "$FCFG")" --out "$OUT/report-faults" \
+        >/dev/null && grep -A6 '^| fault' "$OUT/report-faults/report.md") >> "$OUT/summary.txt" 2>&1
+    rm -rf "$OUT/report-faults"
+fi
+rm -f "$OUT/report/report.html"   # regenerated from the journal off the device (<= 8 files here)
+echo "total wall $(($(date +%s) - t0))s" >> "$OUT/summary.txt"
+[ -f "$OUT/campaign.log" ] && tail -5 "$OUT/campaign.log"
+cat "$OUT/summary.txt"

@@ -1,0 +1,194 @@
+"""CPU emulations of the Liger-Kernel arithmetic behind slice 3's plan changes
+(campaign_liger_s3.json), judged by numoracle: each emulation is PASSed (never FAILed)
+under the slice-3 plan, FAILed somewhere under the plan slice 2 declared, and a mutant of
+it is FAILed under the slice-3 plan. The emulations follow the kernels' source (Liger at
+ead96b61) and Triton's lowering as read there; the evidence for the real kernels is the
+H200 campaign (results/triton-h200/), this only pins the plans' meaning.
+
+    PYTHONPATH=python NUMORACLE_LIB=build/oracle/libnumoracle.so \
+        /usr/bin/python3 -m pytest -q papers/sound-oracles/triton/test_liger_plans.py
+"""
+import numpy as np
+import pytest
+
+numoracle = pytest.importorskip("numoracle")
+
+SEEDS = (1, 2, 3)
+FAMS = ("gaussian", "small", "shifted", "large", "near_degenerate", "outlier")
+
+
+def rn_bf16(v):
+    """Round float64 values to bf16 (RNE), as float64 (normal range)."""
+    v = np.asarray(v, dtype=np.float64)
+    m, e = np.frexp(v)
+    return np.ldexp(np.rint(m * 256.0) / 256.0, e)
+
+
+def bf16_bits(v):
+    return (np.asarray(v, dtype=np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+
+def from_bf16(a):
+    return (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def rn32(v):
+    return np.asarray(v, dtype=np.float64).astype(np.float32).astype(np.float64)
+
+
+def verdicts(op, ins, outs, dt, plan, params=None):
+    return numoracle.check(op, ins, outs, dtype=dt, plan=plan, params=params or {}).verdict
+
+
+def tl_sum_bf16(t, threads=128):
+    """tl.sum of a bf16 vector in bf16: runs of ceil(n/threads) consecutive terms folded in
+    order, then a pairwise tree over the partials (sum=blocked:n/128:8)."""
+    n = t.shape[-1]
+    r = -(-n // threads)
+    parts = []
+    for k in range(threads):
+        s = 0.0
+        for j in range(k * r, min(n, (k + 1) * r)):
+            s = rn_bf16(s + t[j])
+        parts.append(s)
+    while len(parts) > 1:
+        parts = [rn_bf16(parts[i] + parts[i + 1]) for i in range(0, len(parts), 2)]
+    return parts[0]
+
+
+def campaign(op, shape, dt, kernel, new, old, mutant, params=None, fams=FAMS):
+    """(FAILs under new, FAILs under old, FAILs of the mutant under new) over the grid."""
+    f_new = f_old = f_mut = 0
+    for fam in fams:
+        for s in SEEDS:
+            ins = numoracle.inputs(op, shape, dt, fam, s, plan=new, params=params or {})
+            outs = kernel(ins, False)
+            f_new += verdicts(op, ins, outs, dt, new, params) == "FAIL"
+            f_old += verdicts(op, ins, outs, dt, old[0], old[1]) == "FAIL"
+            f_mut += verdicts(op, ins, mutant(ins), dt, new, params) == "FAIL"
+    return f_new, f_old, f_mut
+
+
+# ---- softmax_bwd bf16: the whole kernel is bf16 arithmetic --------------------------------
+
+def softmax_bwd_bf16(ins, mutate=False):
+    y, dy = from_bf16(ins["y"]), from_bf16(ins["dy"])
+    out = np.empty_like(y)
+    for i in range(y.shape[0]):
+        prod = rn_bf16(dy[i] * y[i])                 # dy * y: bf16 * bf16 -> bf16
+        dot = tl_sum_bf16(prod)                      # tl.sum of bf16 returns bf16
+        if mutate:
+            dot = rn_bf16(dot * 1.0625)
+        out[i] = rn_bf16(y[i] * rn_bf16(dy[i] - dot))
+    return {"dx": bf16_bits(out)}
+
+
+def test_softmax_bwd_bf16():
+    new = "fn=triton compute=bf16 acc=bf16 inter=bf16 sum=blocked:n/128:8 max_ulps=64"
+    fn, fo, fm = campaign("softmax_bwd", "4x1000", "bf16", softmax_bwd_bf16, new, ("fn=triton", None),
+                          lambda ins: softmax_bwd_bf16(ins, True))
+    print(f"softmax_bwd bf16: {fn} FAIL under slice 3, {fo} under slice 2, mutant {fm}")
+    assert fn == 0 and fo > 0 and fm > 0
+
+
+# ---- rope bf16: bf16 products and sums, one product possibly contracted --------------------
+
+def rope_bf16(ins, mutate=False, seed=0):
+    x, cos, sin = from_bf16(ins["x"]), from_bf16(ins["cos"]), from_bf16(ins["sin"])
+    h = x.shape[-1] // 2
+    c, s = cos[..., :h], sin[..., :h]                # Liger reads the first half of cos/sin
+    x1, x2 = x[..., :h], x[..., h:]
+    rng = np.random.default_rng(seed)
+
+    def combo(a, b, c_, d, sign):                    # a*b (+/-) c_*d in bf16, FMA or not
+        p, q = rn_bf16(a * b), rn_bf16(c_ * d)
+        plain = rn_bf16(p + sign * q)
+        fma1 = rn_bf16(a * b + sign * q)             # fma.rn.bf16(a, b, +-q): one rounding
+        fma2 = rn_bf16(sign * c_ * d + p)
+        pick = rng.integers(0, 3, size=np.shape(plain))
+        return np.where(pick == 0, plain, np.where(pick == 1, fma1, fma2))
+
+    sgn = 1.0 if mutate else -1.0
+    y1 = combo(x1, c, x2, s, sgn)
+    y2 = combo(x2, c, x1, s, 1.0)
+    return {"y": bf16_bits(np.concatenate([y1, y2], axis=-1))}
+
+
+def test_rope_bf16():
+    new = "fn=triton compute=bf16 inter=bf16"
+    fn, fo, fm = campaign("rope", "1x4x8x64", "bf16", rope_bf16, new, ("fn=triton inter=bf16", None),
+                          lambda ins: rope_bf16(ins, True))
+    print(f"rope bf16: {fn} FAIL under slice 3, {fo} under slice 2 (inter=bf16), mutant {fm}")
+    assert fn == 0 and fo > 0 and fm > 0
+
+
+# ---- group_norm: one-pass variance ---------------------------------------------------------
+
+def group_norm_liger(ins, dt, groups, eps, mutate=False):
+    """Liger's _group_norm_forward_kernel: s = sum x, sq = sum x*x (bf16 inputs: bf16
+    products and tl.sum in bf16, then fp32), m = s/L, var = sq/L - m*m, rstd =
+    rsqrt(var + eps) (rounded rsqrt), y = (x - m) * rstd * w + b in fp32, stored."""
+    x = from_bf16(ins["x"]) if dt == "bf16" else ins["x"].astype(np.float64)
+    w = from_bf16(ins["w"]) if dt == "bf16" else ins["w"].astype(np.float64)
+    b = from_bf16(ins["b"]) if dt == "bf16" else ins["b"].astype(np.float64)
+    N, C = x.shape[:2]
+    cg = C // groups
+    y = np.empty_like(x)
+    for n in range(N):
+        for g in range(groups):
+            blk = x[n, g * cg:(g + 1) * cg].ravel()
+            L = blk.size
+            if dt == "bf16":
+                s, sq = tl_sum_bf16(blk), tl_sum_bf16(rn_bf16(blk * blk))
+            else:
+                s = sq = 0.0
+                for v in blk:
+                    s, sq = rn32(s + v), rn32(sq + rn32(v * v))
+            m = rn32(s / L)
+            var = rn32(rn32(sq / L) - rn32(m * m))
+            if mutate:
+                var = rn32(var * 1.25)
+            rstd = rn32(1.0 / np.sqrt(rn32(var + rn32(eps)))) if var + eps > 0 else np.nan
+            ch = np.repeat(np.arange(g * cg, (g + 1) * cg), blk.size // cg)
+            yy = rn32(rn32(rn32(rn32(blk - m) * rstd) * w[ch]) + b[ch])
+            y[n, g * cg:(g + 1) * cg] = yy.reshape(cg, *x.shape[2:])
+    return {"y": bf16_bits(y) if dt == "bf16" else y.astype(np.float32)}
+
+
+@pytest.mark.parametrize("dt,new", [("fp32", "fn=triton"), ("bf16", "fn=triton acc=bf16 sum=blocked:n/128:8 max_ulps=32")])
+def test_group_norm_one_pass(dt, new):
+    p1 = {"groups": 4, "eps": 1e-5, "onepass": 1}
+    fn, fo, fm = campaign("group_norm", "2x8x4x4", dt, lambda ins, mu: group_norm_liger(ins, dt, 4, 1e-5, mu),
+                          new, ("preset=liger", {"groups": 4, "eps": 1e-5}),
+                          lambda ins: group_norm_liger(ins, dt, 4, 1e-5, True), params=p1)
+    print(f"group_norm {dt}: {fn} FAIL under slice 3 (onepass=1), {fo} under slice 2 (two-pass), mutant {fm}")
+    assert fn == 0 and fo > 0 and fm > 0
+
+
+# ---- cross_entropy_bwd fp32: tl.exp flushes subnormal results (ex2.approx.ftz) -------------
+
+def ce_bwd_ftz(ins, mutate=False):
+    """dx = (softmax(x) - onehot(label)) / N (N: non-ignored rows) with exp(x - m) flushed to 0 below 2^-126."""
+    x = ins["x"].astype(np.float64)
+    lab = ins["labels"].astype(np.int64)
+    N = int(np.sum(lab != -100))                   # mean over the non-ignored rows
+    out = np.zeros_like(x)                         # ignored rows (label -100): dx = 0
+    for i in range(x.shape[0]):
+        if lab[i] == -100:
+            continue
+        m = x[i].max()
+        e = rn32(np.exp(rn32(x[i] - m)))
+        e[e < 2.0 ** -126] = 0.0                   # ex2.approx.ftz.f32
+        d = rn32(np.sum(e))
+        p = rn32(e / d)
+        g = rn32(p / N) if not mutate else rn32(p / (N + 1))
+        g[lab[i]] = rn32(rn32(p[lab[i]] - 1.0) / N)
+        out[i] = g
+    return {"dx": out.astype(np.float32)}
+
+
+def test_cross_entropy_bwd_exp_flush():
+    fn, fo, fm = campaign("cross_entropy_bwd", "8x1000", "fp32", ce_bwd_ftz, "fn=triton", ("fn=cuda", None),
+                          lambda ins: ce_bwd_ftz(ins, True), fams=("large",))
+    print(f"cross_entropy_bwd fp32 large: {fn} FAIL under fn=triton (flush), {fo} under fn=cuda, mutant {fm}")
+    assert fn == 0 and fo > 0 and fm > 0
