@@ -36,14 +36,32 @@ namespace {
 
 constexpr int BLK = 256;
 
+/* Every binary64 operation below is IEEE correctly rounded to nearest (0 ulp): CUDA's
+ * __dmul_rn/__dadd_rn/__dsub_rn/__ddiv_rn/__dsqrt_rn/__fma_rn (CUDA C Programming Guide,
+ * "Intrinsic Functions", and the CUDA Math API, double precision: sqrt 0 ulp, division
+ * 0 ulp, fma 0 ulp); the host's libm sqrt, '/' and fma are IEEE too, so the device's r
+ * and element enclosures are the CPU fast engine's bit for bit. No exp or log here. */
 #if defined(NMO_HIP_NVIDIA) && defined(__CUDA_ARCH__)
 NMO_D double dmul(double a, double b) { return __dmul_rn(a, b); }
 NMO_D double dadd(double a, double b) { return __dadd_rn(a, b); }
 NMO_D double dsub(double a, double b) { return __dsub_rn(a, b); }
+NMO_D double ddiv(double a, double b) { return __ddiv_rn(a, b); }
+NMO_D double dsqrt(double a) { return __dsqrt_rn(a); }
+NMO_D double dfma(double a, double b, double c) { return __fma_rn(a, b, c); }
+#elif defined(NMO_HIP_NVIDIA) || defined(NMO_HIP_SIM)
+NMO_D double dmul(double a, double b) { return a * b; }
+NMO_D double dadd(double a, double b) { return a + b; }
+NMO_D double dsub(double a, double b) { return a - b; }
+NMO_D double ddiv(double a, double b) { return a / b; }
+NMO_D double dsqrt(double a) { return sqrt(a); }
+NMO_D double dfma(double a, double b, double c) { return fma(a, b, c); }
 #else
 NMO_D double dmul(double a, double b) { return a * b; }
 NMO_D double dadd(double a, double b) { return a + b; }
 NMO_D double dsub(double a, double b) { return a - b; }
+NMO_D double ddiv(double a, double b) { return a / b; }
+NMO_D double dsqrt(double a) { return __builtin_sqrt(a); }
+NMO_D double dfma(double a, double b, double c) { return __builtin_fma(a, b, c); }
 #endif
 
 #if defined(NMO_HIP_SIM)
@@ -51,14 +69,17 @@ NMO_D double dsub(double a, double b) { return a - b; }
 NMO_D void at_add(unsigned long long *p, unsigned long long v) { *p += v; }
 NMO_D void at_add32(unsigned *p, unsigned v) { *p += v; }
 NMO_D void at_max(unsigned long long *p, unsigned long long v) { *p = v > *p ? v : *p; }
+NMO_D unsigned long long at_inc(unsigned long long *p) { return (*p)++; }
 #elif defined(NMO_HIP_NVIDIA)
 NMO_D void at_add(unsigned long long *p, unsigned long long v) { atomicAdd(p, v); }
 NMO_D void at_add32(unsigned *p, unsigned v) { atomicAdd(p, v); }
 NMO_D void at_max(unsigned long long *p, unsigned long long v) { atomicMax(p, v); }
+NMO_D unsigned long long at_inc(unsigned long long *p) { return atomicAdd(p, 1ull); }
 #else /* hipcc and the bare device-only clang check: clang's builtins */
 NMO_D void at_add(unsigned long long *p, unsigned long long v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
 NMO_D void at_add32(unsigned *p, unsigned v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
 NMO_D void at_max(unsigned long long *p, unsigned long long v) { __atomic_fetch_max(p, v, __ATOMIC_RELAXED); }
+NMO_D unsigned long long at_inc(unsigned long long *p) { return __atomic_fetch_add(p, 1ull, __ATOMIC_RELAXED); }
 #endif
 
 NMO_D uint32_t f2u(float f) { return nmo_f2u(f); } /* numoracle/conv16.h */
@@ -129,22 +150,268 @@ NMO_D int64_t ord_bits(uint32_t u, int bf16)
     return (u >> 31) ? -m : m;
 }
 
-__global__ void __launch_bounds__(BLK) k_rms_judge(nmo_go_rms_args a)
+
+/* ---- rms_norm's r on the device: the fast engine's steps for fp32 acc and compute
+ * without ftz, sqrt / division / reciprocal correctly rounded (fn=cuda, ocml, cr; the
+ * plans nmo_gpu_oracle.c r_on_device accepts), each a transcription of enc_fast.h in
+ * the same operation order. Any step that would flag the CPU's r (NMO_EF_UNC) or leave
+ * the paths transcribed here returns 0, and the row goes to the CPU checker: the device
+ * may send more rows back than needed, never fewer, and an r it keeps is the CPU's
+ * (hip/gpu_oracle_test.c compares every one, nmo_go_rstd_probe adversarial sums). */
+
+NMO_D uint64_t d2u(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
+NMO_D double u2d(uint64_t u) { double d; memcpy(&d, &u, 8); return d; }
+NMO_D float fcast(double v) { return (float)v; } /* RN (__double2float_rn) */
+
+/* nmo_fe_f32_step */
+NMO_D double f32_step(float y, int up)
 {
-    __shared__ int s_redo;
-    __shared__ unsigned long long s_pass, s_fail, s_wmax, s_worst;
-    __shared__ unsigned s_hist[NMO_GO_HIST + 1]; /* 16 KB */
+    if (y == 0) return up ? 0x1p-149 : -0x1p-149;
+    uint32_t u = f2u(y);
+    if ((u >> 31) ^ (uint32_t)up) u++; else u--;
+    return (double)u2f(u);
+}
+
+/* nmo_fe_round(fp32, fp32rn): rnd 0 RNE, 1 RD, 2 RU */
+NMO_D double rnd32(double x, int rnd)
+{
+    float y = fcast(x);
+    double d = y;
+    if (rnd == 0 || d == x || x != x) return d;
+    if (rnd == 1) return d > x ? f32_step(y, 0) : d;
+    return d < x ? f32_step(y, 1) : d;
+}
+
+/* nmo_fe_snap(fp32, fp32rn); *unc |= 1 where the CPU flags NMO_EF_UNC */
+NMO_D double snap32(int rnd, double v, double e, int *unc)
+{
+    double ee = dadd(dadd(e, dmul(dabs(v), 0x1p-50)), 0x1p-1060);
+    double d;
+    if (rnd == 0) {
+        if (rn32_try(v, ee, &d)) return d;
+    } else {
+        float y = fcast(v);
+        d = y;
+        if (y != 0 && dabs((double)y) <= 0x1.fffffep127 && dabs(dsub(d, v)) > ee) {
+            if (rnd == 2) return d > v ? d : f32_step(y, 1);
+            return d < v ? d : f32_step(y, 0);
+        }
+    }
+    double a = rnd32(v, rnd);
+    if (rnd32(dsub(v, ee), rnd) != a || rnd32(dadd(v, ee), rnd) != a) *unc = 1;
+    return a;
+}
+
+/* nmo_fe_ulp(fp32, v) for finite v; 0 (the caller gives up) beyond fp32's binades */
+NMO_D double ulp32(double v)
+{
+    int e = (int)((d2u(v) >> 52) & 0x7ff) - 1023;
+    if (e < -126) return 0x1p-149;
+    if (e > 127) return 0;
+    return u2d((uint64_t)(e - 23 + 1023) << 52);
+}
+
+NMO_D int finite_d(double v) { return dabs(v) <= 0x1.fffffffffffffp1023; }
+
+/* nmo_fe_fn_side for fp32 compute; *bad = 1 on a path not transcribed */
+NMO_D double fn_side(double v, int exact, int n, int upper, int *unc, int *bad)
+{
+    if (exact) {
+        if (n == 0) return rnd32(v, 0);
+        double u = ulp32(v);
+        if (u == 0) *bad = 1;
+        return rnd32(upper ? dadd(v, dmul((double)n, u)) : dsub(v, dmul((double)n, u)), upper ? 1 : 2);
+    }
+    double e = dmul(dabs(v), 0x1p-51);
+    if (n == 0) return snap32(0, v, e, unc);
+    if (!finite_d(v)) { *bad = 1; return v; }
+    double u = ulp32(v);
+    if (u == 0 || ulp32(dsub(v, dmul(2, e))) == 0 || ulp32(dadd(v, dmul(2, e))) == 0) { *bad = 1; return v; }
+    if (ulp32(dsub(v, dmul(2, e))) != u || ulp32(dadd(v, dmul(2, e))) != u) *unc = 1;
+    double w = upper ? dadd(v, dmul((double)n, u)) : dsub(v, dmul((double)n, u));
+    return snap32(upper ? 1 : 2, w, dadd(e, dmul(dabs(w), 0x1p-52)), unc);
+}
+
+/* frexp-based helpers for positive normal doubles (the caller checks the range) */
+NMO_D double pow2_above(double v) { return u2d(((d2u(v) >> 52) + 1) << 52); } /* nmo_fe_pow2_above */
+NMO_D double pow2_floor(double s) { return u2d((d2u(s) >> 52) << 52); }       /* nmo_mag_pow2 */
+NMO_D int normal_pos(double v) { return v >= 0x1p-1022 && v <= 0x1p1000; }
+/* nmo_fe_is_pow4 */
+NMO_D int is_pow4(double x)
+{
+    uint64_t u = d2u(x);
+    int e = (int)((u >> 52) & 0x7ff) - 1023;
+    return (u & 0xfffffffffffffull) == 0 && ((u >> 52) & 0x7ff) != 0 && (e & 1) == 0 && x > 0;
+}
+
+/* nmo_fe_apx_fix for a positive range (n >= 1) */
+NMO_D void apx_fix_pos(double *lo, double vlo, double vhi, int exh, int n, int *unc, int *bad)
+{
+    if (!(vlo > 0) || !finite_d(vlo)) return;
+    if (!normal_pos(vlo)) { *bad = 1; return; }
+    double P = pow2_above(vlo);
+    if (P <= 0x1.fffffep127) {
+        if (!exh && dabs(dsub(vhi, P)) <= dmul(P, 0x1p-46)) *unc = 1;
+        if (vhi >= P) {
+            double u = ulp32(P);
+            if (u == 0) { *bad = 1; return; }
+            double t = rnd32(dsub(P, dmul((double)n, u)), 2);
+            *lo = *lo < t ? *lo : t; /* fmin of non-NaN values */
+        }
+    }
+}
+
+NMO_D double dmin(double a, double b) { return fmin(a, b); }
+NMO_D double dmax(double a, double b) { return fmax(a, b); }
+
+/* refs/rms_norm.c nmo_ref_rms_norm_rstd_fast for those plans: the row's r = [*rl, *rh]
+ * from the binary64 sum of squares s (m nonzero terms). Returns 1 when the CPU's r is
+ * unflagged and finite and equal to this one. */
+NMO_D int rstd_dev(const nmo_go_rstd_consts &c, double s, int64_t m, double *rl, double *rh)
+{
+    int unc = 0, bad = 0;
+    /* nmo_fenc_dot_d_finish -> nmo_fe_red_finish (slo = shi = a_d = s) */
+    double k = c.ktab[m];
+    if (!(dabs(s) <= 0x1p1000) || !(k < 0x1p1023)) return 0;
+    double err = dmul(c.en, s);
+    double kua = dmul(k, c.ua);
+    double em = dadd(dmul(kua, s), c.keta);
+    double e = dadd(dmul(err, dadd(1, kua)), dmul(em, 0x1p-51));
+    double sl = snap32(2, dsub(s, em), e, &unc), sh = snap32(1, dadd(s, em), e, &unc);
+    if (sl != sl || sh != sh) return 0;
+    double top = dadd(dmul(s, dadd(1, kua)), c.keta);
+    if (dabs(dsub(top, c.maxfin_a)) <= dmul(c.maxfin_a, 0x1p-30)) unc = 1;
+    if (top >= c.maxfin_a) return 0;
+    /* nmo_fe_dot_mag: the binade of s must be certain */
+    if (s > 0) {
+        double a1 = dmul(s, dsub(1, c.rel)), a2 = dmul(s, dadd(1, c.rel));
+        if (!normal_pos(a1) || !normal_pos(a2)) return 0;
+        if (pow2_floor(a1) != pow2_floor(a2)) unc = 1;
+    }
+    /* nmo_fenc_div_si (division and reciprocal correctly rounded) */
+    double l1 = rnd32(ddiv(sl, c.dn), 0), h1 = rnd32(ddiv(sh, c.dn), 0);
+    double l2 = rnd32(dmul(sl, c.rcpn), 0), h2 = rnd32(dmul(sh, c.rcpn), 0);
+    double ml = dmin(l1, l2), mh = dmax(h1, h2);
+    if (ml != ml || mh != mh) return 0;
+    /* nmo_fenc_add of RN(eps) */
+    double vlo = rnd32(dadd(ml, c.epsc), 0), vhi = rnd32(dadd(mh, c.epsc), 0);
+    if (vlo != vlo || vhi != vhi) return 0;
+    /* nmo_fenc_rsqrt (sqrt and reciprocal correctly rounded) */
+    if (vhi < 0 || vlo <= 0 || !finite_d(vhi)) return 0;
+    int n = c.nrsqrt;
+    double ql = ddiv(1.0, dsqrt(vhi)), qh = ddiv(1.0, dsqrt(vlo));
+    int el = is_pow4(vhi), eh = is_pow4(vlo);
+    double lo1 = fn_side(ql, el, n, 0, &unc, &bad);
+    double hi1 = fn_side(qh, eh, n, 1, &unc, &bad);
+    if (n != 0) {
+        apx_fix_pos(&lo1, ql, qh, eh, n, &unc, &bad);
+        /* the negative branch of nmo_fe_apx_fix never applies: qh > 0 */
+    }
+    double slo = rnd32(dsqrt(vlo), 0), shi = rnd32(dsqrt(vhi), 0);
+    if (slo == 0) return 0;
+    double lo2 = rnd32(ddiv(1.0, shi), 0), hi2 = rnd32(ddiv(1.0, slo), 0);
+    *rl = dmin(lo1, lo2);
+    *rh = dmax(hi1, hi2);
+    return !unc && !bad && finite_d(*rl) && finite_d(*rh);
+}
+
+/* nmo_fe_rn32_pair_g */
+NMO_D int rn32_pair_g(double t, double err, double g, double *res)
+{
+    float y = fcast(t);
+    double a = y;
+    if (!(dabs(a) <= 0x1.fffffep127)) return 0;
+    *res = a;
+    if (a == t || (err == -g)) return 1;
+    double o = a > t ? f32_step(y, 0) : f32_step(y, 1);
+    if (!(dabs(o) <= 0x1.fffffep127) || dsub(a, t) != dsub(t, o)) return 1;
+    *res = err > -g ? dmax(a, o) : dmin(a, o);
+    return 1;
+}
+
+/* nmo_fe_two_sum_err */
+NMO_D double two_sum_err(double a, double b, double s)
+{
+    double bb = dsub(s, a);
+    return dadd(dsub(a, dsub(s, bb)), dsub(b, bb));
+}
+
+/* nmo_fe_mul3_exact_ends (fp32rn) */
+NMO_D int mul3_exact_ends(double ad, double rl, double rh, double plo, double phi, double eta,
+                          double uc, double *lo, double *hi)
+{
+    double p1 = dmul(ad, rl), p2 = dmul(ad, rh);
+    if (dfma(ad, rl, -p1) != 0 || dfma(ad, rh, -p2) != 0) return 0;
+    double res[2];
+    for (int side = 0; side < 2; side++) {
+        double P = side ? phi : plo;
+        if (!(dabs(P) >= 0x1p-200 && dabs(P) <= 0x1p200) || !(eta >= 0x1p-1000 || eta == 0)) return 0;
+        double q = dmul(dabs(P), uc);
+        double t = side ? dadd(P, q) : dsub(P, q);
+        double err = side ? two_sum_err(P, q, t) : two_sum_err(P, -q, t);
+        if (!(dabs(t) > dmul(0x1p55, eta)) || !(dabs(t) < dmul(0x1p900, eta) || eta == 0)) return 0;
+        if (!rn32_pair_g(t, err, side ? eta : -eta, &res[side])) return 0;
+    }
+    *lo = res[0];
+    *hi = res[1];
+    return 1;
+}
+
+/* One block per row: the row's sum of squares (binary64 of exact squares, a fixed tree:
+ * within the (n - 1) 2^-53 margin nmo_fenc_dot_d_finish allows for any order), r (from
+ * rrow or rstd_dev), then every element: nmo_fe_mul3_row_kernel operation for operation,
+ * an undecided snap by nmo_fe_snap's general test and nmo_fe_mul3_exact_ends as
+ * nmo_fenc_mul3 does, the store into out and the judge. A row with an element still
+ * undecided (or a non-finite value, a wide or non-finite R) goes to the host whole. */
+__global__ void __launch_bounds__(BLK) k_rms_fused(nmo_go_rms_args a)
+{
+    __shared__ double ss[BLK];
+    __shared__ unsigned sm[BLK];
+    __shared__ unsigned long long s_pass[BLK], s_fail[BLK], s_wmax[BLK], s_worst[BLK];
+    __shared__ unsigned s_h0[BLK], s_h1[BLK];
+    __shared__ int sb[BLK];
+    __shared__ double s_r[3];
+    __shared__ int s_ok;
+    __shared__ unsigned s_hist[NMO_GO_HIST + 1];
     const int t = (int)threadIdx.x;
     const int64_t n = a.n;
+    for (int i = t; i <= NMO_GO_HIST; i += BLK) s_hist[i] = 0;
+    int hist_used = 0; /* block-uniform: whether s_hist holds counts to flush */
     for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
-        if (a.skip[row]) continue; /* uniform over the block */
-        if (t == 0) s_redo = 0, s_pass = s_fail = s_wmax = s_worst = 0;
-        for (int i = t; i <= NMO_GO_HIST; i += BLK) s_hist[i] = 0;
-        __syncthreads();
-        const double rl = a.rrow[3 * row], rh = a.rrow[3 * row + 1], rm = a.rrow[3 * row + 2];
-        int redo = 0;
-        unsigned long long pass = 0, fail = 0, wmax = 0, worst = 0;
+        if (a.skip && a.skip[row]) continue; /* uniform over the block */
+        /* 1. the sum of squares */
+        double s = 0;
+        unsigned m = 0;
+        int bad = 0;
         for (int64_t j = t; j < n; j += BLK) {
+            double v = load_in(a.x, a.in_bf16, row * n + j);
+            s = dadd(s, dmul(v, v)); /* the square is exact */
+            m += v != 0;
+            bad |= !(dabs(v) <= 0x1p1000); /* inf, NaN */
+        }
+        ss[t] = s, sm[t] = m, sb[t] = bad;
+        __syncthreads();
+        for (int h = BLK / 2; h > 0; h >>= 1) {
+            if (t < h) ss[t] = dadd(ss[t], ss[t + h]), sm[t] += sm[t + h], sb[t] |= sb[t + h];
+            __syncthreads();
+        }
+        if (t == 0) {
+            double rl = 0, rh = 0;
+            int ok = !sb[0];
+            if (a.rrow) rl = a.rrow[3 * row], rh = a.rrow[3 * row + 1];
+            else if (ok) ok = rstd_dev(a.rc, ss[0], (int64_t)sm[0], &rl, &rh);
+            s_r[0] = rl, s_r[1] = rh, s_r[2] = dabs(rl) > dabs(rh) ? dabs(rl) : dabs(rh);
+            s_ok = ok;
+            a.rstat[4 * row] = ss[0], a.rstat[4 * row + 1] = (double)sm[0];
+            a.rstat[4 * row + 2] = ok ? rl : 0, a.rstat[4 * row + 3] = ok ? rh : 0; /* 0: not kept */
+        }
+        __syncthreads();
+        int redo = !s_ok;
+        const double rl = s_r[0], rh = s_r[1], rm = s_r[2];
+        unsigned long long pass = 0, fail = 0, wmax = 0, worst = 0;
+        unsigned h0 = 0, h1 = 0;
+        int wide = 0;
+        for (int64_t j = t; j < n && !redo; j += BLK) {
             const int64_t i = row * n + j;
             /* nmo_fe_mul3_row_kernel, operation for operation */
             double xv = load_in(a.x, a.in_bf16, i), wv = load_in(a.w, a.in_bf16, j);
@@ -152,17 +419,24 @@ __global__ void __launch_bounds__(BLK) k_rms_judge(nmo_go_rms_args a)
             double p1 = dmul(ad, rl), p2 = dmul(ad, rh);
             double plo = p1 < p2 ? p1 : p2, phi = p1 < p2 ? p2 : p1;
             double ax = dabs(xv), aw = dabs(wv);
-            double m = ax > rm ? ax : rm;
-            m = m > aw ? m : aw;
-            double eta = dmul(a.etac, m);
+            double mm = ax > rm ? ax : rm;
+            mm = mm > aw ? mm : aw;
+            double eta = dmul(a.etac, mm);
             double vlo = dsub(dsub(plo, dmul(dabs(plo), a.uc)), eta);
             double vhi = dadd(dadd(phi, dmul(dabs(phi), a.uc)), eta);
             double elo = dadd(dmul(dabs(vlo), 0x1p-50), dmul(eta, 0x1p-50));
             double ehi = dadd(dmul(dabs(vhi), 0x1p-50), dmul(eta, 0x1p-50));
             double l, h;
-            int ok = rn32_try(vlo, dadd(dadd(elo, dmul(dabs(vlo), 0x1p-50)), 0x1p-1060), &l);
-            ok &= rn32_try(vhi, dadd(dadd(ehi, dmul(dabs(vhi), 0x1p-50)), 0x1p-1060), &h);
-            ok &= (dabs(xv) <= 0x1p1000) & (dabs(wv) <= 0x1p1000);
+            int okl = rn32_try(vlo, dadd(dadd(elo, dmul(dabs(vlo), 0x1p-50)), 0x1p-1060), &l);
+            int okh = rn32_try(vhi, dadd(dadd(ehi, dmul(dabs(vhi), 0x1p-50)), 0x1p-1060), &h);
+            int fin = (dabs(xv) <= 0x1p1000) & (dabs(wv) <= 0x1p1000);
+            if (!fin) { redo = 1; break; }
+            if (!(okl & okh)) { /* nmo_fenc_mul3: nmo_fe_snap's general test, then the exact ends */
+                int unc = 0;
+                l = snap32(0, vlo, elo, &unc);
+                h = snap32(0, vhi, ehi, &unc);
+                if (unc && !mul3_exact_ends(ad, rl, rh, plo, phi, eta, a.uc, &l, &h)) { redo = 1; break; }
+            }
             /* check.c judge_class_bf16 / judge_class_fp32 on the fp32 endpoints l, h */
             uint32_t ul = f2u((float)l), uh = f2u((float)h);
             int spec = ((ul & 0x7fffffffu) > 0x7f7fffffu) | ((uh & 0x7fffffffu) > 0x7f7fffffu);
@@ -181,11 +455,10 @@ __global__ void __launch_bounds__(BLK) k_rms_judge(nmo_go_rms_args a)
             int cnan = a.out_bf16 ? mc > 0x7f80 : mc > 0x7f800000;
             int fl = cnan | (oc < ol) | (oc > oh);
             int64_t wd = oh - ol;
-            /* the general judge's cases (NaN flags, non-finite R, wide R: the scale rule)
-             * and undecided snaps go to the host with the whole row */
-            redo |= !ok | spec | (wd + 1 > a.max_ulps);
-            if (redo) continue;
-            a.verd[i] = (uint8_t)(fl ? NMO_FAIL : NMO_PASS);
+            /* the general judge's cases (non-finite R, wide R: the scale rule) go to the
+             * host with the whole row */
+            if (spec | (wd + 1 > a.max_ulps)) { redo = 1; break; }
+            if (a.verd) a.verd[i] = (uint8_t)(fl ? NMO_FAIL : NMO_PASS);
             if (a.rlo) {
                 a.rlo[i] = a.out_bf16 ? (double)u2f(ul << 16) : (double)u2f(ul);
                 a.rhi[i] = a.out_bf16 ? (double)u2f(uh << 16) : (double)u2f(uh);
@@ -202,31 +475,77 @@ __global__ void __launch_bounds__(BLK) k_rms_judge(nmo_go_rms_args a)
                 pass++;
                 metric = (unsigned long long)wd;
             }
-            worst = metric > worst ? metric : worst;
+            unsigned long long key = (metric >> 32) << 62 | (metric & 0xffffffffull) << 30 |
+                                     (unsigned long long)(0x3fffffffLL - i);
+            worst = key > worst ? key : worst;
             wmax = (unsigned long long)wd > wmax ? (unsigned long long)wd : wmax;
-            at_add32(&s_hist[wd < NMO_GO_HIST ? wd : NMO_GO_HIST], 1); /* shared memory */
+            if (wd == 0) h0++;
+            else if (wd == 1) h1++;
+            else wide = 1, at_add32(&s_hist[wd < NMO_GO_HIST ? wd : NMO_GO_HIST], 1);
         }
-        if (redo) s_redo = 1; /* benign race: every writer stores 1 */
-        at_add(&s_pass, pass);
-        at_add(&s_fail, fail);
-        at_max(&s_wmax, wmax);
-        at_max(&s_worst, worst);
+        /* 2. the row's counts: shared-memory trees (redo folded as a flag) */
+        sb[t] = redo | (wide << 1);
+        s_pass[t] = pass, s_fail[t] = fail, s_wmax[t] = wmax, s_worst[t] = worst;
+        s_h0[t] = h0, s_h1[t] = h1;
         __syncthreads();
-        if (t == 0) a.redo[row] = (uint8_t)s_redo;
-        if (!s_redo) {
-            if (t == 0) {
-                at_add(&a.acc->n_pass, s_pass);
-                at_add(&a.acc->n_fail, s_fail);
-                at_max(&a.acc->wmax, s_wmax);
-                unsigned long long rank = s_worst >> 32, metric = s_worst & 0xffffffffull;
-                at_max(&a.acc->worst, rank << 62 | metric << 30 |
-                                          (unsigned long long)(0x3fffffffLL - row));
+        for (int hh = BLK / 2; hh > 0; hh >>= 1) {
+            if (t < hh) {
+                sb[t] |= sb[t + hh];
+                s_pass[t] += s_pass[t + hh], s_fail[t] += s_fail[t + hh];
+                s_h0[t] += s_h0[t + hh], s_h1[t] += s_h1[t + hh];
+                s_wmax[t] = s_wmax[t] > s_wmax[t + hh] ? s_wmax[t] : s_wmax[t + hh];
+                s_worst[t] = s_worst[t] > s_worst[t + hh] ? s_worst[t] : s_worst[t + hh];
             }
-            for (int i = t; i <= NMO_GO_HIST; i += BLK)
-                if (s_hist[i]) at_add(&a.acc->hist[i], s_hist[i]);
+            __syncthreads();
         }
+        const int rflags = sb[0];
+        if (rflags & 1) {
+            if (t == 0) {
+                unsigned long long k = at_inc(&a.acc->n_redo);
+                a.redo[k] = row;
+            }
+            /* a row with wide widths counted in s_hist: those counts are dropped below */
+        } else if (t == 0) {
+            at_add(&a.acc->n_pass, s_pass[0]);
+            at_add(&a.acc->n_fail, s_fail[0]);
+            if (s_h0[0]) at_add(&a.acc->hist[0], s_h0[0]);
+            if (s_h1[0]) at_add(&a.acc->hist[1], s_h1[0]);
+            at_max(&a.acc->wmax, s_wmax[0]);
+            at_max(&a.acc->worst, s_worst[0]);
+        }
+        if (rflags & 2) { /* widths > 1 in this row: flush (or, for a redo row, drop) */
+            __syncthreads();
+            for (int i = t; i <= NMO_GO_HIST; i += BLK) {
+                if (s_hist[i] && !(rflags & 1)) at_add(&a.acc->hist[i], s_hist[i]);
+                s_hist[i] = 0;
+            }
+        }
+        (void)hist_used;
         __syncthreads();
     }
+}
+
+/* After the judge: the worst element's row statistics and candidate bits into acc, so
+ * that one copy of acc gives the host everything (no second round trip). */
+__global__ void k_rms_gather(nmo_go_rms_args a)
+{
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    unsigned long long w = a.acc->worst;
+    if (w == 0 && a.acc->n_pass + a.acc->n_fail == 0) return;
+    int64_t i = 0x3fffffffLL - (int64_t)(w & 0x3fffffffull);
+    int64_t row = i / a.n;
+    for (int q = 0; q < 4; q++) a.acc->w_stat[q] = a.rstat[4 * row + q];
+    a.acc->w_cand = a.out_bf16 ? ((const uint16_t *)a.cand)[i] : ((const uint32_t *)a.cand)[i];
+}
+
+__global__ void k_rstd_probe(nmo_go_rstd_consts rc, const double *s, const double *m, double *out,
+                             int64_t count)
+{
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    double rl = 0, rh = 0;
+    int ok = rstd_dev(rc, s[i], (int64_t)m[i], &rl, &rh);
+    out[4 * i] = rl, out[4 * i + 1] = rh, out[4 * i + 2] = ok, out[4 * i + 3] = 0;
 }
 
 int grid_for(int64_t rows)
@@ -246,10 +565,24 @@ extern "C" nmo_status nmo_go_rowsumsq(const void *x, int in_bf16, int64_t rows, 
     return nmo_gpu_sync_check("gpu oracle: k_rowsumsq", err);
 }
 
-extern "C" nmo_status nmo_go_rms_judge(const nmo_go_rms_args *a, nmo_err *err)
+extern "C" nmo_status nmo_go_rms_judge(const nmo_go_rms_args *a, nmo_go_acc *acc_host, nmo_err *err)
 {
     NMO_RETURN_IF_ERR(nmo_gpu_init(err));
     hipStream_t st = (hipStream_t)nmo_gpu_stream();
-    nmo_launch(k_rms_judge, dim3(grid_for(a->rows)), dim3(BLK), 0, st, *a);
-    return nmo_gpu_sync_check("gpu oracle: k_rms_judge", err);
+    NMO_RETURN_IF_ERR(nmo_gpu_fill_async(a->acc, 0, sizeof(nmo_go_acc), err));
+    nmo_launch(k_rms_fused, dim3(grid_for(a->rows)), dim3(BLK), 0, st, *a);
+    nmo_launch(k_rms_gather, dim3(1), dim3(1), 0, st, *a);
+    NMO_RETURN_IF_ERR(nmo_gpu_d2h(acc_host, a->acc, sizeof(nmo_go_acc), err));
+    return nmo_gpu_sync_check("gpu oracle: k_rms_fused", err);
+}
+
+extern "C" nmo_status nmo_go_rstd_probe(const nmo_go_rstd_consts *rc, int64_t n, const double *s_dev,
+                                        const double *m_dev, double *out_dev, int64_t count, nmo_err *err)
+{
+    (void)n;
+    NMO_RETURN_IF_ERR(nmo_gpu_init(err));
+    hipStream_t st = (hipStream_t)nmo_gpu_stream();
+    int64_t g = (count + BLK - 1) / BLK;
+    nmo_launch(k_rstd_probe, dim3((int)(g > 0 ? g : 1)), dim3(BLK), 0, st, *rc, s_dev, m_dev, out_dev, count);
+    return nmo_gpu_sync_check("gpu oracle: k_rstd_probe", err);
 }
