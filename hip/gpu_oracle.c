@@ -30,20 +30,23 @@ int nmo_gpu_check_supported(const nmo_case *c, const char **why)
     const char *w = NULL;
     const nmo_plan *p = &c->plan;
     const nmo_fmt_info *ai = nmo_fmt_get(p->acc);
+    int rms = strcmp(c->op->name, "rms_norm") == 0, swi = strcmp(c->op->name, "swiglu") == 0;
     if (!nmo_gpu_enabled()) w = NMO_GPU_NONE_MSG;
-    else if (strcmp(c->op->name, "rms_norm") != 0) w = "the GPU tier covers rms_norm only";
+    else if (!rms && !swi) w = "the GPU tier covers rms_norm and swiglu only";
     else if (p->inter != p->compute) w = "unfused plan (inter != compute): not on the device";
-    else if (c->param[1] != 0) w = "offset != 0: not on the device";
+    else if (rms && c->param[1] != 0) w = "offset != 0: not on the device";
     else if (p->compute != NMO_FP32 || p->ftz) w = "the device path needs compute=fp32 without ftz";
-    else if (!ai || ai->prec > 25) w = "acc wider than 25 bits: the fast engine certifies nothing";
+    else if (rms && (!ai || ai->prec > 25)) w = "acc wider than 25 bits: the fast engine certifies nothing";
     else if (p->sum == NMO_SUM_GEOM) w = "sum geometry: not on the device";
     else if (p->round != NMO_RNE || p->round_sr) w = "the device judges RNE stores only";
     else if (p->out != NMO_BF16 && p->out != NMO_FP32) w = "out must be bf16 or fp32";
     else if (p->in != NMO_BF16 && p->in != NMO_FP32) w = "in must be bf16 or fp32";
+    else if (swi && (p->fn_ulps[NMO_FN_DIV] != 0 || p->fn_ulps[NMO_FN_RCP] != 0))
+        w = "swiglu on the device needs correctly rounded division (fn=cuda, ocml, cr)";
     else if (c->absent) w = "absent inputs: not on the device";
     else if (!nmo_tensor_is_packed(&c->in[0]) || !nmo_tensor_is_packed(&c->in[1]))
         w = "inputs must be packed";
-    else if (c->op->units(c) >= 0x3fffffff) w = "too many rows";
+    else if (nmo_tensor_numel(&c->out[0]) >= 0x3fffffff) w = "too many elements (2^30 at most)";
     if (why) *why = w;
     return w == NULL;
 }
@@ -65,6 +68,10 @@ static nmo_status cand_rows(nmo_tensor *t, const void *cand_dev, const int64_t *
                             int64_t n, nmo_err *err)
 {
     size_t es = nmo_fmt_bytes(t->dtype);
+    if (nr > 64 && nr * n > 4096) { /* many pieces: one copy of everything */
+        size_t tot = (size_t)nmo_tensor_numel(t) * es;
+        return nmo_gpu_d2h(t->data, cand_dev, tot, err);
+    }
     for (int64_t i = 0; i < nr; i++) {
         size_t off = (size_t)(rows[i] * n) * es;
         NMO_RETURN_IF_ERR(nmo_gpu_d2h((char *)t->data + off, (const char *)cand_dev + off, (size_t)n * es, err));
@@ -196,14 +203,80 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The report: the device's counts plus the host's (hrep: the units in list, each of
+ * ulen elements), the worst of both, and the per-element arrays when asked. */
+static nmo_status merge_report(nmo_report *rep, const nmo_check_opts *op, const nmo_go_acc *accp,
+                               const nmo_report *hp, const nmo_elem_info *wip, const int64_t *list, int64_t nl,
+                               int64_t n, int64_t numel, const void *dverd, const void *drlo, const void *drhi,
+                               nmo_err *err)
+{
+    const nmo_check_opts o = *op;
+    const nmo_go_acc acc = *accp;
+    nmo_status s = NMO_OK;
+#define TRY(x) do { if ((s = (x)) != NMO_OK) return s; } while (0)
+    rep->n_pass = (int64_t)acc.n_pass;
+    rep->n_fail = (int64_t)acc.n_fail;
+    for (int i = 0; i <= NMO_GO_HIST; i++) rep->width_hist[i] = (int64_t)acc.hist[i];
+    rep->width_max = (int64_t)acc.wmax;
+    if (hp) {
+        const nmo_report hrep = *hp;
+        rep->n_pass += hrep.n_pass, rep->n_fail += hrep.n_fail, rep->n_inconc += hrep.n_inconc;
+        rep->n_nonfinite += hrep.n_nonfinite, rep->n_wide += hrep.n_wide;
+        rep->n_overflow += hrep.n_overflow, rep->n_unbounded += hrep.n_unbounded;
+        rep->n_noscale += hrep.n_noscale, rep->n_nan += hrep.n_nan, rep->n_scaled += hrep.n_scaled;
+        rep->n_unc += hrep.n_unc, rep->n_escalated += hrep.n_escalated;
+        rep->units_escalated += hrep.units_escalated;
+        rep->n_term_esc += hrep.n_term_esc, rep->n_sum_cert += hrep.n_sum_cert;
+        for (int i = 0; i <= NMO_WIDTH_HIST; i++) rep->width_hist[i] += hrep.width_hist[i];
+        if (hrep.width_max > rep->width_max) rep->width_max = hrep.width_max;
+        if (hrep.has_worst) rep->worst = hrep.worst, rep->has_worst = 1;
+    }
+    if (wip && (!rep->has_worst || nmo__elem_worse(wip, &rep->worst)))
+        rep->worst = *wip, rep->has_worst = 1;
+    if (o.keep_verdicts) {
+        if (!(rep->verdicts[0] = malloc((size_t)numel))) {
+            return nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for the verdicts");
+        }
+        TRY(nmo_gpu_d2h(rep->verdicts[0], dverd, (size_t)numel, err));
+    }
+    if (o.keep_bounds) {
+        rep->rlo[0] = malloc((size_t)numel * sizeof(double));
+        rep->rhi[0] = malloc((size_t)numel * sizeof(double));
+        rep->bflags[0] = calloc((size_t)numel, 1); /* a row decided on the device: no flag */
+        if (!rep->rlo[0] || !rep->rhi[0] || !rep->bflags[0]) {
+            return nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for the bounds");
+        }
+        TRY(nmo_gpu_d2h(rep->rlo[0], drlo, (size_t)numel * sizeof(double), err));
+        TRY(nmo_gpu_d2h(rep->rhi[0], drhi, (size_t)numel * sizeof(double), err));
+    }
+    for (int64_t i = 0; i < nl && hp; i++) {
+        const nmo_report hrep = *hp;
+        size_t off = (size_t)(list[i] * n);
+        if (o.keep_verdicts) memcpy(rep->verdicts[0] + off, hrep.verdicts[0] + off, (size_t)n);
+        if (o.keep_bounds) {
+            memcpy(rep->rlo[0] + off, hrep.rlo[0] + off, (size_t)n * sizeof(double));
+            memcpy(rep->rhi[0] + off, hrep.rhi[0] + off, (size_t)n * sizeof(double));
+            memcpy(rep->bflags[0] + off, hrep.bflags[0] + off, (size_t)n);
+        }
+    }
+    rep->verdict = rep->n_fail ? NMO_FAIL : rep->n_inconc ? NMO_INCONCLUSIVE : NMO_PASS;
+#undef TRY
+    return s;
+}
+
 typedef struct {
     void *x, *w, *verd, *rlo, *rhi, *s, *m, *bad, *rrow, *skip, *redo, *acc, *rstat;
 } dev_bufs;
+
+static nmo_status check_ew(nmo_report *rep, const nmo_case *c, const void *cand_dev,
+                           const void *const *in_dev, const nmo_check_opts *opts,
+                           nmo_gpu_check_info *info, nmo_err *err);
 
 nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_dev,
                          const void *const *in_dev, const nmo_check_opts *opts,
                          nmo_gpu_check_info *info, nmo_err *err)
 {
+    if (strcmp(c->op->name, "swiglu") == 0) return check_ew(rep, c, cand_dev, in_dev, opts, info, err);
     nmo_check_opts o = {0};
     if (opts) o = *opts;
     memset(rep, 0, sizeof *rep);
@@ -387,53 +460,8 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
     }
     double t4 = now_ms();
 
-/* 5. the report: the device's counts plus the host's */
-    rep->n_pass = (int64_t)acc.n_pass;
-    rep->n_fail = (int64_t)acc.n_fail;
-    for (int i = 0; i <= NMO_GO_HIST; i++) rep->width_hist[i] = (int64_t)acc.hist[i];
-    rep->width_max = (int64_t)acc.wmax;
-    if (hrep_ok) {
-        rep->n_pass += hrep.n_pass, rep->n_fail += hrep.n_fail, rep->n_inconc += hrep.n_inconc;
-        rep->n_nonfinite += hrep.n_nonfinite, rep->n_wide += hrep.n_wide;
-        rep->n_overflow += hrep.n_overflow, rep->n_unbounded += hrep.n_unbounded;
-        rep->n_noscale += hrep.n_noscale, rep->n_nan += hrep.n_nan, rep->n_scaled += hrep.n_scaled;
-        rep->n_unc += hrep.n_unc, rep->n_escalated += hrep.n_escalated;
-        rep->units_escalated += hrep.units_escalated;
-        rep->n_term_esc += hrep.n_term_esc, rep->n_sum_cert += hrep.n_sum_cert;
-        for (int i = 0; i <= NMO_WIDTH_HIST; i++) rep->width_hist[i] += hrep.width_hist[i];
-        if (hrep.width_max > rep->width_max) rep->width_max = hrep.width_max;
-        if (hrep.has_worst) rep->worst = hrep.worst, rep->has_worst = 1;
-    }
-    if (has_wi && (!rep->has_worst || nmo__elem_worse(&wi, &rep->worst)))
-        rep->worst = wi, rep->has_worst = 1;
-    if (o.keep_verdicts) {
-        if (!(rep->verdicts[0] = malloc((size_t)numel))) {
-            s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for the verdicts");
-            goto done;
-        }
-        TRY(nmo_gpu_d2h(rep->verdicts[0], d.verd, (size_t)numel, err));
-    }
-    if (o.keep_bounds) {
-        rep->rlo[0] = malloc((size_t)numel * sizeof(double));
-        rep->rhi[0] = malloc((size_t)numel * sizeof(double));
-        rep->bflags[0] = calloc((size_t)numel, 1); /* a row decided on the device: no flag */
-        if (!rep->rlo[0] || !rep->rhi[0] || !rep->bflags[0]) {
-            s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for the bounds");
-            goto done;
-        }
-        TRY(nmo_gpu_d2h(rep->rlo[0], d.rlo, (size_t)numel * sizeof(double), err));
-        TRY(nmo_gpu_d2h(rep->rhi[0], d.rhi, (size_t)numel * sizeof(double), err));
-    }
-    for (int64_t i = 0; i < nl && hrep_ok; i++) {
-        size_t off = (size_t)(list[i] * n);
-        if (o.keep_verdicts) memcpy(rep->verdicts[0] + off, hrep.verdicts[0] + off, (size_t)n);
-        if (o.keep_bounds) {
-            memcpy(rep->rlo[0] + off, hrep.rlo[0] + off, (size_t)n * sizeof(double));
-            memcpy(rep->rhi[0] + off, hrep.rhi[0] + off, (size_t)n * sizeof(double));
-            memcpy(rep->bflags[0] + off, hrep.bflags[0] + off, (size_t)n);
-        }
-    }
-    rep->verdict = rep->n_fail ? NMO_FAIL : rep->n_inconc ? NMO_INCONCLUSIVE : NMO_PASS;
+    TRY(merge_report(rep, &o, &acc, hrep_ok ? &hrep : NULL, has_wi ? &wi : NULL, list, nl, n, numel, d.verd,
+                     d.rlo, d.rhi, err));
     inf.ms_device = (t1 - t0) + (t3 - t2);
     inf.ms_host_stats = t2 - t1;
     inf.ms_host_redo = t4 - t3;
@@ -445,6 +473,120 @@ done:
     nmo_tensor_free(&hc);
     pthread_mutex_unlock(&scratch.mu);
     free(hs), free(hr), free(hm), free(list), free(hbad), free(hskip), free(hstat);
+    if (s != NMO_OK) nmo_report_free(rep);
+    if (info) *info = inf;
+    return s;
+}
+
+/* An elementwise operator (swiglu): one kernel over the elements, the ones it cannot
+ * decide (a list) and the worst element's unit rechecked by the CPU checker. */
+static nmo_status check_ew(nmo_report *rep, const nmo_case *c, const void *cand_dev,
+                           const void *const *in_dev, const nmo_check_opts *opts,
+                           nmo_gpu_check_info *info, nmo_err *err)
+{
+    nmo_check_opts o = {0};
+    if (opts) o = *opts;
+    memset(rep, 0, sizeof *rep);
+    nmo_gpu_check_info inf = {0};
+    const char *why = NULL;
+    if (!nmo_gpu_check_supported(c, &why)) return nmo_err_set(err, NMO_ERR_UNSUPPORTED, "gpu oracle: %s", why);
+    if (o.mode == NMO_MODE_CERT || o.keep_enc)
+        return nmo_err_set(err, NMO_ERR_UNSUPPORTED,
+                           "gpu oracle: the device tier is the fast engine (no certified-only mode, no enclosures kept)");
+    NMO_RETURN_IF_ERR(nmo_op_check_plan(c->op, &c->plan, err));
+    double t0 = now_ms();
+    const int64_t numel = nmo_tensor_numel(&c->out[0]);
+    if (nmo_tensor_numel(&c->in[0]) != numel || nmo_tensor_numel(&c->in[1]) != numel || c->op->units(c) != numel)
+        return nmo_err_set(err, NMO_ERR_SIZE, "gpu oracle: %s shape mismatch", c->op->name);
+    const size_t ies = nmo_fmt_bytes(c->plan.in);
+    rep->mode = NMO_MODE_ESCALATE;
+    rep->max_ulps = o.max_ulps > 0 ? o.max_ulps : nmo_plan_max_ulps(&c->plan);
+    rep->n_out = 1;
+    rep->out_n[0] = numel;
+    rep->n = numel;
+    rep->units = numel;
+    nmo_status s = NMO_OK;
+    void *x0, *x1, *verd, *rlo = NULL, *rhi = NULL, *redo, *accd;
+    const int64_t cap = numel / 16 + 4096;
+    int64_t *list = NULL;
+    nmo_tensor hc = {0};
+    nmo_report hrep, wrep;
+    int hrep_ok = 0, wrep_ok = 0;
+    memset(&hrep, 0, sizeof hrep);
+    memset(&wrep, 0, sizeof wrep);
+    nmo_go_acc acc;
+    pthread_mutex_lock(&scratch.mu);
+#define TRY(x) do { if ((s = (x)) != NMO_OK) goto done; } while (0)
+    if (in_dev) {
+        x0 = (void *)in_dev[0], x1 = (void *)in_dev[1];
+    } else {
+        TRY(dev_get(&x0, B_X, (size_t)numel * ies, err));
+        TRY(dev_get(&x1, B_W, (size_t)numel * ies, err));
+        TRY(nmo_gpu_h2d(x0, c->in[0].data, (size_t)numel * ies, err));
+        TRY(nmo_gpu_h2d(x1, c->in[1].data, (size_t)numel * ies, err));
+    }
+    TRY(dev_get(&verd, B_VERD, (size_t)numel, err));
+    if (o.keep_bounds) {
+        TRY(dev_get(&rlo, B_RLO, (size_t)numel * sizeof(double), err));
+        TRY(dev_get(&rhi, B_RHI, (size_t)numel * sizeof(double), err));
+    }
+    TRY(dev_get(&redo, B_REDO, (size_t)cap * sizeof(int64_t), err));
+    TRY(dev_get(&accd, B_ACC, sizeof(nmo_go_acc), err));
+    nmo_go_ew_args ga = {x0, x1, cand_dev, c->plan.in == NMO_BF16, c->plan.out == NMO_BF16, numel,
+                         c->plan.fn_ulps[NMO_FN_SIGMOID], c->plan.fn_ulps[NMO_FN_EXP], rep->max_ulps, verd,
+                         rlo, rhi, redo, cap, accd};
+    TRY(nmo_go_ew_judge(&ga, &acc, err));
+    double t1 = now_ms();
+    int64_t nl = (int64_t)acc.n_redo;
+    if (nl > cap) { /* too many for the list: the CPU checker on everything */
+        TRY(cand_alloc(&hc, c, err));
+        TRY(nmo_gpu_d2h(hc.data, cand_dev, (size_t)numel * nmo_fmt_bytes(c->plan.out), err));
+        pthread_mutex_unlock(&scratch.mu);
+        s = nmo_check(rep, c, &hc, &o, err);
+        nmo_tensor_free(&hc);
+        inf.rows_host = numel;
+        if (info) *info = inf;
+        return s;
+    }
+    if (!(list = malloc((size_t)(nl + 1) * sizeof(int64_t)))) {
+        s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for the list");
+        goto done;
+    }
+    if (nl > 0) TRY(nmo_gpu_d2h(list, redo, (size_t)nl * sizeof(int64_t), err));
+    qsort(list, (size_t)nl, sizeof(int64_t), cmp_i64);
+    inf.rows_host = nl;
+    inf.rows_device = numel - nl;
+    int64_t widx = -1;
+    if (acc.n_pass + acc.n_fail > 0) widx = 0x3fffffff - (int64_t)(acc.worst & 0x3fffffffull);
+    if (nl > 0 || widx >= 0) {
+        TRY(cand_alloc(&hc, c, err));
+        TRY(cand_rows(&hc, cand_dev, list, nl, 1, err));
+        if (widx >= 0) TRY(cand_rows(&hc, cand_dev, &widx, 1, 1, err));
+    }
+    if (nl > 0) {
+        TRY(nmo__check_units(&hrep, c, &hc, &o, list, nl, err));
+        hrep_ok = 1;
+    }
+    if (widx >= 0) { /* the worst element's details: its unit by the CPU checker */
+        nmo_check_opts wo = {0};
+        wo.mode = NMO_MODE_ESCALATE;
+        wo.max_ulps = o.max_ulps;
+        TRY(nmo__check_units(&wrep, c, &hc, &wo, &widx, 1, err));
+        wrep_ok = 1;
+    }
+    double t2 = now_ms();
+    TRY(merge_report(rep, &o, &acc, hrep_ok ? &hrep : NULL, wrep_ok && wrep.has_worst ? &wrep.worst : NULL, list,
+                     nl, 1, numel, verd, rlo, rhi, err));
+    inf.ms_device = t1 - t0;
+    inf.ms_host_redo = t2 - t1;
+    rep->seconds = (now_ms() - t0) * 1e-3;
+done:
+#undef TRY
+    if (hrep_ok) nmo_report_free(&hrep);
+    if (wrep_ok) nmo_report_free(&wrep);
+    nmo_tensor_free(&hc);
+    pthread_mutex_unlock(&scratch.mu);
+    free(list);
     if (s != NMO_OK) nmo_report_free(rep);
     if (info) *info = inf;
     return s;

@@ -548,6 +548,246 @@ __global__ void k_rstd_probe(nmo_go_rstd_consts rc, const double *s, const doubl
     out[4 * i] = rl, out[4 * i + 1] = rh, out[4 * i + 2] = ok, out[4 * i + 3] = 0;
 }
 
+/* ---- swiglu on the device (refs/swiglu.c, fused plan: inter == compute) -----------------
+ * Every step is the fast engine's, transcribed as for rms_norm: enclosures [lo, hi] of
+ * compute (fp32) lattice values, each operation's binary64 value rounded to the lattice
+ * (products and quotients of fp32 values: binary64 RN then RN32, innocuous double
+ * rounding), exp and sigmoid snapped with the fast engine's radii (enc_fast.h
+ * nmo_fe_fn_side: 2^-51 |v| for exp, nmo_fe_incr_side: 2^-48 |v| for the binary64
+ * sigmoid 1/(1 + exp(-x))). The binary64 exp here is the device's: CUDA Math API,
+ * "Double Precision Mathematical Functions": exp max 1 ulp (2^-52 relative), inside the
+ * 2^-51 radius; the sigmoid's 1/(1 + exp(-x)) adds two correctly rounded steps: at most
+ * 3 binary64 ulps, inside 2^-48. (ROCm OCML's f64 exp: 1 ulp, the same margin; the
+ * simulator: glibc's exp, < 1 ulp.) So a snap the device decides is the lattice value of
+ * the exact one, which is the CPU's whenever the CPU decides too, and the certified
+ * engine's where the CPU escalates: fast(GPU) + escalation gives the certified verdicts.
+ * A snap the device cannot decide, a non-finite step, a wide or non-finite R: the
+ * element goes to the CPU checker (swiglu's units are elements). No error scale here:
+ * the scale rule (wide R) is the host's. */
+#if defined(NMO_HIP_NVIDIA) || defined(NMO_HIP_SIM)
+NMO_D double dexp(double x) { return exp(x); }
+#else
+NMO_D double dexp(double x) { return __builtin_exp(x); }
+#endif
+
+struct ienc {
+    double lo, hi;
+};
+
+NMO_D int fin2(const ienc &a) { return finite_d(a.lo) & finite_d(a.hi); }
+NMO_D ienc hull2(const ienc &a, const ienc &b) { return ienc{dmin(a.lo, b.lo), dmax(a.hi, b.hi)}; }
+
+/* nmo_fenc_mul (correctly rounded; nmo_fe_mul_exact's order of the four products) */
+NMO_D ienc mul2(const ienc &a, const ienc &b)
+{
+    double l, h;
+    if (a.lo == a.hi && b.lo == b.hi) {
+        l = h = dmul(a.lo, b.lo);
+    } else {
+        double p1 = dmul(a.lo, b.lo), p2 = dmul(a.lo, b.hi), p3 = dmul(a.hi, b.lo), p4 = dmul(a.hi, b.hi);
+        l = p1, h = p1;
+        l = p2 < l ? p2 : l;
+        h = p2 > h ? p2 : h;
+        l = p3 < l ? p3 : l;
+        h = p3 > h ? p3 : h;
+        l = p4 < l ? p4 : l;
+        h = p4 > h ? p4 : h;
+    }
+    return ienc{rnd32(l, 0), rnd32(h, 0)};
+}
+
+/* nmo_fenc_div, correctly rounded (the plans the device takes: fn_ulps DIV = RCP = 0);
+ * *bad for a divisor holding 0 */
+NMO_D ienc div2(const ienc &a, const ienc &b, int *bad)
+{
+    if (b.lo <= 0 && b.hi >= 0) { *bad = 1; return a; }
+    double q1 = ddiv(a.lo, b.lo), q2 = ddiv(a.lo, b.hi), q3 = ddiv(a.hi, b.lo), q4 = ddiv(a.hi, b.hi);
+    double l = dmin(dmin(q1, q2), dmin(q3, q4)), h = dmax(dmax(q1, q2), dmax(q3, q4));
+    return ienc{rnd32(l, 0), rnd32(h, 0)};
+}
+
+/* nmo_fenc_exp with n = fn_ulps[EXP] */
+NMO_D ienc exp2e(const ienc &a, int n, int *unc, int *bad)
+{
+    double vlo = dexp(a.lo), vhi = a.hi == a.lo ? vlo : dexp(a.hi);
+    const double tiny = 0x1p-150; /* half fp32's smallest subnormal */
+    double lo = dmul(vlo, 1 + 0x1p-50) < tiny ? 0 : fn_side(vlo, a.lo == 0, n, 0, unc, bad);
+    double hi = dmul(vhi, 1 + 0x1p-50) < tiny ? rnd32(dmul((double)n, 0x1p-149), 1)
+                                               : fn_side(vhi, a.hi == 0, n, 1, unc, bad);
+    if (n != 0) apx_fix_pos(&lo, vlo, vhi, a.hi == 0, n, unc, bad);
+    if (hi >= 0x1.fffffep127) *bad = 1; /* the CPU's hi becomes inf: the host's case */
+    return ienc{lo < 0 ? 0 : lo, hi};
+}
+
+/* nmo_fe_incr_side for the sigmoid (radius 2^-48 |v|) */
+NMO_D double incr_side(double v, int exact, int n, int upper, int *unc, int *bad)
+{
+    if (exact || !finite_d(v)) return fn_side(v, 1, n, upper, unc, bad);
+    double e = dmul(dabs(v), 0x1p-48);
+    if (n == 0) return snap32(0, v, e, unc);
+    double u = ulp32(v);
+    if (u == 0 || ulp32(dsub(v, dmul(2, e))) == 0 || ulp32(dadd(v, dmul(2, e))) == 0) { *bad = 1; return v; }
+    if (ulp32(dsub(v, dmul(2, e))) != u || ulp32(dadd(v, dmul(2, e))) != u) *unc = 1;
+    double w = upper ? dadd(v, dmul((double)n, u)) : dsub(v, dmul((double)n, u));
+    return snap32(upper ? 1 : 2, w, dadd(e, dmul(dabs(w), 0x1p-52)), unc);
+}
+
+/* nmo_fe_incr_sat for the sigmoid */
+NMO_D int sig_sat(double x, double v, int n, int upper, double *res)
+{
+    if (x >= 40) {
+        *res = upper || n == 0 ? 1.0 : rnd32(dsub(1.0, dmul((double)n, 0x1p-24)), 2);
+        return 1;
+    }
+    if (dmul(v, 1 + 0x1p-40) < 0x1p-151) {
+        *res = !upper || n == 0 ? 0.0 : rnd32(dmul((double)n, 0x1p-149), 1);
+        return 1;
+    }
+    return 0;
+}
+
+NMO_D double sigmoid_d(double x) { return ddiv(1.0, dadd(1.0, dexp(-x))); }
+
+/* nmo_fenc_sigmoid: the library sigmoid (fn_ulps[SIGMOID]) hull 1/(1 + exp(-x)) */
+NMO_D ienc sigmoid2(const ienc &a, int nsig, int nexp, int *unc, int *bad)
+{
+    double vl = sigmoid_d(a.lo), vh = sigmoid_d(a.hi);
+    int el = a.lo == 0, eh = a.hi == 0;
+    double lo, hi;
+    int sl = sig_sat(a.lo, vl, nsig, 0, &lo), sh = sig_sat(a.hi, vh, nsig, 1, &hi);
+    if (!sl) lo = incr_side(vl, el, nsig, 0, unc, bad);
+    if (!sh) hi = incr_side(vh, eh, nsig, 1, unc, bad);
+    if (sl && dabs(vl) >= 0.5) vl = 1 - 0x1p-53, el = 1; /* vl > 0 */
+    if (sh && dabs(vh) >= 0.5) vh = 1 - 0x1p-53, eh = 1;
+    if (nsig != 0) apx_fix_pos(&lo, vl, vh, eh, nsig, unc, bad);
+    ienc s1{lo < 0 ? 0 : lo > 1 ? 1 : lo, hi > 1 ? 1 : hi < 0 ? 0 : hi};
+    ienc t = exp2e(ienc{-a.hi, -a.lo}, nexp, unc, bad);
+    ienc den{rnd32(dadd(1.0, t.lo), 0), rnd32(dadd(1.0, t.hi), 0)};
+    ienc q = div2(ienc{1.0, 1.0}, den, bad);
+    return hull2(s1, q);
+}
+
+/* swiglu's y for points a, b (refs/swiglu.c, fused): [*l, *h]; 0 when the host must do it */
+NMO_D int swiglu_elem(double av, double bv, int nsig, int nexp, double *l, double *h)
+{
+    int unc = 0, bad = 0;
+    ienc a{av, av}, b{bv, bv};
+    ienc sig = sigmoid2(a, nsig, nexp, &unc, &bad);
+    ienc t = exp2e(ienc{-av, -av}, nexp, &unc, &bad);
+    ienc den{rnd32(dadd(1.0, t.lo), 0), rnd32(dadd(1.0, t.hi), 0)};
+    ienc silu = hull2(mul2(a, sig), div2(a, den, &bad));
+    /* pw_mul3x(a, sig, b) */
+    ienc w0 = mul2(a, sig), w1 = mul2(w0, b);
+    w0 = mul2(sig, b);
+    w0 = mul2(a, w0);
+    w1 = hull2(w1, w0);
+    w0 = mul2(a, b);
+    w0 = mul2(w0, sig);
+    ienc y = hull2(w1, w0);
+    y = hull2(y, mul2(silu, b));
+    y = hull2(y, div2(mul2(a, b), den, &bad));
+    *l = y.lo, *h = y.hi;
+    return !unc && !bad && fin2(y) && fin2(sig) && fin2(den) && fin2(silu);
+}
+
+/* The judge of one element on its compute enclosure [l, h] (check.c judge_class_bf16 /
+ * judge_class_fp32): 0 when the host must judge it (non-finite or wide R); else *fail
+ * and the key of nmo_go_acc.worst, *wd the width. */
+NMO_D int judge_elem(const void *cand, int out_bf16, int64_t i, double l, double h, int64_t max_ulps,
+                     uint8_t *verd, double *rlo, double *rhi, int *fail, unsigned long long *key, int64_t *wdp)
+{
+    uint32_t ul = f2u((float)l), uh = f2u((float)h);
+    int spec = ((ul & 0x7fffffffu) > 0x7f7fffffu) | ((uh & 0x7fffffffu) > 0x7f7fffffu);
+    uint32_t cb;
+    if (out_bf16) {
+        ul = (ul + 0x7fffu + ((ul >> 16) & 1u)) >> 16;
+        uh = (uh + 0x7fffu + ((uh >> 16) & 1u)) >> 16;
+        spec |= ((ul & 0x7fffu) >= 0x7f80u) | ((uh & 0x7fffu) >= 0x7f80u);
+        cb = ((const uint16_t *)cand)[i];
+    } else {
+        cb = ((const uint32_t *)cand)[i];
+    }
+    int64_t ol = ord_bits(ul, out_bf16), oh = ord_bits(uh, out_bf16), oc = ord_bits(cb, out_bf16);
+    int64_t mc = oc < 0 ? -oc : oc;
+    int cnan = out_bf16 ? mc > 0x7f80 : mc > 0x7f800000;
+    int fl = cnan | (oc < ol) | (oc > oh);
+    int64_t wd = oh - ol;
+    if (spec | (wd + 1 > max_ulps)) return 0;
+    if (verd) verd[i] = (uint8_t)(fl ? NMO_FAIL : NMO_PASS);
+    if (rlo) {
+        rlo[i] = out_bf16 ? (double)u2f(ul << 16) : (double)u2f(ul);
+        rhi[i] = out_bf16 ? (double)u2f(uh << 16) : (double)u2f(uh);
+    }
+    unsigned long long metric;
+    if (fl) {
+        int64_t d = cnan ? INT64_MAX : oc > oh ? oc - oh : ol - oc;
+        metric = d > 0xffffffffLL ? 0xffffffffull : (unsigned long long)d;
+        metric |= 2ull << 32;
+    } else {
+        metric = (unsigned long long)wd;
+    }
+    *key = (metric >> 32) << 62 | (metric & 0xffffffffull) << 30 | (unsigned long long)(0x3fffffffLL - i);
+    *fail = fl;
+    *wdp = wd;
+    return 1;
+}
+
+/* Elementwise operators: each thread a grid-stride run of elements; one fold per block. */
+__global__ void __launch_bounds__(BLK) k_swiglu(nmo_go_ew_args a)
+{
+    __shared__ unsigned long long s_pass[BLK], s_fail[BLK], s_wmax[BLK], s_worst[BLK];
+    __shared__ unsigned s_h0[BLK], s_h1[BLK];
+    __shared__ unsigned s_hist[NMO_GO_HIST + 1];
+    const int t = (int)threadIdx.x;
+    for (int i = t; i <= NMO_GO_HIST; i += BLK) s_hist[i] = 0;
+    __syncthreads();
+    unsigned long long pass = 0, fail = 0, wmax = 0, worst = 0;
+    unsigned h0 = 0, h1 = 0;
+    const int64_t stride = (int64_t)gridDim.x * BLK;
+    for (int64_t i = (int64_t)blockIdx.x * BLK + t; i < a.numel; i += stride) {
+        double av = load_in(a.x0, a.in_bf16, i), bv = load_in(a.x1, a.in_bf16, i);
+        double l = 0, h = 0;
+        int ok = (dabs(av) <= 0x1p1000) & (dabs(bv) <= 0x1p1000);
+        if (ok) ok = swiglu_elem(av, bv, a.nsig, a.nexp, &l, &h);
+        int fl = 0;
+        unsigned long long key = 0;
+        int64_t wd = 0;
+        if (ok) ok = judge_elem(a.cand, a.out_bf16, i, l, h, a.max_ulps, a.verd, a.rlo, a.rhi, &fl, &key, &wd);
+        if (!ok) {
+            unsigned long long k = at_inc(&a.acc->n_redo);
+            if (k < (unsigned long long)a.redo_cap) a.redo[k] = i;
+            continue;
+        }
+        if (fl) fail++; else pass++;
+        worst = key > worst ? key : worst;
+        wmax = (unsigned long long)wd > wmax ? (unsigned long long)wd : wmax;
+        if (wd == 0) h0++;
+        else if (wd == 1) h1++;
+        else at_add32(&s_hist[wd < NMO_GO_HIST ? wd : NMO_GO_HIST], 1);
+    }
+    s_pass[t] = pass, s_fail[t] = fail, s_wmax[t] = wmax, s_worst[t] = worst, s_h0[t] = h0, s_h1[t] = h1;
+    __syncthreads();
+    for (int hh = BLK / 2; hh > 0; hh >>= 1) {
+        if (t < hh) {
+            s_pass[t] += s_pass[t + hh], s_fail[t] += s_fail[t + hh];
+            s_h0[t] += s_h0[t + hh], s_h1[t] += s_h1[t + hh];
+            s_wmax[t] = s_wmax[t] > s_wmax[t + hh] ? s_wmax[t] : s_wmax[t + hh];
+            s_worst[t] = s_worst[t] > s_worst[t + hh] ? s_worst[t] : s_worst[t + hh];
+        }
+        __syncthreads();
+    }
+    if (t == 0) {
+        at_add(&a.acc->n_pass, s_pass[0]);
+        at_add(&a.acc->n_fail, s_fail[0]);
+        if (s_h0[0]) at_add(&a.acc->hist[0], s_h0[0]);
+        if (s_h1[0]) at_add(&a.acc->hist[1], s_h1[0]);
+        at_max(&a.acc->wmax, s_wmax[0]);
+        at_max(&a.acc->worst, s_worst[0]);
+    }
+    for (int i = t; i <= NMO_GO_HIST; i += BLK)
+        if (s_hist[i]) at_add(&a.acc->hist[i], s_hist[i]);
+}
+
 int grid_for(int64_t rows)
 {
     int64_t g = rows < 65535 ? rows : 65535;
@@ -585,4 +825,16 @@ extern "C" nmo_status nmo_go_rstd_probe(const nmo_go_rstd_consts *rc, int64_t n,
     int64_t g = (count + BLK - 1) / BLK;
     nmo_launch(k_rstd_probe, dim3((int)(g > 0 ? g : 1)), dim3(BLK), 0, st, *rc, s_dev, m_dev, out_dev, count);
     return nmo_gpu_sync_check("gpu oracle: k_rstd_probe", err);
+}
+
+extern "C" nmo_status nmo_go_ew_judge(const nmo_go_ew_args *a, nmo_go_acc *acc_host, nmo_err *err)
+{
+    NMO_RETURN_IF_ERR(nmo_gpu_init(err));
+    hipStream_t st = (hipStream_t)nmo_gpu_stream();
+    NMO_RETURN_IF_ERR(nmo_gpu_fill_async(a->acc, 0, sizeof(nmo_go_acc), err));
+    int64_t g = (a->numel + BLK * 8 - 1) / (BLK * 8); /* 8 elements a thread */
+    g = g < 1 ? 1 : g > 65535 ? 65535 : g;
+    nmo_launch(k_swiglu, dim3((int)g), dim3(BLK), 0, st, *a);
+    NMO_RETURN_IF_ERR(nmo_gpu_d2h(acc_host, a->acc, sizeof(nmo_go_acc), err));
+    return nmo_gpu_sync_check("gpu oracle: k_swiglu", err);
 }

@@ -9,22 +9,25 @@ set -u
 NMO="$1"
 fail=0 n=0 fails=0
 strip() { grep -v -E '^  (time|kernel time|device):'; }
+for spec in "rms_norm:hip hip:mut_no_eps hip:mut_w_off1 cpu cpu:mut_store_rz" "swiglu:hip cpu cpu:mut_swap"; do
+op=${spec%%:*}
 for dt in bf16 fp32; do
     for shape in 8x64 3x1025 5x3; do
-        for cand in hip hip:mut_no_eps hip:mut_w_off1 cpu cpu:mut_store_rz; do
-            a=$("$NMO" check --op rms_norm --dtype "$dt" --shape "$shape" --family gaussian --seed 3 \
+        for cand in ${spec#*:}; do
+            a=$("$NMO" check --op $op --dtype "$dt" --shape "$shape" --family gaussian --seed 3 \
                 --candidate "$cand" --oracle-device cpu 2>&1); ra=$?
-            b=$("$NMO" check --op rms_norm --dtype "$dt" --shape "$shape" --family gaussian --seed 3 \
+            b=$("$NMO" check --op $op --dtype "$dt" --shape "$shape" --family gaussian --seed 3 \
                 --candidate "$cand" --oracle-device gpu 2>&1); rb=$?
             n=$((n + 1))
             if [ "$ra" != "$rb" ] || [ "$(printf '%s\n' "$a" | strip)" != "$(printf '%s\n' "$b" | strip)" ]; then
-                echo "DIFF $dt $shape $cand: rc cpu=$ra gpu=$rb"
+                echo "DIFF $op $dt $shape $cand: rc cpu=$ra gpu=$rb"
                 diff <(printf '%s\n' "$a" | strip) <(printf '%s\n' "$b" | strip) | head -10
                 fail=1
             fi
             case "$cand" in *mut_*) [ "$rb" = 1 ] && fails=$((fails + 1)) ;; esac
         done
     done
+done
 done
 # a mutant's FAIL: at least the mut_no_eps / mut_w_off1 runs on the wider shapes
 [ "$fails" -ge 4 ] || { echo "only $fails mutant runs FAIL"; fail=1; }

@@ -71,6 +71,21 @@ typedef struct {
     nmo_go_acc *acc;          /* counts of the rows decided here */
 } nmo_go_rms_args;
 
+/* An elementwise operator (swiglu): y[i] from x0[i], x1[i]. */
+typedef struct {
+    const void *x0, *x1, *cand;
+    int in_bf16, out_bf16;
+    int64_t numel;
+    int nsig, nexp;           /* fn_ulps[SIGMOID], fn_ulps[EXP] */
+    int64_t max_ulps;
+    uint8_t *verd;
+    double *rlo, *rhi;
+    int64_t *redo;            /* elements the device cannot decide (acc->n_redo; the first redo_cap listed) */
+    int64_t redo_cap;
+    nmo_go_acc *acc;
+} nmo_go_ew_args;
+nmo_status nmo_go_ew_judge(const nmo_go_ew_args *a, nmo_go_acc *acc_host, nmo_err *err);
+
 /* s[row] = sum x^2 (binary64, any order: a tree), m[row] = nonzero terms, bad[row] = 1
  * when the row holds a non-finite value. Synchronous; errors name the launch. */
 nmo_status nmo_go_rowsumsq(const void *x, int in_bf16, int64_t rows, int64_t n, double *s,
