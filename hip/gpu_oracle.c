@@ -394,6 +394,10 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
     }
     /* the fused kernel, the gather and one copy of the counts */
     TRY(nmo_go_rms_judge(&ga, &acc, err));
+    if (!rdev && acc.n_pass + acc.n_fail > 0) { /* the worst row's statistics are the host's here */
+        int64_t wr = (0x3fffffff - (int64_t)(acc.worst & 0x3fffffffull)) / n;
+        acc.w_stat[0] = hs[wr], acc.w_stat[1] = (double)hm[wr], acc.w_stat[2] = hr[3 * wr], acc.w_stat[3] = hr[3 * wr + 1];
+    }
     double t3 = now_ms();
 
     /* the rows the device left: the CPU checker, as nmo_check runs them */

@@ -357,61 +357,129 @@ NMO_D int mul3_exact_ends(double ad, double rl, double rh, double plo, double ph
     return 1;
 }
 
-/* One block per row: the row's sum of squares (binary64 of exact squares, a fixed tree:
- * within the (n - 1) 2^-53 margin nmo_fenc_dot_d_finish allows for any order), r (from
- * rrow or rstd_dev), then every element: nmo_fe_mul3_row_kernel operation for operation,
- * an undecided snap by nmo_fe_snap's general test and nmo_fe_mul3_exact_ends as
- * nmo_fenc_mul3 does, the store into out and the judge. A row with an element still
- * undecided (or a non-finite value, a wide or non-finite R) goes to the host whole. */
-__global__ void __launch_bounds__(BLK) k_rms_fused(nmo_go_rms_args a)
+/* The judge of one element on its compute enclosure [l, h] (check.c judge_class_bf16 /
+ * judge_class_fp32): 0 when the host must judge it (non-finite or wide R); else *fail
+ * and the key of nmo_go_acc.worst, *wd the width. */
+NMO_D int judge_elem(const void *cand, int out_bf16, int64_t i, double l, double h, int64_t max_ulps,
+                     uint8_t *verd, double *rlo, double *rhi, int *fail, unsigned long long *key, int64_t *wdp)
+{
+    uint32_t ul = f2u((float)l), uh = f2u((float)h);
+    int spec = ((ul & 0x7fffffffu) > 0x7f7fffffu) | ((uh & 0x7fffffffu) > 0x7f7fffffu);
+    uint32_t cb;
+    if (out_bf16) {
+        ul = (ul + 0x7fffu + ((ul >> 16) & 1u)) >> 16;
+        uh = (uh + 0x7fffu + ((uh >> 16) & 1u)) >> 16;
+        spec |= ((ul & 0x7fffu) >= 0x7f80u) | ((uh & 0x7fffu) >= 0x7f80u);
+        cb = ((const uint16_t *)cand)[i];
+    } else {
+        cb = ((const uint32_t *)cand)[i];
+    }
+    int64_t ol = ord_bits(ul, out_bf16), oh = ord_bits(uh, out_bf16), oc = ord_bits(cb, out_bf16);
+    int64_t mc = oc < 0 ? -oc : oc;
+    int cnan = out_bf16 ? mc > 0x7f80 : mc > 0x7f800000;
+    int fl = cnan | (oc < ol) | (oc > oh);
+    int64_t wd = oh - ol;
+    if (spec | (wd + 1 > max_ulps)) return 0;
+    if (verd) verd[i] = (uint8_t)(fl ? NMO_FAIL : NMO_PASS);
+    if (rlo) {
+        rlo[i] = out_bf16 ? (double)u2f(ul << 16) : (double)u2f(ul);
+        rhi[i] = out_bf16 ? (double)u2f(uh << 16) : (double)u2f(uh);
+    }
+    unsigned long long metric;
+    if (fl) {
+        int64_t d = cnan ? INT64_MAX : oc > oh ? oc - oh : ol - oc;
+        metric = d > 0xffffffffLL ? 0xffffffffull : (unsigned long long)d;
+        metric |= 2ull << 32;
+    } else {
+        metric = (unsigned long long)wd;
+    }
+    *key = (metric >> 32) << 62 | (metric & 0xffffffffull) << 30 | (unsigned long long)(0x3fffffffLL - i);
+    *fail = fl;
+    *wdp = wd;
+    return 1;
+}
+
+/* rms_norm in two kernels, one after the other on the stream (no host round trip):
+ * k_rms_rows: 8 rows a block, 32 threads a row: the row's sum of squares (binary64 of
+ *   exact squares in a fixed tree: within the (n - 1) 2^-53 margin nmo_fenc_dot_d_finish
+ *   allows for any order) and r by rstd_dev; rstat[row] = s, m, r_lo, r_hi (r 0: not
+ *   kept, the host checks the row). Many rows' r in flight at once: the serial r steps
+ *   no longer stall the element pass.
+ * k_rms_elems: a block a row (grid-stride): every element as nmo_fe_mul3_row_kernel
+ *   computes it, an undecided snap by nmo_fe_snap's general test and
+ *   nmo_fe_mul3_exact_ends as nmo_fenc_mul3 does, the store and the judge. A row with an
+ *   element still undecided (or a non-finite value, a wide or non-finite R) goes to the
+ *   host whole: one shared flag and one barrier a row decide that, and each thread keeps
+ *   its counts in registers until then (one fold a block at the end). */
+constexpr int RPB = 8; /* rows per block in k_rms_rows */
+
+__global__ void __launch_bounds__(BLK) k_rms_rows(nmo_go_rms_args a)
 {
     __shared__ double ss[BLK];
     __shared__ unsigned sm[BLK];
-    __shared__ unsigned long long s_pass[BLK], s_fail[BLK], s_wmax[BLK], s_worst[BLK];
-    __shared__ unsigned s_h0[BLK], s_h1[BLK];
     __shared__ int sb[BLK];
-    __shared__ double s_r[3];
-    __shared__ int s_ok;
+    const int t = (int)threadIdx.x, lane = t % 32, rl8 = t / 32;
+    const int64_t n = a.n;
+    for (int64_t r0 = (int64_t)blockIdx.x * RPB; r0 < a.rows; r0 += (int64_t)gridDim.x * RPB) {
+        const int64_t row = r0 + rl8;
+        double s = 0;
+        unsigned m = 0;
+        int bad = 0;
+        if (row < a.rows)
+            for (int64_t j = lane; j < n; j += 32) {
+                double v = load_in(a.x, a.in_bf16, row * n + j);
+                s = dadd(s, dmul(v, v)); /* the square is exact */
+                m += v != 0;
+                bad |= !(dabs(v) <= 0x1p1000); /* inf, NaN */
+            }
+        ss[t] = s, sm[t] = m, sb[t] = bad;
+        __syncthreads();
+        for (int h = 16; h > 0; h >>= 1) {
+            if (lane < h) ss[t] = dadd(ss[t], ss[t + h]), sm[t] += sm[t + h], sb[t] |= sb[t + h];
+            __syncthreads();
+        }
+        if (lane == 0 && row < a.rows) {
+            double rl = 0, rh = 0;
+            int ok = !sb[t] && rstd_dev(a.rc, ss[t], (int64_t)sm[t], &rl, &rh);
+            a.rstat[4 * row] = ss[t], a.rstat[4 * row + 1] = (double)sm[t];
+            a.rstat[4 * row + 2] = ok ? rl : 0, a.rstat[4 * row + 3] = ok ? rh : 0; /* 0: not kept */
+        }
+        __syncthreads();
+    }
+}
+
+constexpr int NWIDE = 4; /* widths >= 8 a thread holds for its row before the fold */
+
+__global__ void __launch_bounds__(BLK) k_rms_elems(nmo_go_rms_args a)
+{
+    __shared__ unsigned long long s_pass[BLK], s_fail[BLK], s_wmax[BLK], s_worst[BLK];
+    __shared__ unsigned s_w[8][BLK];
+    __shared__ int s_flag[3];
     __shared__ unsigned s_hist[NMO_GO_HIST + 1];
     const int t = (int)threadIdx.x;
     const int64_t n = a.n;
     for (int i = t; i <= NMO_GO_HIST; i += BLK) s_hist[i] = 0;
-    int hist_used = 0; /* block-uniform: whether s_hist holds counts to flush */
+    if (t < 3) s_flag[t] = 0;
+    __syncthreads();
+    unsigned long long pass = 0, fail = 0, wmax = 0, worst = 0;
+    unsigned wc[8] = {0, 0, 0, 0, 0, 0, 0, 0}; /* widths 0..7 */
+    int k = 0;
     for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
         if (a.skip && a.skip[row]) continue; /* uniform over the block */
-        /* 1. the sum of squares */
-        double s = 0;
-        unsigned m = 0;
-        int bad = 0;
+        double rl, rh;
+        if (a.rrow) rl = a.rrow[3 * row], rh = a.rrow[3 * row + 1];
+        else rl = a.rstat[4 * row + 2], rh = a.rstat[4 * row + 3];
+        if (rl == 0 && rh == 0) { /* r not kept: the host's row (uniform) */
+            if (t == 0) a.redo[at_inc(&a.acc->n_redo)] = row;
+            continue;
+        }
+        const double rm = dabs(rl) > dabs(rh) ? dabs(rl) : dabs(rh);
+        int redo = 0;
+        unsigned long long rpass = 0, rfail = 0, rwmax = 0, rworst = 0;
+        unsigned rw[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        int64_t wide[NWIDE];
+        int nw = 0;
         for (int64_t j = t; j < n; j += BLK) {
-            double v = load_in(a.x, a.in_bf16, row * n + j);
-            s = dadd(s, dmul(v, v)); /* the square is exact */
-            m += v != 0;
-            bad |= !(dabs(v) <= 0x1p1000); /* inf, NaN */
-        }
-        ss[t] = s, sm[t] = m, sb[t] = bad;
-        __syncthreads();
-        for (int h = BLK / 2; h > 0; h >>= 1) {
-            if (t < h) ss[t] = dadd(ss[t], ss[t + h]), sm[t] += sm[t + h], sb[t] |= sb[t + h];
-            __syncthreads();
-        }
-        if (t == 0) {
-            double rl = 0, rh = 0;
-            int ok = !sb[0];
-            if (a.rrow) rl = a.rrow[3 * row], rh = a.rrow[3 * row + 1];
-            else if (ok) ok = rstd_dev(a.rc, ss[0], (int64_t)sm[0], &rl, &rh);
-            s_r[0] = rl, s_r[1] = rh, s_r[2] = dabs(rl) > dabs(rh) ? dabs(rl) : dabs(rh);
-            s_ok = ok;
-            a.rstat[4 * row] = ss[0], a.rstat[4 * row + 1] = (double)sm[0];
-            a.rstat[4 * row + 2] = ok ? rl : 0, a.rstat[4 * row + 3] = ok ? rh : 0; /* 0: not kept */
-        }
-        __syncthreads();
-        int redo = !s_ok;
-        const double rl = s_r[0], rh = s_r[1], rm = s_r[2];
-        unsigned long long pass = 0, fail = 0, wmax = 0, worst = 0;
-        unsigned h0 = 0, h1 = 0;
-        int wide = 0;
-        for (int64_t j = t; j < n && !redo; j += BLK) {
             const int64_t i = row * n + j;
             /* nmo_fe_mul3_row_kernel, operation for operation */
             double xv = load_in(a.x, a.in_bf16, i), wv = load_in(a.w, a.in_bf16, j);
@@ -437,92 +505,59 @@ __global__ void __launch_bounds__(BLK) k_rms_fused(nmo_go_rms_args a)
                 h = snap32(0, vhi, ehi, &unc);
                 if (unc && !mul3_exact_ends(ad, rl, rh, plo, phi, eta, a.uc, &l, &h)) { redo = 1; break; }
             }
-            /* check.c judge_class_bf16 / judge_class_fp32 on the fp32 endpoints l, h */
-            uint32_t ul = f2u((float)l), uh = f2u((float)h);
-            int spec = ((ul & 0x7fffffffu) > 0x7f7fffffu) | ((uh & 0x7fffffffu) > 0x7f7fffffu);
-            uint32_t cb;
-            if (a.out_bf16) {
-                ul = (ul + 0x7fffu + ((ul >> 16) & 1u)) >> 16; /* RNE into bf16 */
-                uh = (uh + 0x7fffu + ((uh >> 16) & 1u)) >> 16;
-                spec |= ((ul & 0x7fffu) >= 0x7f80u) | ((uh & 0x7fffu) >= 0x7f80u); /* overflow */
-                cb = ((const uint16_t *)a.cand)[i];
-            } else {
-                cb = ((const uint32_t *)a.cand)[i];
+            int fl = 0;
+            unsigned long long key = 0;
+            int64_t wd = 0;
+            if (!judge_elem(a.cand, a.out_bf16, i, l, h, a.max_ulps, a.verd, a.rlo, a.rhi, &fl, &key, &wd)) {
+                redo = 1;
+                break;
             }
-            int64_t ol = ord_bits(ul, a.out_bf16), oh = ord_bits(uh, a.out_bf16);
-            int64_t oc = ord_bits(cb, a.out_bf16);
-            int64_t mc = oc < 0 ? -oc : oc;
-            int cnan = a.out_bf16 ? mc > 0x7f80 : mc > 0x7f800000;
-            int fl = cnan | (oc < ol) | (oc > oh);
-            int64_t wd = oh - ol;
-            /* the general judge's cases (non-finite R, wide R: the scale rule) go to the
-             * host with the whole row */
-            if (spec | (wd + 1 > a.max_ulps)) { redo = 1; break; }
-            if (a.verd) a.verd[i] = (uint8_t)(fl ? NMO_FAIL : NMO_PASS);
-            if (a.rlo) {
-                a.rlo[i] = a.out_bf16 ? (double)u2f(ul << 16) : (double)u2f(ul);
-                a.rhi[i] = a.out_bf16 ? (double)u2f(uh << 16) : (double)u2f(uh);
-            }
-            /* judge_core's distance outside R in ordinals (+-inf one step beyond the
-             * largest finite value: the bit patterns' own ordinals; NaN: the maximum) */
-            unsigned long long metric;
-            if (fl) {
-                fail++;
-                int64_t d = cnan ? INT64_MAX : oc > oh ? oc - oh : ol - oc;
-                metric = d > 0xffffffffLL ? 0xffffffffull : (unsigned long long)d;
-                metric |= 2ull << 32;
-            } else {
-                pass++;
-                metric = (unsigned long long)wd;
-            }
-            unsigned long long key = (metric >> 32) << 62 | (metric & 0xffffffffull) << 30 |
-                                     (unsigned long long)(0x3fffffffLL - i);
-            worst = key > worst ? key : worst;
-            wmax = (unsigned long long)wd > wmax ? (unsigned long long)wd : wmax;
-            if (wd == 0) h0++;
-            else if (wd == 1) h1++;
-            else wide = 1, at_add32(&s_hist[wd < NMO_GO_HIST ? wd : NMO_GO_HIST], 1);
+            if (fl) rfail++; else rpass++;
+            rworst = key > rworst ? key : rworst;
+            rwmax = (unsigned long long)wd > rwmax ? (unsigned long long)wd : rwmax;
+            if (wd < 8) rw[wd]++;
+            else if (nw < NWIDE) wide[nw++] = wd;
+            else { redo = 1; break; } /* more wide widths than registers: the host's row */
         }
-        /* 2. the row's counts: shared-memory trees (redo folded as a flag) */
-        sb[t] = redo | (wide << 1);
-        s_pass[t] = pass, s_fail[t] = fail, s_wmax[t] = wmax, s_worst[t] = worst;
-        s_h0[t] = h0, s_h1[t] = h1;
+        /* the row's verdict: redo anywhere sends it to the host (one flag, one barrier) */
+        if (redo) s_flag[k] = 1;
+        if (t == 0) s_flag[(k + 1) % 3] = 0; /* last read two barriers ago */
         __syncthreads();
-        for (int hh = BLK / 2; hh > 0; hh >>= 1) {
-            if (t < hh) {
-                sb[t] |= sb[t + hh];
-                s_pass[t] += s_pass[t + hh], s_fail[t] += s_fail[t + hh];
-                s_h0[t] += s_h0[t + hh], s_h1[t] += s_h1[t + hh];
-                s_wmax[t] = s_wmax[t] > s_wmax[t + hh] ? s_wmax[t] : s_wmax[t + hh];
-                s_worst[t] = s_worst[t] > s_worst[t + hh] ? s_worst[t] : s_worst[t + hh];
-            }
-            __syncthreads();
+        const int any = s_flag[k];
+        k = (k + 1) % 3;
+        if (any) {
+            if (t == 0) a.redo[at_inc(&a.acc->n_redo)] = row;
+            continue;
         }
-        const int rflags = sb[0];
-        if (rflags & 1) {
-            if (t == 0) {
-                unsigned long long k = at_inc(&a.acc->n_redo);
-                a.redo[k] = row;
-            }
-            /* a row with wide widths counted in s_hist: those counts are dropped below */
-        } else if (t == 0) {
-            at_add(&a.acc->n_pass, s_pass[0]);
-            at_add(&a.acc->n_fail, s_fail[0]);
-            if (s_h0[0]) at_add(&a.acc->hist[0], s_h0[0]);
-            if (s_h1[0]) at_add(&a.acc->hist[1], s_h1[0]);
-            at_max(&a.acc->wmax, s_wmax[0]);
-            at_max(&a.acc->worst, s_worst[0]);
+        pass += rpass, fail += rfail;
+        wmax = rwmax > wmax ? rwmax : wmax;
+        worst = rworst > worst ? rworst : worst;
+        for (int q = 0; q < 8; q++) wc[q] += rw[q];
+        for (int q = 0; q < nw; q++) at_add32(&s_hist[wide[q] < NMO_GO_HIST ? wide[q] : NMO_GO_HIST], 1);
+    }
+    /* one fold a block */
+    s_pass[t] = pass, s_fail[t] = fail, s_wmax[t] = wmax, s_worst[t] = worst;
+    for (int q = 0; q < 8; q++) s_w[q][t] = wc[q];
+    __syncthreads();
+    for (int hh = BLK / 2; hh > 0; hh >>= 1) {
+        if (t < hh) {
+            s_pass[t] += s_pass[t + hh], s_fail[t] += s_fail[t + hh];
+            for (int q = 0; q < 8; q++) s_w[q][t] += s_w[q][t + hh];
+            s_wmax[t] = s_wmax[t] > s_wmax[t + hh] ? s_wmax[t] : s_wmax[t + hh];
+            s_worst[t] = s_worst[t] > s_worst[t + hh] ? s_worst[t] : s_worst[t + hh];
         }
-        if (rflags & 2) { /* widths > 1 in this row: flush (or, for a redo row, drop) */
-            __syncthreads();
-            for (int i = t; i <= NMO_GO_HIST; i += BLK) {
-                if (s_hist[i] && !(rflags & 1)) at_add(&a.acc->hist[i], s_hist[i]);
-                s_hist[i] = 0;
-            }
-        }
-        (void)hist_used;
         __syncthreads();
     }
+    if (t == 0) {
+        at_add(&a.acc->n_pass, s_pass[0]);
+        at_add(&a.acc->n_fail, s_fail[0]);
+        for (int q = 0; q < 8; q++)
+            if (s_w[q][0]) at_add(&a.acc->hist[q], s_w[q][0]);
+        at_max(&a.acc->wmax, s_wmax[0]);
+        at_max(&a.acc->worst, s_worst[0]);
+    }
+    for (int i = t; i <= NMO_GO_HIST; i += BLK)
+        if (s_hist[i]) at_add(&a.acc->hist[i], s_hist[i]);
 }
 
 /* After the judge: the worst element's row statistics and candidate bits into acc, so
@@ -690,48 +725,6 @@ NMO_D int swiglu_elem(double av, double bv, int nsig, int nexp, double *l, doubl
     return !unc && !bad && fin2(y) && fin2(sig) && fin2(den) && fin2(silu);
 }
 
-/* The judge of one element on its compute enclosure [l, h] (check.c judge_class_bf16 /
- * judge_class_fp32): 0 when the host must judge it (non-finite or wide R); else *fail
- * and the key of nmo_go_acc.worst, *wd the width. */
-NMO_D int judge_elem(const void *cand, int out_bf16, int64_t i, double l, double h, int64_t max_ulps,
-                     uint8_t *verd, double *rlo, double *rhi, int *fail, unsigned long long *key, int64_t *wdp)
-{
-    uint32_t ul = f2u((float)l), uh = f2u((float)h);
-    int spec = ((ul & 0x7fffffffu) > 0x7f7fffffu) | ((uh & 0x7fffffffu) > 0x7f7fffffu);
-    uint32_t cb;
-    if (out_bf16) {
-        ul = (ul + 0x7fffu + ((ul >> 16) & 1u)) >> 16;
-        uh = (uh + 0x7fffu + ((uh >> 16) & 1u)) >> 16;
-        spec |= ((ul & 0x7fffu) >= 0x7f80u) | ((uh & 0x7fffu) >= 0x7f80u);
-        cb = ((const uint16_t *)cand)[i];
-    } else {
-        cb = ((const uint32_t *)cand)[i];
-    }
-    int64_t ol = ord_bits(ul, out_bf16), oh = ord_bits(uh, out_bf16), oc = ord_bits(cb, out_bf16);
-    int64_t mc = oc < 0 ? -oc : oc;
-    int cnan = out_bf16 ? mc > 0x7f80 : mc > 0x7f800000;
-    int fl = cnan | (oc < ol) | (oc > oh);
-    int64_t wd = oh - ol;
-    if (spec | (wd + 1 > max_ulps)) return 0;
-    if (verd) verd[i] = (uint8_t)(fl ? NMO_FAIL : NMO_PASS);
-    if (rlo) {
-        rlo[i] = out_bf16 ? (double)u2f(ul << 16) : (double)u2f(ul);
-        rhi[i] = out_bf16 ? (double)u2f(uh << 16) : (double)u2f(uh);
-    }
-    unsigned long long metric;
-    if (fl) {
-        int64_t d = cnan ? INT64_MAX : oc > oh ? oc - oh : ol - oc;
-        metric = d > 0xffffffffLL ? 0xffffffffull : (unsigned long long)d;
-        metric |= 2ull << 32;
-    } else {
-        metric = (unsigned long long)wd;
-    }
-    *key = (metric >> 32) << 62 | (metric & 0xffffffffull) << 30 | (unsigned long long)(0x3fffffffLL - i);
-    *fail = fl;
-    *wdp = wd;
-    return 1;
-}
-
 /* Elementwise operators: each thread a grid-stride run of elements; one fold per block. */
 __global__ void __launch_bounds__(BLK) k_swiglu(nmo_go_ew_args a)
 {
@@ -810,10 +803,21 @@ extern "C" nmo_status nmo_go_rms_judge(const nmo_go_rms_args *a, nmo_go_acc *acc
     NMO_RETURN_IF_ERR(nmo_gpu_init(err));
     hipStream_t st = (hipStream_t)nmo_gpu_stream();
     NMO_RETURN_IF_ERR(nmo_gpu_fill_async(a->acc, 0, sizeof(nmo_go_acc), err));
-    nmo_launch(k_rms_fused, dim3(grid_for(a->rows)), dim3(BLK), 0, st, *a);
+    if (!a->rrow) {
+        int64_t g = (a->rows + RPB - 1) / RPB;
+        nmo_launch(k_rms_rows, dim3((int)(g < 65535 ? g : 65535)), dim3(BLK), 0, st, *a);
+    }
+    /* at most 16 blocks an SM's worth (132 SMs): each block folds its counts once; the
+     * simulator takes 3 blocks, so that every block walks several rows (the flag slots) */
+#if defined(NMO_HIP_SIM)
+    const int64_t gmax = 3;
+#else
+    const int64_t gmax = 132 * 16;
+#endif
+    nmo_launch(k_rms_elems, dim3(grid_for(a->rows < gmax ? a->rows : gmax)), dim3(BLK), 0, st, *a);
     nmo_launch(k_rms_gather, dim3(1), dim3(1), 0, st, *a);
     NMO_RETURN_IF_ERR(nmo_gpu_d2h(acc_host, a->acc, sizeof(nmo_go_acc), err));
-    return nmo_gpu_sync_check("gpu oracle: k_rms_fused", err);
+    return nmo_gpu_sync_check("gpu oracle: k_rms_rows/k_rms_elems", err);
 }
 
 extern "C" nmo_status nmo_go_rstd_probe(const nmo_go_rstd_consts *rc, int64_t n, const double *s_dev,
