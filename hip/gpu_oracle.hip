@@ -641,10 +641,10 @@ NMO_D ienc div2(const ienc &a, const ienc &b, int *bad)
     return ienc{rnd32(l, 0), rnd32(h, 0)};
 }
 
-/* nmo_fenc_exp with n = fn_ulps[EXP] */
-NMO_D ienc exp2e(const ienc &a, int n, int *unc, int *bad)
+/* nmo_fenc_exp with n = fn_ulps[EXP] of a point argument a whose binary64 exp is ev */
+NMO_D ienc exp2e(const ienc &a, double ev, int n, int *unc, int *bad)
 {
-    double vlo = dexp(a.lo), vhi = a.hi == a.lo ? vlo : dexp(a.hi);
+    double vlo = ev, vhi = ev; /* a.lo == a.hi */
     const double tiny = 0x1p-150; /* half fp32's smallest subnormal */
     double lo = dmul(vlo, 1 + 0x1p-50) < tiny ? 0 : fn_side(vlo, a.lo == 0, n, 0, unc, bad);
     double hi = dmul(vhi, 1 + 0x1p-50) < tiny ? rnd32(dmul((double)n, 0x1p-149), 1)
@@ -681,12 +681,15 @@ NMO_D int sig_sat(double x, double v, int n, int upper, double *res)
     return 0;
 }
 
-NMO_D double sigmoid_d(double x) { return ddiv(1.0, dadd(1.0, dexp(-x))); }
+/* nmo_fe_sigmoid_d(x) = 1/(1 + exp(-x)) from em = the binary64 exp(-x) */
+NMO_D double sigmoid_d(double em) { return ddiv(1.0, dadd(1.0, em)); }
 
-/* nmo_fenc_sigmoid: the library sigmoid (fn_ulps[SIGMOID]) hull 1/(1 + exp(-x)) */
-NMO_D ienc sigmoid2(const ienc &a, int nsig, int nexp, int *unc, int *bad)
+/* nmo_fenc_sigmoid of a point a: the library sigmoid (fn_ulps[SIGMOID]) hull
+ * 1/(1 + exp(-a)); em = the binary64 exp(-a) (one call serves every use: the same
+ * argument gives the same value); *den = RN(1 + exp(-a)) */
+NMO_D ienc sigmoid2(const ienc &a, double em, int nsig, int nexp, int *unc, int *bad, ienc *den)
 {
-    double vl = sigmoid_d(a.lo), vh = sigmoid_d(a.hi);
+    double vl = sigmoid_d(em), vh = vl;
     int el = a.lo == 0, eh = a.hi == 0;
     double lo, hi;
     int sl = sig_sat(a.lo, vl, nsig, 0, &lo), sh = sig_sat(a.hi, vh, nsig, 1, &hi);
@@ -696,9 +699,9 @@ NMO_D ienc sigmoid2(const ienc &a, int nsig, int nexp, int *unc, int *bad)
     if (sh && dabs(vh) >= 0.5) vh = 1 - 0x1p-53, eh = 1;
     if (nsig != 0) apx_fix_pos(&lo, vl, vh, eh, nsig, unc, bad);
     ienc s1{lo < 0 ? 0 : lo > 1 ? 1 : lo, hi > 1 ? 1 : hi < 0 ? 0 : hi};
-    ienc t = exp2e(ienc{-a.hi, -a.lo}, nexp, unc, bad);
-    ienc den{rnd32(dadd(1.0, t.lo), 0), rnd32(dadd(1.0, t.hi), 0)};
-    ienc q = div2(ienc{1.0, 1.0}, den, bad);
+    ienc t = exp2e(ienc{-a.hi, -a.lo}, em, nexp, unc, bad);
+    *den = ienc{rnd32(dadd(1.0, t.lo), 0), rnd32(dadd(1.0, t.hi), 0)};
+    ienc q = div2(ienc{1.0, 1.0}, *den, bad);
     return hull2(s1, q);
 }
 
@@ -707,9 +710,9 @@ NMO_D int swiglu_elem(double av, double bv, int nsig, int nexp, double *l, doubl
 {
     int unc = 0, bad = 0;
     ienc a{av, av}, b{bv, bv};
-    ienc sig = sigmoid2(a, nsig, nexp, &unc, &bad);
-    ienc t = exp2e(ienc{-av, -av}, nexp, &unc, &bad);
-    ienc den{rnd32(dadd(1.0, t.lo), 0), rnd32(dadd(1.0, t.hi), 0)};
+    ienc den;
+    /* pw_silu's den = RN(1 + exp(-a)) is the sigmoid's own step, computed once */
+    ienc sig = sigmoid2(a, dexp(-av), nsig, nexp, &unc, &bad, &den);
     ienc silu = hull2(mul2(a, sig), div2(a, den, &bad));
     /* pw_mul3x(a, sig, b) */
     ienc w0 = mul2(a, sig), w1 = mul2(w0, b);
