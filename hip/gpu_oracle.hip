@@ -618,6 +618,12 @@ NMO_D ienc mul2(const ienc &a, const ienc &b)
     double l, h;
     if (a.lo == a.hi && b.lo == b.hi) {
         l = h = dmul(a.lo, b.lo);
+    } else if (a.lo == a.hi || b.lo == b.hi) { /* two of the four products repeat: the same min/max */
+        /* nmo_fe_mul_exact's chain with p3 = p1, p4 = p2 (a point) or p2 = p1, p4 = p3
+         * (b a point): l = q < p1 ? q : p1 for the other product q, h likewise */
+        double p1 = dmul(a.lo, b.lo), q = a.lo == a.hi ? dmul(a.lo, b.hi) : dmul(a.hi, b.lo);
+        l = q < p1 ? q : p1;
+        h = q > p1 ? q : p1;
     } else {
         double p1 = dmul(a.lo, b.lo), p2 = dmul(a.lo, b.hi), p3 = dmul(a.hi, b.lo), p4 = dmul(a.hi, b.hi);
         l = p1, h = p1;
@@ -636,8 +642,14 @@ NMO_D ienc mul2(const ienc &a, const ienc &b)
 NMO_D ienc div2(const ienc &a, const ienc &b, int *bad)
 {
     if (b.lo <= 0 && b.hi >= 0) { *bad = 1; return a; }
-    double q1 = ddiv(a.lo, b.lo), q2 = ddiv(a.lo, b.hi), q3 = ddiv(a.hi, b.lo), q4 = ddiv(a.hi, b.hi);
-    double l = dmin(dmin(q1, q2), dmin(q3, q4)), h = dmax(dmax(q1, q2), dmax(q3, q4));
+    double l, h;
+    if (a.lo == a.hi) { /* q3 = q1, q4 = q2: the same min/max */
+        double q1 = ddiv(a.lo, b.lo), q2 = ddiv(a.lo, b.hi);
+        l = dmin(q1, q2), h = dmax(q1, q2);
+    } else {
+        double q1 = ddiv(a.lo, b.lo), q2 = ddiv(a.lo, b.hi), q3 = ddiv(a.hi, b.lo), q4 = ddiv(a.hi, b.hi);
+        l = dmin(dmin(q1, q2), dmin(q3, q4)), h = dmax(dmax(q1, q2), dmax(q3, q4));
+    }
     return ienc{rnd32(l, 0), rnd32(h, 0)};
 }
 
