@@ -666,17 +666,40 @@ NMO_D ienc exp2e(const ienc &a, double ev, int n, int *unc, int *bad)
     return ienc{lo < 0 ? 0 : lo, hi};
 }
 
-/* nmo_fe_incr_side for the sigmoid (radius 2^-48 |v|) */
-NMO_D double incr_side(double v, int exact, int n, int upper, int *unc, int *bad)
+/* nmo_fe_incr_side for the sigmoid (radius 2^-48 |v|) of the point x. One addition,
+ * decided exactly where the fast engine's radius cannot: for 2^-40 <= |x| <= 2^-12 the
+ * side v* -+ n u lies within |x|^3/48 < 2^-41 of T = 1/2 + x/4 -+ n u (sigmoid(x) =
+ * (1 + tanh(x/2))/2 and 0 < x - tanh x <= x^3/3 for x > 0), on the side -sign(x)
+ * (tanh x < x for x > 0); when T is an fp32 value (exactly computed: the TwoSum errors
+ * are 0) the directed snap of v* -+ n u is T or its neighbour on that side, which is
+ * what the certified engine's ce_fn_side gives (exact value, then RU / RD). u is
+ * ulp(v*): the binade test above it passed. */
+NMO_D double incr_side(double v, double x, int exact, int n, int upper, int *unc, int *bad)
 {
     if (exact || !finite_d(v)) return fn_side(v, 1, n, upper, unc, bad);
     double e = dmul(dabs(v), 0x1p-48);
     if (n == 0) return snap32(0, v, e, unc);
     double u = ulp32(v);
     if (u == 0 || ulp32(dsub(v, dmul(2, e))) == 0 || ulp32(dadd(v, dmul(2, e))) == 0) { *bad = 1; return v; }
-    if (ulp32(dsub(v, dmul(2, e))) != u || ulp32(dadd(v, dmul(2, e))) != u) *unc = 1;
+    if (ulp32(dsub(v, dmul(2, e))) != u || ulp32(dadd(v, dmul(2, e))) != u) { *unc = 1; return v; }
     double w = upper ? dadd(v, dmul((double)n, u)) : dsub(v, dmul((double)n, u));
-    return snap32(upper ? 1 : 2, w, dadd(e, dmul(dabs(w), 0x1p-52)), unc);
+    int u2 = 0;
+    double res = snap32(upper ? 1 : 2, w, dadd(e, dmul(dabs(w), 0x1p-52)), &u2);
+    if (!u2) return res;
+    double ax = dabs(x);
+    if (ax >= 0x1p-40 && ax <= 0x1p-12) {
+        double q = dmul(x, 0.25), c = dadd(0.5, q), nu = dmul((double)n, u);
+        double T = upper ? dadd(c, nu) : dsub(c, nu);
+        double te = upper ? two_sum_err(c, nu, T) : two_sum_err(c, -nu, T);
+        if (two_sum_err(0.5, q, c) == 0 && te == 0 && rnd32(T, 0) == T) {
+            int below = x > 0; /* v* - c < 0 */
+            float tf = fcast(T);
+            if (!upper) return below ? T : f32_step(tf, 1); /* RU(T + d) */
+            return below ? f32_step(tf, 0) : T;             /* RD(T + d) */
+        }
+    }
+    *unc = 1;
+    return res;
 }
 
 /* nmo_fe_incr_sat for the sigmoid */
@@ -705,8 +728,8 @@ NMO_D ienc sigmoid2(const ienc &a, double em, int nsig, int nexp, int *unc, int 
     int el = a.lo == 0, eh = a.hi == 0;
     double lo, hi;
     int sl = sig_sat(a.lo, vl, nsig, 0, &lo), sh = sig_sat(a.hi, vh, nsig, 1, &hi);
-    if (!sl) lo = incr_side(vl, el, nsig, 0, unc, bad);
-    if (!sh) hi = incr_side(vh, eh, nsig, 1, unc, bad);
+    if (!sl) lo = incr_side(vl, a.lo, el, nsig, 0, unc, bad);
+    if (!sh) hi = incr_side(vh, a.hi, eh, nsig, 1, unc, bad);
     if (sl && dabs(vl) >= 0.5) vl = 1 - 0x1p-53, el = 1; /* vl > 0 */
     if (sh && dabs(vh) >= 0.5) vh = 1 - 0x1p-53, eh = 1;
     if (nsig != 0) apx_fix_pos(&lo, vl, vh, eh, nsig, unc, bad);
