@@ -450,7 +450,7 @@ __global__ void __launch_bounds__(BLK) k_rms_rows(nmo_go_rms_args a)
 
 constexpr int NWIDE = 4; /* widths >= 8 a thread holds for its row before the fold */
 
-__global__ void __launch_bounds__(BLK) k_rms_elems(nmo_go_rms_args a)
+__global__ void __launch_bounds__(BLK, 3) k_rms_elems(nmo_go_rms_args a)
 {
     __shared__ unsigned long long s_pass[BLK], s_fail[BLK], s_wmax[BLK], s_worst[BLK];
     __shared__ unsigned s_w[8][BLK];
