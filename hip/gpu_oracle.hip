@@ -17,11 +17,12 @@
  * significant bits, exact in binary64) in a fixed tree; any order is within
  * (n - 1) 2^-53 sum x^2 of the exact sum (Jeannerod & Rump 2013, Thm 4.1), which is the
  * binary64 error nmo_fenc_dot_d_finish (enc_fast.h) allows for its sums. rms_norm needs
- * no exp/log on the device (the row's rsqrt is the host's fast engine).
+ * no exp/log on the device (its r: rstd_dev, correctly rounded sqrt and division);
+ * swiglu's exp is the device's, within the fast engine's radii (see k_swiglu).
  *
- * One block per row (grid-stride), shared-memory trees only (no shuffles or ballots:
- * the same code on 32- and 64-lane hardware and in the simulator). Counts go to global
- * memory by atomics once per row, and only for rows the device decided. */
+ * Shared-memory trees only (no shuffles or ballots: the same code on 32- and 64-lane
+ * hardware and in the simulator). Counts stay in registers and go to global memory by
+ * atomics once a block, and only for rows (elements) the device decided. */
 #include <stdint.h>
 
 #include "nmo_hip.h"

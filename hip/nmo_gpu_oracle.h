@@ -1,18 +1,18 @@
 /* numoracle GPU tier (issue 22): the device kernels of the fast engine's hot paths and
  * the checker that puts them behind the check API (no GPU header here).
  *
- * nmo_gpu_check is nmo_check (oracle/check.c) with the O(elements) work on the device:
- * for the cases nmo_gpu_check_supported accepts, a device kernel reduces each row, the
- * host finishes each row's statistic with the fast engine's own code (one copy of the
- * rule: refs/rms_norm.c nmo_ref_rms_norm_rstd_fast), and a second kernel evaluates each
- * element's enclosure exactly as the fast engine's row kernel does (the same binary64
- * operations, bit for bit), snaps it to the compute lattice, rounds it into R and judges
- * the candidate, which stays in device memory. Every row holding an element the device
- * cannot decide (an uncertain snap, a non-finite value, R wider than max_ulps, a store
- * that overflows, an unflagged statistic) goes back to the CPU checker (fast engine and
- * escalation, as today: nmo__check_units), so the verdicts are the certified engine's,
- * element for element (hip/gpu_oracle_test.c checks it). Implemented by hip/gpu_oracle.c
- * over hip/gpu_oracle.hip; with -Dgpu=none every call fails with NMO_ERR_UNSUPPORTED. */
+ * nmo_gpu_check is nmo_check (oracle/check.c) with the O(elements) work on the device,
+ * for the cases nmo_gpu_check_supported accepts (rms_norm and swiglu, fused plans, fp32
+ * compute): the device evaluates each element's enclosure as the fast engine does (the
+ * same binary64 operations; rms_norm's row statistic r on the device for fp32 acc with
+ * correctly rounded sqrt and division, else the host's fast engine:
+ * refs/rms_norm.c nmo_ref_rms_norm_rstd_fast), snaps it to the compute lattice, rounds
+ * it into R and judges the candidate, which stays in device memory. A unit (an rms_norm
+ * row, a swiglu element) the device cannot decide (an undecided snap, a non-finite value,
+ * R wider than max_ulps, a flagged statistic) goes to the CPU checker (fast engine and
+ * escalation: nmo__check_units), so the verdicts are the certified engine's, element for
+ * element (hip/gpu_oracle_test.c checks it). Implemented by hip/gpu_oracle.c over
+ * hip/gpu_oracle.hip; with -Dgpu=none every call fails with NMO_ERR_UNSUPPORTED. */
 #ifndef NMO_GPU_ORACLE_H
 #define NMO_GPU_ORACLE_H
 
