@@ -15,7 +15,11 @@
  * with X = copy / gpu (the fraction of copy speed) and Y = cpu / gpu, and checks that the
  * two checkers agree on the tensor verdict and counts (exit 1 otherwise).
  *
- * usage: nmo_gpu_oracle_bench [--iters N] [--shapes 4096x4096,8192x8192] [--dtypes bf16,fp32] */
+ * An operator of the issue's list that the GPU tier does not cover yet prints
+ *   op=NAME gpu_oracle_over_copy=NA gpu_over_cpu_oracle=NA dtype=... shape=... (reason)
+ *
+ * usage: nmo_gpu_oracle_bench [--iters N] [--shapes 4096x4096,8192x8192] [--dtypes bf16,fp32]
+ *                             [--ops rms_norm,softmax,layer_norm,swiglu] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,24 +49,37 @@ static int cmp_d(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void bench_case(int64_t rows, int64_t cols, nmo_fmt dt, int iters, int *bad)
+static void bench_case(const char *opname, int64_t rows, int64_t cols, nmo_fmt dt, int iters, int *bad)
 {
     nmo_err err = {{0}};
-    const nmo_op *op = nmo_op_find("rms_norm");
-    const nmo_cand *cd = nmo_cand_find("rms_norm", NULL);
+    const nmo_op *op = nmo_op_find(opname);
+    const nmo_cand *cd = op ? nmo_cand_find(opname, NULL) : NULL;
+    if (!op || !cd) {
+        fprintf(stderr, "nmo_gpu_oracle_bench: unknown op '%s'\n", opname);
+        exit(2);
+    }
     nmo_plan p;
     if (nmo_cand_plan(&p, cd, dt, &err) != NMO_OK) die("plan", &err);
     int64_t shape[2] = {rows, cols};
     nmo_case c;
     if (nmo_case_init(&c, op, &p, 2, shape, &err) != NMO_OK) die("case", &err);
+    const char *why = NULL;
+    if (!nmo_gpu_check_supported(&c, &why)) {
+        printf("op=%s gpu_oracle_over_copy=NA gpu_over_cpu_oracle=NA dtype=%s shape=%lldx%lld (%s)\n", opname,
+               nmo_fmt_name(dt), (long long)rows, (long long)cols, why);
+        fflush(stdout);
+        nmo_case_free(&c);
+        return;
+    }
     nmo_case_fill(&c, NMO_FAM_GAUSSIAN, 1);
     nmo_tensor out = c.out[0];
     out.data = NULL, out.own = 0;
     if (nmo_tensor_alloc(&out, &err) != NMO_OK) die("alloc", &err);
     nmo_cand_args ca = {c.in, c.n_in, &out, 1, c.param, op->n_param, &c.plan};
     if (cd->run(&ca, &err) != NMO_OK) die(cd->name, &err);
-    int64_t n = rows * cols;
-    size_t es = nmo_fmt_bytes(dt), bx = (size_t)n * es, bw = (size_t)cols * es, bc = (size_t)n * es;
+    int64_t n = nmo_tensor_numel(&out);
+    size_t es = nmo_fmt_bytes(dt), bx = (size_t)nmo_tensor_numel(&c.in[0]) * es,
+           bw = (size_t)nmo_tensor_numel(&c.in[1]) * es, bc = (size_t)n * es;
     void *dx, *dw, *dc;
     if (nmo_gpu_alloc(&dx, bx, &err) || nmo_gpu_alloc(&dw, bw, &err) || nmo_gpu_alloc(&dc, bc, &err) ||
         nmo_gpu_h2d(dx, c.in[0].data, bx, &err) || nmo_gpu_h2d(dw, c.in[1].data, bw, &err) ||
@@ -98,10 +115,10 @@ static void bench_case(int64_t rows, int64_t cols, nmo_fmt dt, int iters, int *b
     double copy = tc[iters / 2], gpu = tg[iters / 2];
     int agree = g.verdict == r.verdict && g.n_pass == r.n_pass && g.n_fail == r.n_fail && g.n_inconc == r.n_inconc;
     *bad |= !agree;
-    printf("op=rms_norm gpu_oracle_over_copy=%.3f gpu_over_cpu_oracle=%.1f dtype=%s shape=%lldx%lld bytes=%zu "
+    printf("op=%s gpu_oracle_over_copy=%.3f gpu_over_cpu_oracle=%.1f dtype=%s shape=%lldx%lld bytes=%zu "
            "copy_ms=%.4f gpu_ms=%.3f (device %.3f host_stats %.3f host_rows %.3f, rows on host %lld of %lld) "
            "cpu_ms=%.1f verdict=%s pass=%lld agree=%d\n",
-           copy / gpu, cpu / gpu, nmo_fmt_name(dt), (long long)rows, (long long)cols, bytes, copy, gpu,
+           opname, copy / gpu, cpu / gpu, nmo_fmt_name(dt), (long long)rows, (long long)cols, bytes, copy, gpu,
            inf_med.ms_device, inf_med.ms_host_stats, inf_med.ms_host_redo, (long long)inf_med.rows_host,
            (long long)rows, cpu, nmo_verdict_name(g.verdict), (long long)g.n_pass, agree);
     fflush(stdout);
@@ -115,13 +132,14 @@ static void bench_case(int64_t rows, int64_t cols, nmo_fmt dt, int iters, int *b
 int main(int argc, char **argv)
 {
     int iters = 10;
-    const char *shapes = "4096x4096,8192x8192", *dtypes = "bf16,fp32";
+    const char *shapes = "4096x4096,8192x8192", *dtypes = "bf16,fp32", *ops = "rms_norm,softmax,layer_norm,swiglu";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--shapes") && i + 1 < argc) shapes = argv[++i];
         else if (!strcmp(argv[i], "--dtypes") && i + 1 < argc) dtypes = argv[++i];
+        else if (!strcmp(argv[i], "--ops") && i + 1 < argc) ops = argv[++i];
         else {
-            fprintf(stderr, "usage: nmo_gpu_oracle_bench [--iters N] [--shapes AxB,...] [--dtypes bf16,fp32]\n");
+            fprintf(stderr, "usage: nmo_gpu_oracle_bench [--iters N] [--shapes AxB,...] [--dtypes bf16,fp32] [--ops A,B]\n");
             return 2;
         }
     }
@@ -130,6 +148,10 @@ int main(int argc, char **argv)
     if (nmo_gpu_init(&err) != NMO_OK) die("device", &err);
     printf("# %s\n", nmo_gpu_provenance_json());
     int bad = 0;
+    for (const char *o = ops; *o;) {
+    char opname[64];
+    size_t ol = strcspn(o, ",");
+    snprintf(opname, sizeof opname, "%.*s", (int)(ol < 63 ? ol : 63), o);
     for (const char *d = dtypes; *d;) {
         nmo_fmt dt = strncmp(d, "fp32", 4) == 0 ? NMO_FP32 : NMO_BF16;
         for (const char *s = shapes; *s;) {
@@ -138,7 +160,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "nmo_gpu_oracle_bench: bad shape '%s'\n", s);
                 return 2;
             }
-            bench_case(a, b, dt, iters, &bad);
+            bench_case(opname, a, b, dt, iters, &bad);
             s = strchr(s, ',');
             if (!s) break;
             s++;
@@ -146,6 +168,10 @@ int main(int argc, char **argv)
         d = strchr(d, ',');
         if (!d) break;
         d++;
+    }
+    o += ol;
+    if (!*o) break;
+    o++;
     }
     return bad;
 }

@@ -72,8 +72,19 @@ nmo_status nmo_go_rowsumsq(const void *x, int in_bf16, int64_t rows, int64_t n, 
     (void)x, (void)in_bf16, (void)rows, (void)n, (void)s, (void)m, (void)bad;
     return NONE(err);
 }
-nmo_status nmo_go_rms_judge(const nmo_go_rms_args *a, nmo_err *err)
+nmo_status nmo_go_rms_judge(const nmo_go_rms_args *a, nmo_go_acc *acc_host, nmo_err *err)
 {
-    (void)a;
+    (void)a, (void)acc_host;
+    return NONE(err);
+}
+nmo_status nmo_go_rstd_probe(const nmo_go_rstd_consts *rc, int64_t n, const double *s_dev,
+                             const double *m_dev, double *out_dev, int64_t count, nmo_err *err)
+{
+    (void)rc, (void)n, (void)s_dev, (void)m_dev, (void)out_dev, (void)count;
+    return NONE(err);
+}
+nmo_status nmo_go_ew_judge(const nmo_go_ew_args *a, nmo_go_acc *acc_host, nmo_err *err)
+{
+    (void)a, (void)acc_host;
     return NONE(err);
 }

@@ -30,20 +30,23 @@ int nmo_gpu_check_supported(const nmo_case *c, const char **why)
     const char *w = NULL;
     const nmo_plan *p = &c->plan;
     const nmo_fmt_info *ai = nmo_fmt_get(p->acc);
+    int rms = strcmp(c->op->name, "rms_norm") == 0, swi = strcmp(c->op->name, "swiglu") == 0;
     if (!nmo_gpu_enabled()) w = NMO_GPU_NONE_MSG;
-    else if (strcmp(c->op->name, "rms_norm") != 0) w = "the GPU tier covers rms_norm only";
+    else if (!rms && !swi) w = "the GPU tier covers rms_norm and swiglu only";
     else if (p->inter != p->compute) w = "unfused plan (inter != compute): not on the device";
-    else if (c->param[1] != 0) w = "offset != 0: not on the device";
+    else if (rms && c->param[1] != 0) w = "offset != 0: not on the device";
     else if (p->compute != NMO_FP32 || p->ftz) w = "the device path needs compute=fp32 without ftz";
-    else if (!ai || ai->prec > 25) w = "acc wider than 25 bits: the fast engine certifies nothing";
+    else if (rms && (!ai || ai->prec > 25)) w = "acc wider than 25 bits: the fast engine certifies nothing";
     else if (p->sum == NMO_SUM_GEOM) w = "sum geometry: not on the device";
     else if (p->round != NMO_RNE || p->round_sr) w = "the device judges RNE stores only";
     else if (p->out != NMO_BF16 && p->out != NMO_FP32) w = "out must be bf16 or fp32";
     else if (p->in != NMO_BF16 && p->in != NMO_FP32) w = "in must be bf16 or fp32";
+    else if (swi && (p->fn_ulps[NMO_FN_DIV] != 0 || p->fn_ulps[NMO_FN_RCP] != 0))
+        w = "swiglu on the device needs correctly rounded division (fn=cuda, ocml, cr)";
     else if (c->absent) w = "absent inputs: not on the device";
     else if (!nmo_tensor_is_packed(&c->in[0]) || !nmo_tensor_is_packed(&c->in[1]))
         w = "inputs must be packed";
-    else if (c->op->units(c) >= 0x3fffffff) w = "too many rows";
+    else if (nmo_tensor_numel(&c->out[0]) >= 0x3fffffff) w = "too many elements (2^30 at most)";
     if (why) *why = w;
     return w == NULL;
 }
@@ -65,6 +68,10 @@ static nmo_status cand_rows(nmo_tensor *t, const void *cand_dev, const int64_t *
                             int64_t n, nmo_err *err)
 {
     size_t es = nmo_fmt_bytes(t->dtype);
+    if (nr > 64 && nr * n > 4096) { /* many pieces: one copy of everything */
+        size_t tot = (size_t)nmo_tensor_numel(t) * es;
+        return nmo_gpu_d2h(t->data, cand_dev, tot, err);
+    }
     for (int64_t i = 0; i < nr; i++) {
         size_t off = (size_t)(rows[i] * n) * es;
         NMO_RETURN_IF_ERR(nmo_gpu_d2h((char *)t->data + off, (const char *)cand_dev + off, (size_t)n * es, err));
@@ -74,12 +81,15 @@ static nmo_status cand_rows(nmo_tensor *t, const void *cand_dev, const int64_t *
 
 /* Device scratch, kept between checks and grown when a case needs more (cudaMalloc and
  * cudaFree cost more than a whole check of 16M elements); one check at a time. */
-enum { B_X, B_W, B_VERD, B_RLO, B_RHI, B_S, B_M, B_BAD, B_RROW, B_SKIP, B_REDO, B_ACC, B_N };
+enum { B_X, B_W, B_VERD, B_RLO, B_RHI, B_S, B_M, B_BAD, B_RROW, B_SKIP, B_REDO, B_ACC, B_RSTAT, B_KTAB,
+       B_PS, B_PM, B_PO, B_N };
 static struct {
     pthread_mutex_t mu;
     void *p[B_N];
     size_t cap[B_N];
-} scratch = {PTHREAD_MUTEX_INITIALIZER, {0}, {0}};
+    double *ktab_host;  /* the k table last uploaded to B_KTAB (skip the upload when equal) */
+    int64_t ktab_n;
+} scratch = {PTHREAD_MUTEX_INITIALIZER, {0}, {0}, NULL, -1};
 
 static nmo_status dev_get(void **out, int k, size_t bytes, nmo_err *err)
 {
@@ -90,19 +100,183 @@ static nmo_status dev_get(void **out, int k, size_t bytes, nmo_err *err)
         scratch.cap[k] = 0;
         NMO_RETURN_IF_ERR(nmo_gpu_alloc(&scratch.p[k], bytes, err));
         scratch.cap[k] = bytes;
+        if (k == B_KTAB) scratch.ktab_n = -1;
     }
     *out = scratch.p[k];
     return NMO_OK;
 }
 
+/* r on the device (hip/gpu_oracle.hip rstd_dev) for plans whose r steps it transcribes:
+ * fp32 acc and compute without ftz (checked by nmo_gpu_check_supported), sqrt, division
+ * and reciprocal correctly rounded (fn=cuda, ocml, cr: any rsqrt accuracy). Other plans
+ * (fn=fast, triton) get r from the host, one fast-engine call per row. */
+static int r_on_device(const nmo_plan *p)
+{
+    return p->acc == NMO_FP32 && p->fn_ulps[NMO_FN_SQRT] == 0 && p->fn_ulps[NMO_FN_DIV] == 0 &&
+           p->fn_ulps[NMO_FN_RCP] == 0;
+}
+
+int nmo_gpu_check_verify_r = 0, nmo_gpu_check_host_r = 0;
+int64_t nmo_gpu_check_r_compared = 0, nmo_gpu_check_r_differ = 0;
+
+/* The per-case constants of rstd_dev, by the fast engine's own code (the k rule of
+ * nmo_fe_dot_k, the roundings of nmo_fenc_const / nmo_fenc_div_si / nmo_fenc_dot_d_finish);
+ * the k table is uploaded to *ktab_dev unless the last upload was the same. */
+static nmo_status rstd_consts(nmo_go_rstd_consts *rc, nmo_fctx *fc, const nmo_case *c, int64_t n,
+                              nmo_err *err)
+{
+    void *kd;
+    NMO_RETURN_IF_ERR(dev_get(&kd, B_KTAB, (size_t)(n + 1) * sizeof(double), err));
+    double *kt = malloc((size_t)(n + 1) * sizeof(double));
+    if (!kt) return nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for the k table");
+    for (int64_t m = 0; m <= n; m++) kt[m] = nmo_fe_dot_k(fc, n, m);
+    if (scratch.ktab_n == n && memcmp(kt, scratch.ktab_host, (size_t)(n + 1) * sizeof(double)) == 0) {
+        free(kt);
+    } else {
+        nmo_status s = nmo_gpu_h2d(kd, kt, (size_t)(n + 1) * sizeof(double), err);
+        free(scratch.ktab_host);
+        scratch.ktab_host = kt;
+        scratch.ktab_n = s == NMO_OK ? n : -1;
+        NMO_RETURN_IF_ERR(s);
+    }
+    rc->ktab = kd;
+    rc->ua = fc->ua;
+    rc->keta = (fc->ftz ? 2.0 : 1.0) * (double)n * fc->etaa; /* nmo_fenc_dot_d_finish, daz 0 */
+    rc->en = (double)n * 0x1p-53;
+    rc->rel = (double)n * 0x1p-53 * 1.01;
+    rc->maxfin_a = fc->maxfin_a;
+    rc->dn = nmo_fe_round(fc, fc->cf, (double)n, NMO_RNE);
+    rc->rcpn = nmo_fe_round(fc, fc->cf, 1.0 / rc->dn, NMO_RNE);
+    nmo_fenc ep;
+    nmo_fenc_const(fc, &ep, c->param[0]);
+    rc->epsc = ep.lo;
+    rc->nrsqrt = c->plan.fn_ulps[NMO_FN_RSQRT];
+    return NMO_OK;
+}
+
+nmo_status nmo_gpu_rstd_probe(const nmo_case *c, const double *s, const int64_t *m, int64_t count,
+                              int64_t *both, int64_t *neither, int64_t *differ, nmo_err *err)
+{
+    *both = *neither = *differ = 0;
+    if (!r_on_device(&c->plan)) return nmo_err_set(err, NMO_ERR_UNSUPPORTED, "gpu oracle: r on the host for this plan");
+    const int64_t n = c->in[1].dims[0];
+    nmo_fctx fc;
+    NMO_RETURN_IF_ERR(nmo_fctx_init(&fc, &c->plan, err));
+    nmo_status st = NMO_OK;
+    double *md = malloc((size_t)count * sizeof(double)), *out = malloc((size_t)count * 4 * sizeof(double));
+    void *ds, *dm, *dout;
+    nmo_go_rstd_consts rc;
+    pthread_mutex_lock(&scratch.mu);
+    if (!md || !out) st = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory (probe)");
+    for (int64_t i = 0; st == NMO_OK && i < count; i++) md[i] = (double)m[i];
+    if (st == NMO_OK) st = rstd_consts(&rc, &fc, c, n, err);
+    if (st == NMO_OK) st = dev_get(&ds, B_PS, (size_t)count * sizeof(double), err);
+    if (st == NMO_OK) st = dev_get(&dm, B_PM, (size_t)count * sizeof(double), err);
+    if (st == NMO_OK) st = dev_get(&dout, B_PO, (size_t)count * 4 * sizeof(double), err);
+    if (st == NMO_OK) st = nmo_gpu_h2d(ds, s, (size_t)count * sizeof(double), err);
+    if (st == NMO_OK) st = nmo_gpu_h2d(dm, md, (size_t)count * sizeof(double), err);
+    if (st == NMO_OK) st = nmo_go_rstd_probe(&rc, n, ds, dm, dout, count, err);
+    if (st == NMO_OK) st = nmo_gpu_d2h(out, dout, (size_t)count * 4 * sizeof(double), err);
+    pthread_mutex_unlock(&scratch.mu);
+    for (int64_t i = 0; st == NMO_OK && i < count; i++) {
+        nmo_fenc e;
+        nmo_ref_rms_norm_rstd_fast(&fc, c, s[i], m[i], &e);
+        int hok = e.flags == 0 && isfinite(e.lo) && isfinite(e.hi), dok = out[4 * i + 2] != 0;
+        if (hok && dok) {
+            (*both)++;
+            if (e.lo != out[4 * i] || e.hi != out[4 * i + 1]) (*differ)++;
+        } else if (dok) {
+            (*differ)++; /* the device kept an r the host flags */
+        } else {
+            (*neither) += !hok;
+            (*differ) += 0;
+        }
+    }
+    nmo_fctx_clear(&fc);
+    free(md), free(out);
+    return st;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The report: the device's counts plus the host's (hrep: the units in list, each of
+ * ulen elements), the worst of both, and the per-element arrays when asked. */
+static nmo_status merge_report(nmo_report *rep, const nmo_check_opts *op, const nmo_go_acc *accp,
+                               const nmo_report *hp, const nmo_elem_info *wip, const int64_t *list, int64_t nl,
+                               int64_t n, int64_t numel, const void *dverd, const void *drlo, const void *drhi,
+                               nmo_err *err)
+{
+    const nmo_check_opts o = *op;
+    const nmo_go_acc acc = *accp;
+    nmo_status s = NMO_OK;
+#define TRY(x) do { if ((s = (x)) != NMO_OK) return s; } while (0)
+    rep->n_pass = (int64_t)acc.n_pass;
+    rep->n_fail = (int64_t)acc.n_fail;
+    for (int i = 0; i <= NMO_GO_HIST; i++) rep->width_hist[i] = (int64_t)acc.hist[i];
+    rep->width_max = (int64_t)acc.wmax;
+    if (hp) {
+        const nmo_report hrep = *hp;
+        rep->n_pass += hrep.n_pass, rep->n_fail += hrep.n_fail, rep->n_inconc += hrep.n_inconc;
+        rep->n_nonfinite += hrep.n_nonfinite, rep->n_wide += hrep.n_wide;
+        rep->n_overflow += hrep.n_overflow, rep->n_unbounded += hrep.n_unbounded;
+        rep->n_noscale += hrep.n_noscale, rep->n_nan += hrep.n_nan, rep->n_scaled += hrep.n_scaled;
+        rep->n_unc += hrep.n_unc, rep->n_escalated += hrep.n_escalated;
+        rep->units_escalated += hrep.units_escalated;
+        rep->n_term_esc += hrep.n_term_esc, rep->n_sum_cert += hrep.n_sum_cert;
+        for (int i = 0; i <= NMO_WIDTH_HIST; i++) rep->width_hist[i] += hrep.width_hist[i];
+        if (hrep.width_max > rep->width_max) rep->width_max = hrep.width_max;
+        if (hrep.has_worst) rep->worst = hrep.worst, rep->has_worst = 1;
+    }
+    if (wip && (!rep->has_worst || nmo__elem_worse(wip, &rep->worst)))
+        rep->worst = *wip, rep->has_worst = 1;
+    if (o.keep_verdicts) {
+        if (!(rep->verdicts[0] = malloc((size_t)numel))) {
+            return nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for the verdicts");
+        }
+        TRY(nmo_gpu_d2h(rep->verdicts[0], dverd, (size_t)numel, err));
+    }
+    if (o.keep_bounds) {
+        rep->rlo[0] = malloc((size_t)numel * sizeof(double));
+        rep->rhi[0] = malloc((size_t)numel * sizeof(double));
+        rep->bflags[0] = calloc((size_t)numel, 1); /* a row decided on the device: no flag */
+        if (!rep->rlo[0] || !rep->rhi[0] || !rep->bflags[0]) {
+            return nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for the bounds");
+        }
+        TRY(nmo_gpu_d2h(rep->rlo[0], drlo, (size_t)numel * sizeof(double), err));
+        TRY(nmo_gpu_d2h(rep->rhi[0], drhi, (size_t)numel * sizeof(double), err));
+    }
+    for (int64_t i = 0; i < nl && hp; i++) {
+        const nmo_report hrep = *hp;
+        size_t off = (size_t)(list[i] * n);
+        if (o.keep_verdicts) memcpy(rep->verdicts[0] + off, hrep.verdicts[0] + off, (size_t)n);
+        if (o.keep_bounds) {
+            memcpy(rep->rlo[0] + off, hrep.rlo[0] + off, (size_t)n * sizeof(double));
+            memcpy(rep->rhi[0] + off, hrep.rhi[0] + off, (size_t)n * sizeof(double));
+            memcpy(rep->bflags[0] + off, hrep.bflags[0] + off, (size_t)n);
+        }
+    }
+    rep->verdict = rep->n_fail ? NMO_FAIL : rep->n_inconc ? NMO_INCONCLUSIVE : NMO_PASS;
+#undef TRY
+    return s;
+}
+
 typedef struct {
-    void *x, *w, *verd, *rlo, *rhi, *s, *m, *bad, *rrow, *skip, *redo, *acc;
+    void *x, *w, *verd, *rlo, *rhi, *s, *m, *bad, *rrow, *skip, *redo, *acc, *rstat;
 } dev_bufs;
+
+static nmo_status check_ew(nmo_report *rep, const nmo_case *c, const void *cand_dev,
+                           const void *const *in_dev, const nmo_check_opts *opts,
+                           nmo_gpu_check_info *info, nmo_err *err);
 
 nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_dev,
                          const void *const *in_dev, const nmo_check_opts *opts,
                          nmo_gpu_check_info *info, nmo_err *err)
 {
+    if (strcmp(c->op->name, "swiglu") == 0) return check_ew(rep, c, cand_dev, in_dev, opts, info, err);
     nmo_check_opts o = {0};
     if (opts) o = *opts;
     memset(rep, 0, sizeof *rep);
@@ -120,6 +294,7 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
         return nmo_err_set(err, NMO_ERR_SIZE, "gpu oracle: rms_norm shape mismatch");
     const int in_bf16 = c->plan.in == NMO_BF16, out_bf16 = c->plan.out == NMO_BF16;
     const size_t ies = nmo_fmt_bytes(c->plan.in);
+    const int rdev = r_on_device(&c->plan) && !nmo_gpu_check_host_r;
     rep->mode = NMO_MODE_ESCALATE;
     rep->max_ulps = o.max_ulps > 0 ? o.max_ulps : nmo_plan_max_ulps(&c->plan);
     rep->n_out = 1;
@@ -130,19 +305,19 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
     dev_bufs d = {0};
     nmo_status s = NMO_OK;
     pthread_mutex_lock(&scratch.mu);
-    double *hs = malloc((size_t)rows * sizeof(double)), *hr = malloc((size_t)rows * 3 * sizeof(double));
-    int64_t *hm = malloc((size_t)rows * sizeof(int64_t)), *list = malloc((size_t)rows * sizeof(int64_t));
-    uint8_t *hbad = malloc((size_t)rows), *hskip = malloc((size_t)rows), *hredo = malloc((size_t)rows);
+    double *hs = NULL, *hr = NULL, *hstat = NULL;
+    int64_t *hm = NULL, *list = malloc((size_t)rows * sizeof(int64_t));
+    uint8_t *hbad = NULL, *hskip = NULL;
     nmo_go_acc acc;
     nmo_tensor hc = {0};
-    nmo_report hrep, wrep;
+    nmo_report hrep;
     int hrep_ok = 0;
     memset(&hrep, 0, sizeof hrep);
-    memset(&wrep, 0, sizeof wrep);
     nmo_fctx fc;
     int fc_ok = 0;
+    double t1 = t0, t2 = t0;
 #define TRY(x) do { if ((s = (x)) != NMO_OK) goto done; } while (0)
-    if (!hs || !hr || !hm || !list || !hbad || !hskip || !hredo) {
+    if (!list) {
         s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for %lld rows", (long long)rows);
         goto done;
     }
@@ -159,122 +334,138 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
         TRY(dev_get(&d.rlo, B_RLO, (size_t)numel * sizeof(double), err));
         TRY(dev_get(&d.rhi, B_RHI, (size_t)numel * sizeof(double), err));
     }
-    TRY(dev_get(&d.s, B_S, (size_t)rows * sizeof(double), err));
-    TRY(dev_get(&d.m, B_M, (size_t)rows * sizeof(int64_t), err));
-    TRY(dev_get(&d.bad, B_BAD, (size_t)rows, err));
-    TRY(dev_get(&d.rrow, B_RROW, (size_t)rows * 3 * sizeof(double), err));
-    TRY(dev_get(&d.skip, B_SKIP, (size_t)rows, err));
-    TRY(dev_get(&d.redo, B_REDO, (size_t)rows, err));
+    TRY(dev_get(&d.redo, B_REDO, (size_t)rows * sizeof(int64_t), err));
     TRY(dev_get(&d.acc, B_ACC, sizeof(nmo_go_acc), err));
-
-    /* 1. the rows' sums of squares on the device */
-    TRY(nmo_go_rowsumsq(d.x, in_bf16, rows, n, d.s, d.m, d.bad, err));
-    TRY(nmo_gpu_d2h(hs, d.s, (size_t)rows * sizeof(double), err));
-    TRY(nmo_gpu_d2h(hm, d.m, (size_t)rows * sizeof(int64_t), err));
-    TRY(nmo_gpu_d2h(hbad, d.bad, (size_t)rows, err));
-    double t1 = now_ms();
-    /* 2. each row's r by the fast engine's code; rows outside nmo_fenc_mul3_row's fast
-     * path (a non-finite input, r flagged or unbounded) go to the host */
+    TRY(dev_get(&d.rstat, B_RSTAT, (size_t)rows * 4 * sizeof(double), err));
     TRY(nmo_fctx_init(&fc, &c->plan, err));
     fc_ok = 1;
-    for (int64_t r = 0; r < rows; r++) {
-        hskip[r] = 1;
-        hr[3 * r] = hr[3 * r + 1] = hr[3 * r + 2] = 0;
-        if (hbad[r] || fc.force_unc) continue;
-        nmo_fenc e;
-        nmo_ref_rms_norm_rstd_fast(&fc, c, hs[r], hm[r], &e);
-        if (e.flags != 0 || !isfinite(e.lo) || !isfinite(e.hi)) continue;
-        hskip[r] = nmo_gpu_check_host_every > 0 && r % nmo_gpu_check_host_every == 0;
-        hr[3 * r] = e.lo, hr[3 * r + 1] = e.hi;
-        hr[3 * r + 2] = fabs(e.lo) > fabs(e.hi) ? fabs(e.lo) : fabs(e.hi);
+    nmo_go_rms_args ga = {d.x, d.w, cand_dev, in_bf16, out_bf16, rows, n, NULL, {0}, NULL,
+                          rep->max_ulps, fc.uc, fc.etac, d.verd, d.rlo, d.rhi, d.rstat, d.redo, d.acc};
+    if (rdev) {
+        TRY(rstd_consts(&ga.rc, &fc, c, n, err));
+    } else {
+        /* r from the host: the rows' sums of squares on the device, each row's r by the
+         * fast engine's code; rows outside nmo_fenc_mul3_row's fast path (a non-finite
+         * input, r flagged or unbounded) go to the host */
+        hs = malloc((size_t)rows * sizeof(double));
+        hr = malloc((size_t)rows * 3 * sizeof(double));
+        hm = malloc((size_t)rows * sizeof(int64_t));
+        hbad = malloc((size_t)rows);
+        hskip = malloc((size_t)rows);
+        if (!hs || !hr || !hm || !hbad || !hskip) {
+            s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for %lld rows", (long long)rows);
+            goto done;
+        }
+        TRY(dev_get(&d.s, B_S, (size_t)rows * sizeof(double), err));
+        TRY(dev_get(&d.m, B_M, (size_t)rows * sizeof(int64_t), err));
+        TRY(dev_get(&d.bad, B_BAD, (size_t)rows, err));
+        TRY(dev_get(&d.rrow, B_RROW, (size_t)rows * 3 * sizeof(double), err));
+        TRY(nmo_go_rowsumsq(d.x, in_bf16, rows, n, d.s, d.m, d.bad, err));
+        TRY(nmo_gpu_d2h(hs, d.s, (size_t)rows * sizeof(double), err));
+        TRY(nmo_gpu_d2h(hm, d.m, (size_t)rows * sizeof(int64_t), err));
+        TRY(nmo_gpu_d2h(hbad, d.bad, (size_t)rows, err));
+        t1 = now_ms();
+        for (int64_t r = 0; r < rows; r++) {
+            hskip[r] = 1;
+            hr[3 * r] = hr[3 * r + 1] = hr[3 * r + 2] = 0;
+            if (hbad[r] || fc.force_unc) continue;
+            nmo_fenc e;
+            nmo_ref_rms_norm_rstd_fast(&fc, c, hs[r], hm[r], &e);
+            if (e.flags != 0 || !isfinite(e.lo) || !isfinite(e.hi)) continue;
+            hskip[r] = 0;
+            hr[3 * r] = e.lo, hr[3 * r + 1] = e.hi;
+            hr[3 * r + 2] = fabs(e.lo) > fabs(e.hi) ? fabs(e.lo) : fabs(e.hi);
+        }
+        t2 = now_ms();
+        TRY(nmo_gpu_h2d(d.rrow, hr, (size_t)rows * 3 * sizeof(double), err));
+        ga.rrow = d.rrow;
     }
-    double t2 = now_ms();
-    /* 3. the elements: enclosure, snap, R and the judge on the device */
-    TRY(nmo_gpu_h2d(d.rrow, hr, (size_t)rows * 3 * sizeof(double), err));
-    TRY(nmo_gpu_h2d(d.skip, hskip, (size_t)rows, err));
-    memset(&acc, 0, sizeof acc);
-    TRY(nmo_gpu_h2d(d.acc, &acc, sizeof acc, err));
-    nmo_go_rms_args ga = {d.x, d.w, cand_dev, in_bf16, out_bf16, rows, n, d.rrow, d.skip,
-                          rep->max_ulps, fc.uc, fc.etac, d.verd, d.rlo, d.rhi, d.redo, d.acc};
-    TRY(nmo_go_rms_judge(&ga, err));
-    TRY(nmo_gpu_d2h(hredo, d.redo, (size_t)rows, err));
-    TRY(nmo_gpu_d2h(&acc, d.acc, sizeof acc, err));
+    /* testing (nmo_gpu_check_host_every): every k-th row to the host too */
+    if (nmo_gpu_check_host_every > 0 || hskip) {
+        if (!hskip && !(hskip = calloc((size_t)rows, 1))) {
+            s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for %lld rows", (long long)rows);
+            goto done;
+        }
+        if (nmo_gpu_check_host_every > 0)
+            for (int64_t r = 0; r < rows; r += nmo_gpu_check_host_every) hskip[r] = 1;
+        TRY(dev_get(&d.skip, B_SKIP, (size_t)rows, err));
+        TRY(nmo_gpu_h2d(d.skip, hskip, (size_t)rows, err));
+        ga.skip = d.skip;
+    }
+    /* the fused kernel, the gather and one copy of the counts */
+    TRY(nmo_go_rms_judge(&ga, &acc, err));
+    if (!rdev && acc.n_pass + acc.n_fail > 0) { /* the worst row's statistics are the host's here */
+        int64_t wr = (0x3fffffff - (int64_t)(acc.worst & 0x3fffffffull)) / n;
+        acc.w_stat[0] = hs[wr], acc.w_stat[1] = (double)hm[wr], acc.w_stat[2] = hr[3 * wr], acc.w_stat[3] = hr[3 * wr + 1];
+    }
     double t3 = now_ms();
 
-    /* 4. the rows the device left: the CPU checker, as nmo_check runs them */
-    int64_t nl = 0;
-    for (int64_t r = 0; r < rows; r++)
-        if (hskip[r] || hredo[r]) list[nl++] = r;
+    /* the rows the device left: the CPU checker, as nmo_check runs them */
+    int64_t nl = (int64_t)acc.n_redo;
+    if (nl > rows) {
+        s = nmo_err_set(err, NMO_ERR_GENERIC, "gpu oracle: %lld rows sent back of %lld", (long long)nl, (long long)rows);
+        goto done;
+    }
+    if (nl > 0) TRY(nmo_gpu_d2h(list, d.redo, (size_t)nl * sizeof(int64_t), err));
+    if (hskip)
+        for (int64_t r = 0; r < rows; r++)
+            if (hskip[r]) list[nl++] = r;
+    qsort(list, (size_t)nl, sizeof(int64_t), cmp_i64);
     inf.rows_host = nl;
     inf.rows_device = rows - nl;
-    int64_t wrow = -1;
-    if (inf.rows_device > 0) wrow = 0x3fffffff - (int64_t)(acc.worst & 0x3fffffffull);
-    if (nl > 0 || wrow >= 0) {
+    if (nl > 0) {
         TRY(cand_alloc(&hc, c, err));
         TRY(cand_rows(&hc, cand_dev, list, nl, n, err));
-        if (wrow >= 0) TRY(cand_rows(&hc, cand_dev, &wrow, 1, n, err));
-    }
-    if (nl > 0) {
         TRY(nmo__check_units(&hrep, c, &hc, &o, list, nl, err));
         hrep_ok = 1;
     }
-    /* the worst element of the device's rows: its row (the device's order, see
-     * nmo_go_acc) rechecked on the host gives the element and its details */
-    if (wrow >= 0) {
-        nmo_check_opts wo = {0};
-        wo.mode = NMO_MODE_ESCALATE;
-        wo.max_ulps = o.max_ulps;
-        TRY(nmo__check_units(&wrep, c, &hc, &wo, &wrow, 1, err));
+    /* testing: every device r against the host engine's from the same sum */
+    if (nmo_gpu_check_verify_r && rdev) {
+        if (!(hstat = malloc((size_t)rows * 4 * sizeof(double)))) {
+            s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory (verify r)");
+            goto done;
+        }
+        TRY(nmo_gpu_d2h(hstat, d.rstat, (size_t)rows * 4 * sizeof(double), err));
+        for (int64_t r = 0; r < rows; r++) {
+            if (hskip && hskip[r]) continue;
+            double *q = hstat + 4 * r;
+            if (q[2] == 0 && q[3] == 0) continue; /* not kept (a non-finite input or flagged) */
+            nmo_fenc e;
+            nmo_ref_rms_norm_rstd_fast(&fc, c, q[0], (int64_t)q[1], &e);
+            nmo_gpu_check_r_compared++;
+            nmo_gpu_check_r_differ += e.flags != 0 || e.lo != q[2] || e.hi != q[3];
+        }
+    }
+    /* the worst element of the device's rows: its details by the fast engine's own code
+     * on that one element (the row's r from the device's sum, which gives the CPU's r:
+     * the device kept it, so neither is flagged) */
+    nmo_elem_info wi;
+    int has_wi = 0;
+    if (acc.n_pass + acc.n_fail > 0) {
+        int64_t idx = 0x3fffffff - (int64_t)(acc.worst & 0x3fffffffull);
+        int64_t j = idx % n;
+        nmo_fenc r, e;
+        nmo_ref_rms_norm_rstd_fast(&fc, c, acc.w_stat[0], (int64_t)acc.w_stat[1], &r);
+        if (r.flags != 0 || r.lo != acc.w_stat[2] || r.hi != acc.w_stat[3]) {
+            s = nmo_err_set(err, NMO_ERR_GENERIC, "gpu oracle: the device's r of row %lld is not the host's",
+                            (long long)(idx / n));
+            goto done;
+        }
+        double xv = nmo_tensor_get(&c->in[0], idx), wv = nmo_tensor_get(&c->in[1], j);
+        nmo_fenc_mul3_row(&fc, &e, &xv, &r, &wv, 1);
+        uint32_t cbits = (uint32_t)acc.w_cand;
+        if (out_bf16) cbits <<= 16;
+        float cf;
+        memcpy(&cf, &cbits, 4);
+        nmo_judge(&wi, &e, (double)cf, &c->plan, rep->max_ulps, NULL);
+        wi.k = 0;
+        wi.index = idx;
+        has_wi = 1;
     }
     double t4 = now_ms();
 
-    /* 5. the report: the device's counts plus the host's */
-    rep->n_pass = (int64_t)acc.n_pass;
-    rep->n_fail = (int64_t)acc.n_fail;
-    for (int i = 0; i <= NMO_GO_HIST; i++) rep->width_hist[i] = (int64_t)acc.hist[i];
-    rep->width_max = (int64_t)acc.wmax;
-    if (hrep_ok) {
-        rep->n_pass += hrep.n_pass, rep->n_fail += hrep.n_fail, rep->n_inconc += hrep.n_inconc;
-        rep->n_nonfinite += hrep.n_nonfinite, rep->n_wide += hrep.n_wide;
-        rep->n_overflow += hrep.n_overflow, rep->n_unbounded += hrep.n_unbounded;
-        rep->n_noscale += hrep.n_noscale, rep->n_nan += hrep.n_nan, rep->n_scaled += hrep.n_scaled;
-        rep->n_unc += hrep.n_unc, rep->n_escalated += hrep.n_escalated;
-        rep->units_escalated += hrep.units_escalated;
-        rep->n_term_esc += hrep.n_term_esc, rep->n_sum_cert += hrep.n_sum_cert;
-        for (int i = 0; i <= NMO_WIDTH_HIST; i++) rep->width_hist[i] += hrep.width_hist[i];
-        if (hrep.width_max > rep->width_max) rep->width_max = hrep.width_max;
-        if (hrep.has_worst) rep->worst = hrep.worst, rep->has_worst = 1;
-    }
-    if (wrow >= 0 && wrep.has_worst && (!rep->has_worst || nmo__elem_worse(&wrep.worst, &rep->worst)))
-        rep->worst = wrep.worst, rep->has_worst = 1;
-    if (o.keep_verdicts) {
-        if (!(rep->verdicts[0] = malloc((size_t)numel))) {
-            s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for the verdicts");
-            goto done;
-        }
-        TRY(nmo_gpu_d2h(rep->verdicts[0], d.verd, (size_t)numel, err));
-    }
-    if (o.keep_bounds) {
-        rep->rlo[0] = malloc((size_t)numel * sizeof(double));
-        rep->rhi[0] = malloc((size_t)numel * sizeof(double));
-        rep->bflags[0] = calloc((size_t)numel, 1); /* a row decided on the device: no flag */
-        if (!rep->rlo[0] || !rep->rhi[0] || !rep->bflags[0]) {
-            s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for the bounds");
-            goto done;
-        }
-        TRY(nmo_gpu_d2h(rep->rlo[0], d.rlo, (size_t)numel * sizeof(double), err));
-        TRY(nmo_gpu_d2h(rep->rhi[0], d.rhi, (size_t)numel * sizeof(double), err));
-    }
-    for (int64_t i = 0; i < nl && hrep_ok; i++) {
-        size_t off = (size_t)(list[i] * n);
-        if (o.keep_verdicts) memcpy(rep->verdicts[0] + off, hrep.verdicts[0] + off, (size_t)n);
-        if (o.keep_bounds) {
-            memcpy(rep->rlo[0] + off, hrep.rlo[0] + off, (size_t)n * sizeof(double));
-            memcpy(rep->rhi[0] + off, hrep.rhi[0] + off, (size_t)n * sizeof(double));
-            memcpy(rep->bflags[0] + off, hrep.bflags[0] + off, (size_t)n);
-        }
-    }
-    rep->verdict = rep->n_fail ? NMO_FAIL : rep->n_inconc ? NMO_INCONCLUSIVE : NMO_PASS;
+    TRY(merge_report(rep, &o, &acc, hrep_ok ? &hrep : NULL, has_wi ? &wi : NULL, list, nl, n, numel, d.verd,
+                     d.rlo, d.rhi, err));
     inf.ms_device = (t1 - t0) + (t3 - t2);
     inf.ms_host_stats = t2 - t1;
     inf.ms_host_redo = t4 - t3;
@@ -283,10 +474,123 @@ done:
 #undef TRY
     if (fc_ok) nmo_fctx_clear(&fc);
     if (hrep_ok) nmo_report_free(&hrep);
-    nmo_report_free(&wrep);
     nmo_tensor_free(&hc);
     pthread_mutex_unlock(&scratch.mu);
-    free(hs), free(hr), free(hm), free(list), free(hbad), free(hskip), free(hredo);
+    free(hs), free(hr), free(hm), free(list), free(hbad), free(hskip), free(hstat);
+    if (s != NMO_OK) nmo_report_free(rep);
+    if (info) *info = inf;
+    return s;
+}
+
+/* An elementwise operator (swiglu): one kernel over the elements, the ones it cannot
+ * decide (a list) and the worst element's unit rechecked by the CPU checker. */
+static nmo_status check_ew(nmo_report *rep, const nmo_case *c, const void *cand_dev,
+                           const void *const *in_dev, const nmo_check_opts *opts,
+                           nmo_gpu_check_info *info, nmo_err *err)
+{
+    nmo_check_opts o = {0};
+    if (opts) o = *opts;
+    memset(rep, 0, sizeof *rep);
+    nmo_gpu_check_info inf = {0};
+    const char *why = NULL;
+    if (!nmo_gpu_check_supported(c, &why)) return nmo_err_set(err, NMO_ERR_UNSUPPORTED, "gpu oracle: %s", why);
+    if (o.mode == NMO_MODE_CERT || o.keep_enc)
+        return nmo_err_set(err, NMO_ERR_UNSUPPORTED,
+                           "gpu oracle: the device tier is the fast engine (no certified-only mode, no enclosures kept)");
+    NMO_RETURN_IF_ERR(nmo_op_check_plan(c->op, &c->plan, err));
+    double t0 = now_ms();
+    const int64_t numel = nmo_tensor_numel(&c->out[0]);
+    if (nmo_tensor_numel(&c->in[0]) != numel || nmo_tensor_numel(&c->in[1]) != numel || c->op->units(c) != numel)
+        return nmo_err_set(err, NMO_ERR_SIZE, "gpu oracle: %s shape mismatch", c->op->name);
+    const size_t ies = nmo_fmt_bytes(c->plan.in);
+    rep->mode = NMO_MODE_ESCALATE;
+    rep->max_ulps = o.max_ulps > 0 ? o.max_ulps : nmo_plan_max_ulps(&c->plan);
+    rep->n_out = 1;
+    rep->out_n[0] = numel;
+    rep->n = numel;
+    rep->units = numel;
+    nmo_status s = NMO_OK;
+    void *x0, *x1, *verd, *rlo = NULL, *rhi = NULL, *redo, *accd;
+    const int64_t cap = numel / 16 + 4096;
+    int64_t *list = NULL;
+    nmo_tensor hc = {0};
+    nmo_report hrep, wrep;
+    int hrep_ok = 0, wrep_ok = 0;
+    memset(&hrep, 0, sizeof hrep);
+    memset(&wrep, 0, sizeof wrep);
+    nmo_go_acc acc;
+    pthread_mutex_lock(&scratch.mu);
+#define TRY(x) do { if ((s = (x)) != NMO_OK) goto done; } while (0)
+    if (in_dev) {
+        x0 = (void *)in_dev[0], x1 = (void *)in_dev[1];
+    } else {
+        TRY(dev_get(&x0, B_X, (size_t)numel * ies, err));
+        TRY(dev_get(&x1, B_W, (size_t)numel * ies, err));
+        TRY(nmo_gpu_h2d(x0, c->in[0].data, (size_t)numel * ies, err));
+        TRY(nmo_gpu_h2d(x1, c->in[1].data, (size_t)numel * ies, err));
+    }
+    TRY(dev_get(&verd, B_VERD, (size_t)numel, err));
+    if (o.keep_bounds) {
+        TRY(dev_get(&rlo, B_RLO, (size_t)numel * sizeof(double), err));
+        TRY(dev_get(&rhi, B_RHI, (size_t)numel * sizeof(double), err));
+    }
+    TRY(dev_get(&redo, B_REDO, (size_t)cap * sizeof(int64_t), err));
+    TRY(dev_get(&accd, B_ACC, sizeof(nmo_go_acc), err));
+    nmo_go_ew_args ga = {x0, x1, cand_dev, c->plan.in == NMO_BF16, c->plan.out == NMO_BF16, numel,
+                         c->plan.fn_ulps[NMO_FN_SIGMOID], c->plan.fn_ulps[NMO_FN_EXP], rep->max_ulps, verd,
+                         rlo, rhi, redo, cap, accd};
+    TRY(nmo_go_ew_judge(&ga, &acc, err));
+    double t1 = now_ms();
+    int64_t nl = (int64_t)acc.n_redo;
+    if (nl > cap) { /* too many for the list: the CPU checker on everything */
+        TRY(cand_alloc(&hc, c, err));
+        TRY(nmo_gpu_d2h(hc.data, cand_dev, (size_t)numel * nmo_fmt_bytes(c->plan.out), err));
+        pthread_mutex_unlock(&scratch.mu);
+        s = nmo_check(rep, c, &hc, &o, err);
+        nmo_tensor_free(&hc);
+        inf.rows_host = numel;
+        if (info) *info = inf;
+        return s;
+    }
+    if (!(list = malloc((size_t)(nl + 1) * sizeof(int64_t)))) {
+        s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for the list");
+        goto done;
+    }
+    if (nl > 0) TRY(nmo_gpu_d2h(list, redo, (size_t)nl * sizeof(int64_t), err));
+    qsort(list, (size_t)nl, sizeof(int64_t), cmp_i64);
+    inf.rows_host = nl;
+    inf.rows_device = numel - nl;
+    int64_t widx = -1;
+    if (acc.n_pass + acc.n_fail > 0) widx = 0x3fffffff - (int64_t)(acc.worst & 0x3fffffffull);
+    if (nl > 0 || widx >= 0) {
+        TRY(cand_alloc(&hc, c, err));
+        TRY(cand_rows(&hc, cand_dev, list, nl, 1, err));
+        if (widx >= 0) TRY(cand_rows(&hc, cand_dev, &widx, 1, 1, err));
+    }
+    if (nl > 0) {
+        TRY(nmo__check_units(&hrep, c, &hc, &o, list, nl, err));
+        hrep_ok = 1;
+    }
+    if (widx >= 0) { /* the worst element's details: its unit by the CPU checker */
+        nmo_check_opts wo = {0};
+        wo.mode = NMO_MODE_ESCALATE;
+        wo.max_ulps = o.max_ulps;
+        TRY(nmo__check_units(&wrep, c, &hc, &wo, &widx, 1, err));
+        wrep_ok = 1;
+    }
+    double t2 = now_ms();
+    TRY(merge_report(rep, &o, &acc, hrep_ok ? &hrep : NULL, wrep_ok && wrep.has_worst ? &wrep.worst : NULL, list,
+                     nl, 1, numel, verd, rlo, rhi, err));
+    inf.ms_device = t1 - t0;
+    inf.ms_host_redo = t2 - t1;
+    rep->seconds = (now_ms() - t0) * 1e-3;
+done:
+#undef TRY
+    if (hrep_ok) nmo_report_free(&hrep);
+    if (wrep_ok) nmo_report_free(&wrep);
+    nmo_tensor_free(&hc);
+    pthread_mutex_unlock(&scratch.mu);
+    free(list);
     if (s != NMO_OK) nmo_report_free(rep);
     if (info) *info = inf;
     return s;

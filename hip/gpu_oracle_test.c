@@ -55,6 +55,50 @@ static int same_summary(const nmo_report *a, const nmo_report *b)
                               same_d(a->worst.dist_ulps, b->worst.dist_ulps)));
 }
 
+/* rstd_dev against the host's r on adversarial row sums (around every power of two,
+ * mean squares near 4^k where rsqrt is exact, near the fp32 maximum, 0, tiny, random),
+ * for N in {1, 3, 64, 4096, 4099}, eps in {1e-5, 1e-6, 0, 1}, m = N, 1, N/2, on plan p. */
+static void rstd_probe(const nmo_plan *p, int64_t *both, int64_t *neither, int64_t *differ)
+{
+    nmo_err err = {{0}};
+    const nmo_op *op = nmo_op_find("rms_norm");
+    const int64_t ns[5] = {1, 3, 64, 4096, 4099};
+    const double eps[4] = {1e-5, 1e-6, 0, 1};
+    enum { CAP = 40000 };
+    double *s = malloc(CAP * sizeof(double));
+    int64_t *m = malloc(CAP * sizeof(int64_t));
+    uint64_t rng = 12345;
+    for (int a = 0; a < 5; a++)
+        for (int b = 0; b < 4; b++) {
+            int64_t shape[2] = {1, ns[a]}, N = ns[a], cnt = 0;
+            nmo_case c;
+            if (nmo_case_init(&c, op, p, 2, shape, &err) != NMO_OK) die("probe case", &err);
+            c.param[0] = eps[b];
+            int64_t ms[3] = {N, 1, N / 2 > 0 ? N / 2 : 1};
+            for (int k = -140; k <= 140 && cnt < CAP - 64; k++)
+                for (int q = -3; q <= 3; q++)
+                    for (int mi = 0; mi < 3; mi++) {
+                        double base = ldexp(1.0, k);
+                        s[cnt] = base * (1 + q * 0x1p-52), m[cnt++] = ms[mi];
+                        s[cnt] = (double)N * ldexp(1.0, 2 * (k / 2)) * (1 + q * 0x1p-40), m[cnt++] = ms[mi];
+                    }
+            for (int q = 0; q < 32 && cnt < CAP - 8; q++) {
+                s[cnt] = 0x1.fffffep127 * (double)N * (1 - q * 0x1p-30), m[cnt++] = N;
+                s[cnt] = q == 0 ? 0 : ldexp(1.0, -280 + q), m[cnt++] = q == 0 ? 0 : 1;
+            }
+            while (cnt < CAP) {
+                rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+                double u = (double)(rng >> 11) * 0x1p-53;
+                s[cnt] = ldexp(1 + u, (int)((rng >> 3) % 120) - 60), m[cnt++] = ms[(rng >> 7) % 3];
+            }
+            int64_t bo, ne, di;
+            if (nmo_gpu_rstd_probe(&c, s, m, cnt, &bo, &ne, &di, &err) != NMO_OK) die("probe", &err);
+            *both += bo, *neither += ne, *differ += di;
+            nmo_case_free(&c);
+        }
+    free(s), free(m);
+}
+
 int main(int argc, char **argv)
 {
     int large = argc > 1 && strcmp(argv[1], "--large") == 0;
@@ -64,17 +108,24 @@ int main(int argc, char **argv)
     int corrupt = getenv("NMO_GO_TEST_CORRUPT") && *getenv("NMO_GO_TEST_CORRUPT") == '1';
     nmo_err err = {{0}};
     if (nmo_gpu_init(&err) != NMO_OK) die("device", &err);
-    const nmo_op *op = nmo_op_find("rms_norm");
+    nmo_gpu_check_verify_r = 1;
     int64_t shapes[][2] = {{3, 1025}, {8, 64}, {2, 257}, {3, 4097}, {64, 4099}, {1023, 131},
                            {1, 1},    {5, 3},  {1, 4096}, {4096, 4096}};
     int nsh = large ? 10 : 9;
     const nmo_fmt dts[2] = {NMO_FP32, NMO_BF16};
     const uint64_t seeds[2] = {7, 1};
+    const char *opnames[2] = {"rms_norm", "swiglu"};
+    const char *only = getenv("NMO_OPS"); /* a comma list of the two, or all */
+    int fails_total = 0;
+    for (int oi = 0; oi < 2; oi++) {
+    if (only && *only && !strstr(only, opnames[oi])) continue;
+    const nmo_op *op = nmo_op_find(opnames[oi]);
+    nmo_gpu_check_r_compared = nmo_gpu_check_r_differ = 0;
     long skipped = 0, cases = 0, cert_cases = 0, bad_cases = 0, mutant_fail = 0, mutants = 0;
     int64_t elems = 0, diffs = 0, cert_diffs = 0, rows_dev = 0, rows_host = 0, esc = 0;
     for (int ci = 0; ci < nmo_cand_count(); ci++) {
         const nmo_cand *cd = nmo_cand_at(ci);
-        if (strcmp(cd->op, "rms_norm") != 0) continue;
+        if (strcmp(cd->op, op->name) != 0) continue;
         printf("progress: before %s: cases=%ld differing_elements=%lld cases_differing=%ld\n", cd->name, cases,
                (long long)diffs, bad_cases);
         fflush(stdout);
@@ -83,7 +134,7 @@ int main(int argc, char **argv)
                 for (int f = 0; f < NMO_FAM_COUNT; f++)
                     for (int si = 0; si < 2; si++) {
                         /* the 16M-element shape: one seed, the default candidate and mutants on bf16 */
-                        if (h == 9 && (si || di == 0 || (cd->correct && cd != nmo_cand_find("rms_norm", NULL))))
+                        if (h == 9 && (si || di == 0 || (cd->correct && cd != nmo_cand_find(op->name, NULL))))
                             continue;
                         if (quick && (si || !(h == 1 || h == 2 || h == 6 || h == 7))) continue;
                         nmo_plan p;
@@ -114,6 +165,7 @@ int main(int argc, char **argv)
                         nmo_report g, r, q;
                         nmo_gpu_check_info info;
                         nmo_gpu_check_host_every = (cases & 1) ? 3 : 0; /* the merge path, every other case */
+                        nmo_gpu_check_host_r = (cases & 3) == 2;          /* r from the host, one case in four */
                         if (nmo_gpu_check(&g, &c, dc, NULL, &o, &info, &err) != NMO_OK) die("gpu check", &err);
                         if (nmo_check(&r, &c, &out, &o, &err) != NMO_OK) die("cpu check", &err);
                         if (corrupt) g.rhi[0][n / 2] = nextafter(g.rhi[0][n / 2], INFINITY); /* control */
@@ -164,16 +216,35 @@ int main(int argc, char **argv)
                         nmo_case_free(&c);
                     }
     }
-    printf("gpu_oracle_test: op=rms_norm cases=%ld elements=%lld differing_elements=%lld cases_differing=%ld\n",
-           cases, (long long)elems, (long long)diffs, bad_cases);
+    printf("gpu_oracle_test: op=%s cases=%ld elements=%lld differing_elements=%lld cases_differing=%ld\n",
+           op->name, cases, (long long)elems, (long long)diffs, bad_cases);
     printf("gpu_oracle_test: candidate runs refused (shape too short for the candidate)=%ld\n", skipped);
     printf("gpu_oracle_test: certified-only comparisons=%ld differing_elements=%lld\n", cert_cases,
            (long long)cert_diffs);
-    printf("gpu_oracle_test: rows decided on the device=%lld rows sent to the CPU checker=%lld "
+    printf("gpu_oracle_test: units decided on the device=%lld units sent to the CPU checker=%lld "
            "(cpu elements escalated=%lld)\n",
            (long long)rows_dev, (long long)rows_host, (long long)esc);
     printf("gpu_oracle_test: mutant cases=%ld of which FAIL=%ld\n", mutants, mutant_fail);
-    int ok = bad_cases == 0 && cases > 0 && rows_dev > 0 && mutant_fail > 0;
-    printf("RESULT %s\n", ok ? "PASS" : "FAIL");
-    return ok ? 0 : 1;
+    printf("gpu_oracle_test: device r compared with the host's=%lld differing=%lld\n",
+           (long long)nmo_gpu_check_r_compared, (long long)nmo_gpu_check_r_differ);
+    /* the r probe: the default candidate's plans (fn=cuda) in both dtypes */
+    int64_t pb = 0, pn = 0, pd = 0;
+    int rms = oi == 0;
+    for (int di = 0; di < 2 && rms; di++) {
+        nmo_plan p;
+        if (nmo_cand_plan(&p, nmo_cand_find("rms_norm", NULL), dts[di], &err) != NMO_OK) die("plan", &err);
+        rstd_probe(&p, &pb, &pn, &pd); /* fn=cuda: rsqrt 2 ulps */
+        if (nmo_plan_set_fn(&p, "cr", &err) != NMO_OK) die("fn=cr", &err);
+        rstd_probe(&p, &pb, &pn, &pd); /* every function correctly rounded */
+        if (corrupt) pd++;
+    }
+    if (rms) printf("gpu_oracle_test: r probe entries=%lld kept by both=%lld by neither=%lld differing=%lld\n",
+           (long long)(pb + pn + pd), (long long)pb, (long long)pn, (long long)pd);
+    int ok = bad_cases == 0 && cases > 0 && rows_dev > 0 && mutant_fail > 0 && nmo_gpu_check_r_differ == 0 &&
+             (!rms || (nmo_gpu_check_r_compared > 0 && pd == 0 && pb > 0));
+    printf("gpu_oracle_test: op=%s %s\n", op->name, ok ? "PASS" : "FAIL");
+    fails_total += !ok;
+    }
+    printf("RESULT %s\n", fails_total == 0 ? "PASS" : "FAIL");
+    return fails_total == 0 ? 0 : 1;
 }

@@ -1,18 +1,18 @@
 /* numoracle GPU tier (issue 22): the device kernels of the fast engine's hot paths and
  * the checker that puts them behind the check API (no GPU header here).
  *
- * nmo_gpu_check is nmo_check (oracle/check.c) with the O(elements) work on the device:
- * for the cases nmo_gpu_check_supported accepts, a device kernel reduces each row, the
- * host finishes each row's statistic with the fast engine's own code (one copy of the
- * rule: refs/rms_norm.c nmo_ref_rms_norm_rstd_fast), and a second kernel evaluates each
- * element's enclosure exactly as the fast engine's row kernel does (the same binary64
- * operations, bit for bit), snaps it to the compute lattice, rounds it into R and judges
- * the candidate, which stays in device memory. Every row holding an element the device
- * cannot decide (an uncertain snap, a non-finite value, R wider than max_ulps, a store
- * that overflows, an unflagged statistic) goes back to the CPU checker (fast engine and
- * escalation, as today: nmo__check_units), so the verdicts are the certified engine's,
- * element for element (hip/gpu_oracle_test.c checks it). Implemented by hip/gpu_oracle.c
- * over hip/gpu_oracle.hip; with -Dgpu=none every call fails with NMO_ERR_UNSUPPORTED. */
+ * nmo_gpu_check is nmo_check (oracle/check.c) with the O(elements) work on the device,
+ * for the cases nmo_gpu_check_supported accepts (rms_norm and swiglu, fused plans, fp32
+ * compute): the device evaluates each element's enclosure as the fast engine does (the
+ * same binary64 operations; rms_norm's row statistic r on the device for fp32 acc with
+ * correctly rounded sqrt and division, else the host's fast engine:
+ * refs/rms_norm.c nmo_ref_rms_norm_rstd_fast), snaps it to the compute lattice, rounds
+ * it into R and judges the candidate, which stays in device memory. A unit (an rms_norm
+ * row, a swiglu element) the device cannot decide (an undecided snap, a non-finite value,
+ * R wider than max_ulps, a flagged statistic) goes to the CPU checker (fast engine and
+ * escalation: nmo__check_units), so the verdicts are the certified engine's, element for
+ * element (hip/gpu_oracle_test.c checks it). Implemented by hip/gpu_oracle.c over
+ * hip/gpu_oracle.hip; with -Dgpu=none every call fails with NMO_ERR_UNSUPPORTED. */
 #ifndef NMO_GPU_ORACLE_H
 #define NMO_GPU_ORACLE_H
 
@@ -34,30 +34,68 @@ typedef struct {
     unsigned long long hist[NMO_GO_HIST + 1];
     unsigned long long wmax;
     /* worst element over the rows decided on the device: rank (2 FAIL, 0 PASS) << 62 |
-     * metric (FAIL: distance, PASS: width; 32 bits, saturated) << 30 | (2^30 - 1 - row) */
+     * metric (FAIL: distance, PASS: width; 32 bits, saturated) << 30 | (2^30 - 1 - element) */
     unsigned long long worst;
+    unsigned long long n_redo;      /* rows the device left to the host (listed in redo) */
+    /* filled by the gather kernel after the judge: the worst element's row statistics
+     * (s, m, r_lo, r_hi as rstat) and its candidate's bits */
+    double w_stat[4];
+    unsigned long long w_cand;
 } nmo_go_acc;
+
+/* The per-case constants of rms_norm's r on the device (nmo_gpu_oracle.c rstd_consts
+ * computes them with the fast engine's own code: one copy of the k rule and roundings). */
+typedef struct {
+    const double *ktab;  /* k of nmo_fe_dot_k for m = 0..n nonzero terms (device) */
+    double ua, keta;     /* unit roundoff of acc; n eta_acc */
+    double en, rel;      /* n 2^-53 (the binary64 sum's error factor); en * 1.01 */
+    double maxfin_a;     /* largest finite acc value */
+    double dn, rcpn;     /* RN(N), RN(1/RN(N)) in compute */
+    double epsc;         /* RN(eps) in compute */
+    int nrsqrt;          /* fn_ulps[RSQRT] */
+} nmo_go_rstd_consts;
 
 typedef struct {
     const void *x, *w, *cand; /* x [rows, n], w [n] (in format), cand [rows, n] (out) */
     int in_bf16, out_bf16;    /* else fp32 */
     int64_t rows, n;
-    const double *rrow;       /* per row: r_lo, r_hi, max |r| (fp32 values) */
-    const uint8_t *skip;      /* per row: 1 = the host checks it (no device work) */
+    const double *rrow;       /* NULL: r on the device (rc); else per row r_lo, r_hi, max |r| */
+    nmo_go_rstd_consts rc;
+    const uint8_t *skip;      /* NULL, or per row: 1 = the host checks it (no device work) */
     int64_t max_ulps;
     double uc, etac;          /* unit roundoff and underflow term of compute */
     uint8_t *verd;            /* per element NMO_PASS / NMO_FAIL (rows decided here) */
     double *rlo, *rhi;        /* NULL, or per element R (the report's keep_bounds) */
-    uint8_t *redo;            /* per row: 1 = an element the device cannot decide */
+    double *rstat;            /* per row: s, m, r_lo, r_hi (r: 0 when the host computes it) */
+    int64_t *redo;            /* rows the device cannot decide (acc->n_redo of them) */
     nmo_go_acc *acc;          /* counts of the rows decided here */
 } nmo_go_rms_args;
+
+/* An elementwise operator (swiglu): y[i] from x0[i], x1[i]. */
+typedef struct {
+    const void *x0, *x1, *cand;
+    int in_bf16, out_bf16;
+    int64_t numel;
+    int nsig, nexp;           /* fn_ulps[SIGMOID], fn_ulps[EXP] */
+    int64_t max_ulps;
+    uint8_t *verd;
+    double *rlo, *rhi;
+    int64_t *redo;            /* elements the device cannot decide (acc->n_redo; the first redo_cap listed) */
+    int64_t redo_cap;
+    nmo_go_acc *acc;
+} nmo_go_ew_args;
+nmo_status nmo_go_ew_judge(const nmo_go_ew_args *a, nmo_go_acc *acc_host, nmo_err *err);
 
 /* s[row] = sum x^2 (binary64, any order: a tree), m[row] = nonzero terms, bad[row] = 1
  * when the row holds a non-finite value. Synchronous; errors name the launch. */
 nmo_status nmo_go_rowsumsq(const void *x, int in_bf16, int64_t rows, int64_t n, double *s,
                            int64_t *m, uint8_t *bad, nmo_err *err);
-/* rms_norm's y = x r w row kernel and the judge (see nmo_go_rms_args). Synchronous. */
-nmo_status nmo_go_rms_judge(const nmo_go_rms_args *a, nmo_err *err);
+/* rms_norm's fused row kernel (sum of squares, r when rrow is NULL, y = x r w, the judge)
+ * and the gather of the worst element, then acc copied to *acc_host (synchronous). */
+nmo_status nmo_go_rms_judge(const nmo_go_rms_args *a, nmo_go_acc *acc_host, nmo_err *err);
+/* Testing: the device's r (rstd_dev) of count (s, m) pairs: out[4i..] = lo, hi, ok, 0. */
+nmo_status nmo_go_rstd_probe(const nmo_go_rstd_consts *rc, int64_t n, const double *s_dev,
+                             const double *m_dev, double *out_dev, int64_t count, nmo_err *err);
 
 /* ---- the checker -------------------------------------------------------------------- */
 
@@ -72,6 +110,16 @@ typedef struct {
 /* Testing (hip/gpu_oracle_test.c): when k > 0, every k-th row also goes to the CPU
  * checker, so that the merge of device and host rows is exercised on every case. */
 extern int nmo_gpu_check_host_every;
+/* Testing: when set, every r the device kept is compared with the host fast engine's r
+ * from the same sum (nmo_ref_rms_norm_rstd_fast); the counts accumulate here. */
+extern int nmo_gpu_check_verify_r;
+extern int nmo_gpu_check_host_r; /* testing: r from the host even where the device could */
+extern int64_t nmo_gpu_check_r_compared, nmo_gpu_check_r_differ;
+/* Testing: rstd_dev on count arbitrary (s, m) pairs for case c's plan and N against the
+ * host's r: both = both kept an r, neither = neither did, differ = both kept different
+ * r, or the device kept one the host flags. NMO_ERR_UNSUPPORTED when r is on the host. */
+nmo_status nmo_gpu_rstd_probe(const nmo_case *c, const double *s, const int64_t *m, int64_t count,
+                              int64_t *both, int64_t *neither, int64_t *differ, nmo_err *err);
 
 /* 1 when the GPU tier checks this case (else 0, and *why says what it lacks). */
 int nmo_gpu_check_supported(const nmo_case *c, const char **why);

@@ -106,6 +106,14 @@ void nmo_staged_free(nmo_staged *s);
 nmo_status nmo_run_kernel(nmo_tensor *out, nmo_run_info *info, const nmo_plugin_kernel *k,
                           const nmo_kernel_set *s, const nmo_case *c, nmo_err *err);
 
+/* nmo_run_kernel for a checker on the device (nmo_gpu_check, issue 22): a device-memory
+ * kernel's outputs stay where it wrote them (*on_device = 1: st->buf_out[k], inputs in
+ * st->buf_in[k]); a host kernel's are fetched into out as nmo_run_kernel does. On
+ * NMO_OK the caller frees st with nmo_staged_free. */
+nmo_status nmo_run_kernel_staged(nmo_staged *st, nmo_tensor *out, int *on_device, nmo_run_info *info,
+                                 const nmo_plugin_kernel *k, const nmo_kernel_set *s, const nmo_case *c,
+                                 nmo_err *err);
+
 /* ------------------------------------------------------------------ isolation */
 /* (plugin_guard.c, issue 16.10) A plugin is loaded, queried and validated in a forked
  * child before numoracle loads it (nmo_plugin_open); host kernels run in a forked child

@@ -507,3 +507,20 @@ nmo_status nmo_run_kernel(nmo_tensor *out, nmo_run_info *info, const nmo_plugin_
     if (r == NMO_OK) info->provenance_json = run_provenance(k, s, info);
     return r;
 }
+
+nmo_status nmo_run_kernel_staged(nmo_staged *st, nmo_tensor *out, int *on_device, nmo_run_info *info,
+                                 const nmo_plugin_kernel *k, const nmo_kernel_set *s, const nmo_case *c,
+                                 nmo_err *err)
+{
+    memset(info, 0, sizeof *info);
+    *on_device = 0;
+    NMO_RETURN_IF_ERR(nmo_stage_case(st, c, s->memory, err));
+    nmo_status r = nmo_staged_launch(st, k, info, err);
+    if (r == NMO_OK && !info->skipped) {
+        if (s->memory == NMO_PLUGIN_MEM_DEVICE) *on_device = 1;
+        else r = nmo_staged_fetch(out, st, err);
+    }
+    if (r == NMO_OK) info->provenance_json = run_provenance(k, s, info);
+    if (r != NMO_OK) nmo_staged_free(st);
+    return r;
+}

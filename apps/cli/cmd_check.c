@@ -16,6 +16,7 @@
 #include "nmo_internal.h"
 #include "nmo_gpu.h"
 #include "nmo_runner.h"
+#include "nmo_gpu_oracle.h"
 
 #define CLI_EXIT_SKIPPED 4
 
@@ -327,6 +328,9 @@ int cmd_check(int argc, char **argv)
         {"expect-plugin", "PATH", 0, 1,
          "a plugin that must load: failing to is an error, not a skip (also NMO_EXPECT_PLUGINS)",
          NULL, {0}, 0},
+        {"oracle-device", "D", 0, 0,
+         "cpu (default) or gpu: the GPU tier judges the outputs on the device (a HIP or device "
+         "plugin kernel's where it wrote them; builds with -Dgpu=cuda|hip|sim)", NULL, {0}, 0},
     };
     cli_cmd cmd = {
         .verb = "check",
@@ -362,12 +366,35 @@ int cmd_check(int argc, char **argv)
         kernel_release(&kc);
         return rc;
     }
+    const char *odev = cli_val(&cmd, "oracle-device");
+    int on_gpu = odev && strcmp(odev, "gpu") == 0;
+    if (odev && !on_gpu && strcmp(odev, "cpu") != 0) {
+        kernel_release(&kc);
+        return cli_error("--oracle-device '%s': expected cpu or gpu", odev);
+    }
+    if (on_gpu && !nmo_gpu_enabled()) {
+        kernel_release(&kc);
+        return cli_error("--oracle-device gpu: this build has no GPU tier (build with -Dgpu=cuda, hip or sim)");
+    }
+    if (on_gpu && (co.mode == NMO_MODE_CERT || co.keep_enc)) {
+        kernel_release(&kc);
+        return cli_error("--oracle-device gpu: the GPU tier is the fast engine with escalation (no --engine cert)");
+    }
 
     cli_problem pb;
     if ((rc = cli_problem_build(&pb, &cmd))) {
         kernel_release(&kc);
         return rc;
     }
+    const char *gwhy = NULL;
+    if (on_gpu && !nmo_gpu_check_supported(&pb.c, &gwhy)) {
+        rc = cli_error("--oracle-device gpu: %s", gwhy);
+        cli_problem_free(&pb);
+        kernel_release(&kc);
+        return rc;
+    }
+    nmo_staged stg;
+    int staged = 0, on_dev = 0;
 
     nmo_tensor out[NMO_MAX_TENSORS];
     memset(out, 0, sizeof out);
@@ -385,15 +412,19 @@ int cmd_check(int argc, char **argv)
             return rc;
         }
         nmo_err kerr = {{0}};
-        if (nmo_run_kernel(out, &info, kc.k, &kc.ks, &pb.c, &kerr) != NMO_OK) {
+        nmo_status ks = on_gpu ? nmo_run_kernel_staged(&stg, out, &on_dev, &info, kc.k, &kc.ks, &pb.c, &kerr)
+                               : nmo_run_kernel(out, &info, kc.k, &kc.ks, &pb.c, &kerr);
+        staged = on_gpu && ks == NMO_OK;
+        if (ks != NMO_OK) {
             rc = cli_error("candidate %s: %s", name, kerr.msg);
         } else if (info.skipped) {
             rc = report_skipped(&pb, name, info.why, jpath, argc, argv);
             free(info.provenance_json);
+            if (staged) nmo_staged_free(&stg);
             cli_problem_free(&pb);
             kernel_release(&kc);
             return rc;
-        } else {
+        } else if (!on_dev) {
             nout = pb.c.n_out;
         }
     } else {
@@ -402,7 +433,20 @@ int cmd_check(int argc, char **argv)
     nmo_report rep;
     memset(&rep, 0, sizeof rep);
     nmo_err err = {{0}};
-    if (!rc && nmo_check(&rep, &pb.c, out, &co, &err) != NMO_OK) rc = cli_error("%s", err.msg);
+    if (!rc && on_gpu) {
+        /* the GPU tier: the kernel's outputs where it wrote them, else uploaded */
+        void *cdev = on_dev ? stg.buf_out[0] : NULL;
+        size_t cb = (size_t)nmo_tensor_numel(&pb.c.out[0]) * nmo_fmt_bytes(pb.c.plan.out);
+        if (!on_dev && (nmo_gpu_alloc(&cdev, cb, &err) != NMO_OK || nmo_gpu_h2d(cdev, out[0].data, cb, &err) != NMO_OK))
+            rc = cli_error("--oracle-device gpu: %s", err.msg);
+        if (!rc && nmo_gpu_check(&rep, &pb.c, cdev, on_dev ? (const void *const *)stg.buf_in : NULL, &co, NULL,
+                                 &err) != NMO_OK)
+            rc = cli_error("%s", err.msg);
+        if (!on_dev) nmo_gpu_free(cdev);
+    } else if (!rc && nmo_check(&rep, &pb.c, out, &co, &err) != NMO_OK) {
+        rc = cli_error("%s", err.msg);
+    }
+    if (staged) nmo_staged_free(&stg);
 
     if (!rc && jpath) {
         char *js = check_json(&rep, &pb, name, info.provenance_json, argc, argv);
