@@ -129,12 +129,11 @@ static int layernorm_attrs(nmo_graph *g, const cJSON *node, const hd_map *m, cha
     return norm_attrs(g, node, m, why, n, "mean inv_variance");
 }
 
+/* RMSNorm with or without a bias (rms_norm, rms_norm_bias): hipDNN normalizes the
+ * trailing dims where scale's dims equal x's (CpuFpReferenceRMSNorm); numoracle the last
+ * dim only, so scale and bias must run along it. */
 static int rmsnorm_attrs(nmo_graph *g, const cJSON *node, const hd_map *m, char *why, size_t n)
 {
-    if (hd_item(node, "bias_tensor_uid")) {
-        snprintf(why, n, "RMSNorm with a bias (numoracle's rms_norm has none)");
-        return 1;
-    }
     return norm_attrs(g, node, m, why, n, "inv_rms");
 }
 
@@ -360,6 +359,9 @@ static const hd_map hd_tab[] = {
     {"LayernormAttributes", "layer_norm", {{"x", "x"}, {"scale", "w"}, {"bias", "b"}, {"y", "y"}},
      {{"epsilon", "eps"}}, layernorm_attrs, NULL},
     {"RMSNormAttributes", "rms_norm", {{"x", "x"}, {"scale", "w"}, {"y", "y"}}, {{"epsilon", "eps"}}, rmsnorm_attrs, NULL},
+    /* a variant of a node type (after '+'): chosen by hd_find from the node */
+    {"RMSNormAttributes+bias", "rms_norm_bias", {{"x", "x"}, {"scale", "w"}, {"bias", "b"}, {"y", "y"}},
+     {{"epsilon", "eps"}}, rmsnorm_attrs, NULL},
     {"ReductionAttributes", "reduction", {{"in", "x"}, {"out", "y"}}, {{0}}, reduction_attrs, NULL},
     {"SdpaAttributes", "sdpa", {{"q", "q"}, {"k", "k"}, {"v", "v"}, {"o", "o"}}, {{"scale", "scale"}}, sdpa_attrs, NULL},
     {"MatmulAttributes", "matmul", {{"a", "A"}, {"b", "B"}, {"c", "C"}}, {{0}}, NULL, NULL},
@@ -403,6 +405,8 @@ static const hd_map *hd_find(const char *type, const cJSON *node)
         const cJSON *op = node ? hd_item(node, "operation") : NULL;
         snprintf(key, sizeof key, "PointwiseAttributes:%s", cJSON_IsString(op) ? op->valuestring : "?");
     }
+    if (strcmp(type, "RMSNormAttributes") == 0 && node && hd_item(node, "bias_tensor_uid"))
+        snprintf(key, sizeof key, "RMSNormAttributes+bias");
     for (int i = 0; i < N_HD; i++)
         if (strcasecmp(hd_tab[i].type, key) == 0) return &hd_tab[i];
     return NULL;
@@ -462,7 +466,7 @@ static nmo_status hd_wire(nmo_graph *g, const cJSON *node, const hd_map *m, int 
             if (!tn && !pn) {
                 char why[160];
                 snprintf(why, sizeof why, "%s %s is not modelled", s == 1 ? "output" : "input", v->string);
-                return unsupported(g, src, m->type, why, err);
+                return unsupported(g, src, g->node_type, why, err);
             }
             int ti = key_tensor(g, v, v->string, src, err, &st);
             if (ti < 0) return st;
@@ -477,7 +481,7 @@ static nmo_status hd_wire(nmo_graph *g, const cJSON *node, const hd_map *m, int 
                     char why[200];
                     snprintf(why, sizeof why, "%s is a runtime tensor, not a value (numoracle takes %s as a constant)",
                              v->string, pn);
-                    return unsupported(g, src, m->type, why, err);
+                    return unsupported(g, src, g->node_type, why, err);
                 }
                 set_param(g, pn, g->t[ti].value);
                 continue;
@@ -515,7 +519,7 @@ static nmo_status hd_wire(nmo_graph *g, const cJSON *node, const hd_map *m, int 
                     char why[200];
                     snprintf(why, sizeof why, "input %s_tensor_uid is null (a recomputed %s; bundles carry every input)", hk,
                              tn);
-                    return unsupported(g, src, m->type, why, err);
+                    return unsupported(g, src, g->node_type, why, err);
                 }
                 return nmo_err_set(err, NMO_ERR_DATA, "%s: node '%s': missing %s '%s_tensor_uid'", src, g->node_name,
                                    io ? "output" : "input", hk);
@@ -590,8 +594,8 @@ cJSON *nmo__hipdnn_node_json(const nmo_graph *g, cJSON *ts)
     cJSON *n = cJSON_CreateObject();
     const char *type = m->type;
     char tb[64];
-    const char *colon = strchr(type, ':');
-    if (colon) snprintf(tb, sizeof tb, "%.*s", (int)(colon - type), type), type = tb;
+    const char *colon = strchr(type, ':'), *plus = strchr(type, '+');
+    if (colon || plus) snprintf(tb, sizeof tb, "%.*s", (int)((colon ? colon : plus) - type), type), type = tb;
     cJSON_AddStringToObject(n, "name", g->node_name);
     cJSON_AddStringToObject(n, "type", type);
     const char *cdt = nmo_dt_name(g->node_compute_dt);
@@ -634,7 +638,7 @@ cJSON *nmo__hipdnn_node_json(const nmo_graph *g, cJSON *ts)
         cJSON_AddNumberToObject(in, key, (double)next++);
     }
     if (strcmp(op->name, "layer_norm") == 0) cJSON_AddNumberToObject(at, "normalized_dim_count", 1);
-    if (strcmp(op->name, "layer_norm") == 0 || strcmp(op->name, "rms_norm") == 0)
+    if (strcmp(op->name, "layer_norm") == 0 || strcmp(op->name, "rms_norm") == 0 || strcmp(op->name, "rms_norm_bias") == 0)
         cJSON_AddStringToObject(at, "forward_phase", "INFERENCE");
     if (strcmp(op->name, "reduction") == 0) cJSON_AddStringToObject(at, "mode", red_mode[(int)g->param[param_index(op, "kind")]]);
     if (is_conv) {

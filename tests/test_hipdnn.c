@@ -44,6 +44,12 @@ Test(hipdnn, layernorm_epsilon_from_a_value_tensor)
     /* the scale [1, 32] is rms_norm's w [32]; the value tensor is not an operator tensor */
     cr_expect_eq(g.t[g.in_t[1]].uid, 2);
     cr_expect_eq(g.t[g.out_t[0]].uid, 4);
+    /* a non-null bias_tensor_uid selects rms_norm_bias: the bias [1,1,16] is its b [16] */
+    cr_assert_eq(read_fixture(&g, "rmsnorm_bias_last_dim", &e), NMO_OK, "%s", e.msg);
+    cr_expect_str_eq(g.op->name, "rms_norm_bias");
+    cr_expect_eq(g.io_dt, NMO_BF16, "lower-case 'bfloat16'");
+    cr_expect_eq(param(&g, "eps"), 1e-5);
+    cr_expect_eq(g.t[g.in_t[2]].uid, 4);
 }
 
 Test(hipdnn, epsilon_value_is_read_not_defaulted)
@@ -94,6 +100,7 @@ Test(hipdnn, every_fixture_binds_or_is_unsupported)
         {"layernorm_inference", "layer_norm"},
         {"layernorm_backward", "layer_norm_bwd"},
         {"rmsnorm_last_dim_half", "rms_norm"},
+        {"rmsnorm_bias_last_dim", "rms_norm_bias"},
         {"rmsnorm_backward", "rms_norm_bwd"},
         {"sdpa_causal_bshd_bf16", "sdpa"},
         {"sdpa_backward_causal", "sdpa_bwd"},
@@ -127,7 +134,7 @@ Test(hipdnn, every_fixture_binds_or_is_unsupported)
         n++;
     }
     closedir(d);
-    cr_expect_geq(n, 26, "fixtures read: %d", n);
+    cr_expect_geq(n, 27, "fixtures read: %d", n);
 }
 
 /* The backward nodes and convolution carry their parameters and statistics. */
@@ -180,7 +187,7 @@ Test(hipdnn, unmodelled_forms_are_unsupported_operations)
 {
     static const char *const cases[][2] = {
         {"layernorm_training_stats", "mean_tensor_uid"},
-        {"rmsnorm_channel_bias", "bias_tensor_uid"},
+        {"rmsnorm_channel_bias", "inv_rms_tensor_uid"}, /* training statistics (the bias itself binds) */
         {"sdpa_attn_mask", "attn_mask_tensor_uid"},
         {"pointwise_add_full", "two full tensors"},
         {"pointwise_relu", "relu_fwd"},
@@ -208,6 +215,7 @@ Test(hipdnn, written_as_hipdnn_writes_it)
     } cases[] = {
         {"layer_norm", "4x16", "LayernormAttributes", 0.125},
         {"rms_norm", "3x8", "RMSNormAttributes", 0.0625},
+        {"rms_norm_bias", "3x8", "RMSNormAttributes", 0.0625},
         {"reduction", "3x8", "ReductionAttributes", 2},
         {"sdpa", "1x2x1x4x8", "SdpaAttributes", 0},
         {"matmul", "4x5x6", "MatmulAttributes", NAN},
