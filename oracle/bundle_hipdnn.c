@@ -19,9 +19,10 @@
  *  - Batchnorm inference in hipDNN takes mean and inv_variance (no epsilon): the operator
  *    batchnorm_invvar_inference; its VarianceExt form (variance + epsilon under a root) is
  *    batchnorm_inference. Statistics, scale and bias one per channel, in x's dtype.
- *  - SDPA: no mask other than causal; causal top-left, or bottom-right when S_q = S_kv
- *    (the two coincide); scale from attn_scale_value, a scalar scale tensor, or the
- *    default 1/sqrt(D); no dropout, paging, sinks, bounds, stats or fp8 scales. */
+ *  - SDPA: causal and the diagonal band (left_bound/right_bound) top-left, or bottom-right
+ *    when S_q = S_kv (the two coincide); scale from attn_scale_value, a scalar scale
+ *    tensor, or the default 1/sqrt(D); no additive mask, dropout, paging, sinks, stats or
+ *    fp8 scales. */
 /* Messages are truncated to their fixed buffers on purpose. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #include <math.h>
@@ -181,12 +182,10 @@ static int sdpa_attrs(nmo_graph *g, const cJSON *node, const hd_map *m, char *wh
             snprintf(why, n, "SDPA with %s", off[i]);
             return 1;
         }
-    static const char *const nul[] = {"left_bound", "right_bound", "max_seq_len_kv"};
-    for (int i = 0; i < 3; i++)
-        if (hd_item(node, nul[i])) {
-            snprintf(why, n, "SDPA with %s", nul[i]);
-            return 1;
-        }
+    if (hd_item(node, "max_seq_len_kv")) {
+        snprintf(why, n, "SDPA with max_seq_len_kv (padded, variable sequence lengths)");
+        return 1;
+    }
     const cJSON *dp = hd_item(node, "dropout_probability");
     if (dp && !(cJSON_IsNumber(dp) && dp->valuedouble == 0)) {
         snprintf(why, n, "SDPA with dropout");
@@ -203,11 +202,42 @@ static int sdpa_attrs(nmo_graph *g, const cJSON *node, const hd_map *m, char *wh
                              "shapes)");
             return 1;
         }
+    /* hipDNN's masks (CpuFpReferenceSdpa / SdpaFwdPlan): the deprecated causal_mask and
+     * causal_mask_bottom_right, or the diagonal band left_bound/right_bound (-1 or null:
+     * unbounded; causal is right_bound 0) under diagonal_alignment. Bottom-right and
+     * top-left coincide when S_q = S_kv (checked above). */
     int causal = hd_true(node, "causal_mask"), br = hd_true(node, "causal_mask_bottom_right");
-    const cJSON *al = hd_item(node, "diagonal_alignment");
-    if (cJSON_IsString(al) && strcasecmp(al->valuestring, "BOTTOM_RIGHT") == 0 && causal) br = 1;
-    /* bottom-right and top-left alignment coincide when S_q = S_kv (checked above) */
-    set_param(g, "causal", causal || br);
+    if (causal && br) {
+        snprintf(why, n, "SDPA with both causal_mask and causal_mask_bottom_right (hipDNN rejects the pair)");
+        return 1;
+    }
+    double bound[2] = {-1, -1};
+    static const char *const bk[2] = {"left_bound", "right_bound"};
+    for (int i = 0; i < 2; i++) {
+        const cJSON *b = hd_item(node, bk[i]);
+        if (!b) continue;
+        if (!cJSON_IsNumber(b) || b->valuedouble < -1 || b->valuedouble != floor(b->valuedouble)) {
+            snprintf(why, n, "SDPA %s that is not an integer >= -1", bk[i]);
+            return 1;
+        }
+        bound[i] = b->valuedouble;
+    }
+    if ((causal || br) && (bound[0] >= 0 || bound[1] >= 0)) {
+        /* hipDNN's versions differ here: the CPU reference's plan drops the bounds, the
+         * plugins' resolveDiagonalBand keeps left_bound */
+        snprintf(why, n, "SDPA with a causal flag and left_bound/right_bound together (hipDNN versions read it differently)");
+        return 1;
+    }
+    if ((bound[0] >= 0 || bound[1] > 0) && param_index(g->op, "left_bound") < 0) {
+        snprintf(why, n, "%s with a sliding window (left_bound/right_bound; numoracle's %s: causal only)", g->node_type,
+                 g->op->name);
+        return 1;
+    }
+    /* causal: right_bound 0 with no left bound, or the deprecated flags */
+    int c = causal || br || bound[1] == 0;
+    set_param(g, "causal", c);
+    set_param(g, "left_bound", bound[0]);
+    set_param(g, "right_bound", c ? -1 : bound[1]);
     const cJSON *sc = hd_item(node, "attn_scale_value");
     if (sc) {
         if (!cJSON_IsNumber(sc) || !isfinite(sc->valuedouble) || sc->valuedouble == 0) {
@@ -582,6 +612,10 @@ cJSON *nmo__hipdnn_node_json(const nmo_graph *g, cJSON *ts)
         if (strcmp(op->name, "reduction") == 0 && strcmp(pn, "kind") == 0)
             carried = g->param[k] == 0 || g->param[k] == 1 || g->param[k] == 2;
         if (is_sdpa && strcmp(pn, "causal") == 0) carried = g->param[k] == 0 || g->param[k] == 1;
+        /* the band: right_bound only without causal (causal is right_bound 0) */
+        if (is_sdpa && strcmp(pn, "left_bound") == 0) carried = 1;
+        if (is_sdpa && strcmp(pn, "right_bound") == 0)
+            carried = g->param[k] == -1 || (g->param[param_index(op, "causal")] == 0 && g->param[k] != 0);
         if (is_sdpa && strcmp(pn, "scale") == 0) carried = 1; /* attn_scale_value */
         if (is_conv) carried = strcmp(pn, "layout") != 0 || g->param[k] == 0; /* NHWC: strides, not written */
         if (strcmp(op->name, "batchnorm_inference") == 0 && strcmp(pn, "layout") == 0) carried = g->param[k] == 0;
@@ -653,7 +687,13 @@ cJSON *nmo__hipdnn_node_json(const nmo_graph *g, cJSON *ts)
         cJSON_AddStringToObject(at, "convolution_mode", "CROSS_CORRELATION");
     }
     if (is_sdpa) {
-        cJSON_AddBoolToObject(at, "causal_mask", g->param[param_index(op, "causal")] != 0);
+        int kl = param_index(op, "left_bound"), kr = param_index(op, "right_bound");
+        double lb = kl >= 0 ? g->param[kl] : -1, rb = kr >= 0 ? g->param[kr] : -1;
+        int cm = g->param[param_index(op, "causal")] != 0;
+        /* the deprecated flag where it says it all, else the band (causal: right_bound 0) */
+        cJSON_AddBoolToObject(at, "causal_mask", cm && lb < 0);
+        if (lb >= 0) cJSON_AddNumberToObject(at, "left_bound", lb);
+        if (lb >= 0 || rb >= 0) cJSON_AddNumberToObject(at, "right_bound", cm ? 0 : rb);
         double sc = g->param[param_index(op, "scale")];
         if (sc != 0) cJSON_AddNumberToObject(at, "attn_scale_value", sc);
         else cJSON_AddNullToObject(at, "attn_scale_value");

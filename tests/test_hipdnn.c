@@ -103,6 +103,7 @@ Test(hipdnn, every_fixture_binds_or_is_unsupported)
         {"rmsnorm_bias_last_dim", "rms_norm_bias"},
         {"rmsnorm_backward", "rms_norm_bwd"},
         {"sdpa_causal_bshd_bf16", "sdpa"},
+        {"sdpa_sliding_window_bottom_right", "sdpa"},
         {"sdpa_backward_causal", "sdpa_bwd"},
         {"convolution_fwd", "conv2d"},
         {"convolution_fwd_pad_stride", "conv2d"},
@@ -134,7 +135,7 @@ Test(hipdnn, every_fixture_binds_or_is_unsupported)
         n++;
     }
     closedir(d);
-    cr_expect_geq(n, 27, "fixtures read: %d", n);
+    cr_expect_geq(n, 29, "fixtures read: %d", n);
 }
 
 /* The backward nodes and convolution carry their parameters and statistics. */
@@ -189,6 +190,7 @@ Test(hipdnn, unmodelled_forms_are_unsupported_operations)
         {"layernorm_training_stats", "mean_tensor_uid"},
         {"rmsnorm_channel_bias", "inv_rms_tensor_uid"}, /* training statistics (the bias itself binds) */
         {"sdpa_attn_mask", "attn_mask_tensor_uid"},
+        {"sdpa_causal_flag_and_left_bound", "causal flag and left_bound/right_bound together"},
         {"pointwise_add_full", "two full tensors"},
         {"pointwise_relu", "relu_fwd"},
         {"reduction_mul", "mode MUL"},
@@ -248,6 +250,16 @@ Test(hipdnn, written_as_hipdnn_writes_it)
         for (int k = 0; k < op->n_param; k++)
             cr_expect_eq(h.param[k], c.param[k], "%s: %s", op->name, op->param[k].name);
         cJSON_Delete(j);
+        if (strcmp(op->name, "sdpa") == 0) {
+            c.param[2] = 2; /* left_bound: the band, written as left_bound 2, right_bound 0 */
+            cr_assert_eq(nmo_graph_from_case(&g, &c, "w", NMO_LAYOUT_ROWMAJOR, &e), NMO_OK);
+            j = nmo_graph_to_json(&g);
+            n = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "nodes"), 0);
+            cr_expect_str_eq(cJSON_GetObjectItem(n, "type")->valuestring, "SdpaAttributes");
+            cr_assert_eq(nmo_graph_parse(&h, j, "w.json", &e), NMO_OK, "%s", e.msg);
+            for (int k = 0; k < op->n_param; k++) cr_expect_eq(h.param[k], c.param[k], "sdpa band: %s", op->param[k].name);
+            cJSON_Delete(j);
+        }
         if (strcmp(op->name, "rms_norm") == 0) {
             c.param[1] = 1; /* offset: not in hipDNN's RMSNorm */
             cr_assert_eq(nmo_graph_from_case(&g, &c, "w", NMO_LAYOUT_ROWMAJOR, &e), NMO_OK);
@@ -281,6 +293,29 @@ Test(hipdnn, attributes_decide_semantics)
     cr_assert_eq(nmo_graph_parse(&g, j, "g.json", &e), NMO_OK, "%s", e.msg);
     cr_expect_eq(param(&g, "causal"), 1);
     cr_expect_eq(param(&g, "scale"), 0.5);
+    cJSON_Delete(j);
+    /* hipDNN's diagonal band: right_bound 0 is causal, left_bound the window */
+    cr_assert_eq(read_fixture(&g, "sdpa_sliding_window_bottom_right", &e), NMO_OK, "%s", e.msg);
+    cr_expect_eq(param(&g, "causal"), 1);
+    cr_expect_eq(param(&g, "left_bound"), 3);
+    cr_expect_eq(param(&g, "right_bound"), -1);
+    /* a band on SDPA backward (sdpa_bwd models causal only) is unsupported, not ignored */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/hipdnn/graphs/sdpa_backward_causal.json", getenv("NMO_SRC"));
+    FILE *f = fopen(path, "rb");
+    cr_assert(f != NULL, "%s", path);
+    static char buf[1 << 16];
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    j = cJSON_Parse(buf);
+    cr_assert_eq(nmo_graph_parse(&g, j, "b.json", &e), NMO_OK, "%s", e.msg);
+    cJSON *at0 = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "nodes"), 0), "attributes");
+    cJSON_DeleteItemFromObject(at0, "left_bound");
+    cJSON_AddItemToObject(at0, "left_bound", cJSON_CreateNumber(2));
+    cJSON_ReplaceItemInObject(at0, "causal_mask", cJSON_CreateFalse());
+    cr_expect_eq(nmo_graph_parse(&g, j, "b.json", &e), NMO_ERR_UNKNOWN_OP, "%s", e.msg);
+    cr_expect(strstr(e.msg, "sliding window") != NULL, "%s", e.msg);
     cJSON_Delete(j);
     /* dropout is not modelled */
     j = cJSON_Parse(txt);
