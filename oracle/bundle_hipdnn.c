@@ -345,7 +345,7 @@ static int pair_attr(const cJSON *node, const char *key, double *v)
 }
 
 /* Convolution forward as conv2d: 2-D cross-correlation, the same symmetric padding,
- * stride and dilation for H and W, no groups. */
+ * stride and dilation for H and W, groups from the filter's channel dim. */
 static int conv_attrs(nmo_graph *g, const cJSON *node, const hd_map *m, char *why, size_t n)
 {
     (void)m;
@@ -359,11 +359,19 @@ static int conv_attrs(nmo_graph *g, const cJSON *node, const hd_map *m, char *wh
         snprintf(why, n, "a convolution of rank %d (numoracle's conv2d: 2-D, [N,C,H,W])", x->ndims);
         return 1;
     }
-    if (w->dims[1] != x->dims[1]) {
+    /* groups as cuDNN and hipDNN give them: the filter's channel dim is C/G, G divides K */
+    int64_t G = w->dims[1] > 0 && x->dims[1] % w->dims[1] == 0 ? x->dims[1] / w->dims[1] : 0;
+    if (G < 1 || w->dims[0] % G != 0) {
+        snprintf(why, n, "filter channels %lld that do not divide input channels %lld into groups of the %lld filters",
+                 (long long)w->dims[1], (long long)x->dims[1], (long long)w->dims[0]);
+        return 1;
+    }
+    if (G > 1 && param_index(g->op, "groups") < 0) {
         snprintf(why, n, "a grouped convolution (filter channels %lld, input channels %lld)", (long long)w->dims[1],
                  (long long)x->dims[1]);
         return 1;
     }
+    set_param(g, "groups", (double)G);
     static const char *const keys[4] = {"pre_padding", "post_padding", "stride", "dilation"};
     double v[4] = {0, 0, 1, 1};
     for (int k = 0; k < 4; k++)

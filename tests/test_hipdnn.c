@@ -107,6 +107,7 @@ Test(hipdnn, every_fixture_binds_or_is_unsupported)
         {"sdpa_backward_causal", "sdpa_bwd"},
         {"convolution_fwd", "conv2d"},
         {"convolution_fwd_pad_stride", "conv2d"},
+        {"convolution_grouped", "conv2d"},
         {"matmul_4x8x5", "matmul"},
         {"pointwise_add_bcast", "add"},
         {"reduction_add_last", "reduction"},
@@ -194,7 +195,6 @@ Test(hipdnn, unmodelled_forms_are_unsupported_operations)
         {"pointwise_add_full", "two full tensors"},
         {"pointwise_relu", "relu_fwd"},
         {"reduction_mul", "mode MUL"},
-        {"convolution_grouped", "a grouped convolution"},
         {"batchnorm_variance_ext_mixed", "running_mean in FLOAT under x in HALF"},
         {"rmsnorm_backward_dbias", "dbias_tensor_uid"},
         {"layernorm_backward_no_stats", "mean_tensor_uid is null"},
@@ -250,6 +250,23 @@ Test(hipdnn, written_as_hipdnn_writes_it)
         for (int k = 0; k < op->n_param; k++)
             cr_expect_eq(h.param[k], c.param[k], "%s: %s", op->name, op->param[k].name);
         cJSON_Delete(j);
+        if (strcmp(op->name, "conv2d") == 0) {
+            /* groups: carried by the filter's channel dim C/G (here 1x2x7x7x3x3x3 would not
+             * divide; the grouped case is 1x4x7x7x2x3x3 with G = 2) */
+            nmo_case cg;
+            int64_t gs[7] = {1, 4, 7, 7, 2, 3, 3};
+            double gp[5] = {1, 1, 1, 0, 2};
+            int gset[5] = {0, 0, 0, 0, 1};
+            cr_assert_eq(nmo_case_init_params(&cg, op, &p, 7, gs, gp, gset, &e), NMO_OK, "%s", e.msg);
+            cr_assert_eq(nmo_graph_from_case(&g, &cg, "w", NMO_LAYOUT_ROWMAJOR, &e), NMO_OK, "%s", e.msg);
+            j = nmo_graph_to_json(&g);
+            n = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "nodes"), 0);
+            cr_expect_str_eq(cJSON_GetObjectItem(n, "type")->valuestring, "ConvolutionFwdAttributes");
+            cr_assert_eq(nmo_graph_parse(&h, j, "w.json", &e), NMO_OK, "%s", e.msg);
+            for (int k = 0; k < op->n_param; k++) cr_expect_eq(h.param[k], cg.param[k], "conv groups: %s", op->param[k].name);
+            cJSON_Delete(j);
+            nmo_case_free(&cg);
+        }
         if (strcmp(op->name, "sdpa") == 0) {
             c.param[2] = 2; /* left_bound: the band, written as left_bound 2, right_bound 0 */
             cr_assert_eq(nmo_graph_from_case(&g, &c, "w", NMO_LAYOUT_ROWMAJOR, &e), NMO_OK);
