@@ -19,9 +19,10 @@
  *  - Batchnorm inference in hipDNN takes mean and inv_variance (no epsilon): the operator
  *    batchnorm_invvar_inference; its VarianceExt form (variance + epsilon under a root) is
  *    batchnorm_inference. Statistics, scale and bias one per channel, in x's dtype.
- *  - SDPA: no mask other than causal; causal top-left, or bottom-right when S_q = S_kv
- *    (the two coincide); scale from attn_scale_value, a scalar scale tensor, or the
- *    default 1/sqrt(D); no dropout, paging, sinks, bounds, stats or fp8 scales. */
+ *  - SDPA: causal and the diagonal band (left_bound/right_bound) top-left, or bottom-right
+ *    when S_q = S_kv (the two coincide); scale from attn_scale_value, a scalar scale
+ *    tensor, or the default 1/sqrt(D); no additive mask, dropout, paging, sinks, stats or
+ *    fp8 scales. */
 /* Messages are truncated to their fixed buffers on purpose. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #include <math.h>
@@ -129,12 +130,11 @@ static int layernorm_attrs(nmo_graph *g, const cJSON *node, const hd_map *m, cha
     return norm_attrs(g, node, m, why, n, "mean inv_variance");
 }
 
+/* RMSNorm with or without a bias (rms_norm, rms_norm_bias): hipDNN normalizes the
+ * trailing dims where scale's dims equal x's (CpuFpReferenceRMSNorm); numoracle the last
+ * dim only, so scale and bias must run along it. */
 static int rmsnorm_attrs(nmo_graph *g, const cJSON *node, const hd_map *m, char *why, size_t n)
 {
-    if (hd_item(node, "bias_tensor_uid")) {
-        snprintf(why, n, "RMSNorm with a bias (numoracle's rms_norm has none)");
-        return 1;
-    }
     return norm_attrs(g, node, m, why, n, "inv_rms");
 }
 
@@ -182,12 +182,10 @@ static int sdpa_attrs(nmo_graph *g, const cJSON *node, const hd_map *m, char *wh
             snprintf(why, n, "SDPA with %s", off[i]);
             return 1;
         }
-    static const char *const nul[] = {"left_bound", "right_bound", "max_seq_len_kv"};
-    for (int i = 0; i < 3; i++)
-        if (hd_item(node, nul[i])) {
-            snprintf(why, n, "SDPA with %s", nul[i]);
-            return 1;
-        }
+    if (hd_item(node, "max_seq_len_kv")) {
+        snprintf(why, n, "SDPA with max_seq_len_kv (padded, variable sequence lengths)");
+        return 1;
+    }
     const cJSON *dp = hd_item(node, "dropout_probability");
     if (dp && !(cJSON_IsNumber(dp) && dp->valuedouble == 0)) {
         snprintf(why, n, "SDPA with dropout");
@@ -204,11 +202,42 @@ static int sdpa_attrs(nmo_graph *g, const cJSON *node, const hd_map *m, char *wh
                              "shapes)");
             return 1;
         }
+    /* hipDNN's masks (CpuFpReferenceSdpa / SdpaFwdPlan): the deprecated causal_mask and
+     * causal_mask_bottom_right, or the diagonal band left_bound/right_bound (-1 or null:
+     * unbounded; causal is right_bound 0) under diagonal_alignment. Bottom-right and
+     * top-left coincide when S_q = S_kv (checked above). */
     int causal = hd_true(node, "causal_mask"), br = hd_true(node, "causal_mask_bottom_right");
-    const cJSON *al = hd_item(node, "diagonal_alignment");
-    if (cJSON_IsString(al) && strcasecmp(al->valuestring, "BOTTOM_RIGHT") == 0 && causal) br = 1;
-    /* bottom-right and top-left alignment coincide when S_q = S_kv (checked above) */
-    set_param(g, "causal", causal || br);
+    if (causal && br) {
+        snprintf(why, n, "SDPA with both causal_mask and causal_mask_bottom_right (hipDNN rejects the pair)");
+        return 1;
+    }
+    double bound[2] = {-1, -1};
+    static const char *const bk[2] = {"left_bound", "right_bound"};
+    for (int i = 0; i < 2; i++) {
+        const cJSON *b = hd_item(node, bk[i]);
+        if (!b) continue;
+        if (!cJSON_IsNumber(b) || b->valuedouble < -1 || b->valuedouble != floor(b->valuedouble)) {
+            snprintf(why, n, "SDPA %s that is not an integer >= -1", bk[i]);
+            return 1;
+        }
+        bound[i] = b->valuedouble;
+    }
+    if ((causal || br) && (bound[0] >= 0 || bound[1] >= 0)) {
+        /* hipDNN's versions differ here: the CPU reference's plan drops the bounds, the
+         * plugins' resolveDiagonalBand keeps left_bound */
+        snprintf(why, n, "SDPA with a causal flag and left_bound/right_bound together (hipDNN versions read it differently)");
+        return 1;
+    }
+    if ((bound[0] >= 0 || bound[1] > 0) && param_index(g->op, "left_bound") < 0) {
+        snprintf(why, n, "%s with a sliding window (left_bound/right_bound; numoracle's %s: causal only)", g->node_type,
+                 g->op->name);
+        return 1;
+    }
+    /* causal: right_bound 0 with no left bound, or the deprecated flags */
+    int c = causal || br || bound[1] == 0;
+    set_param(g, "causal", c);
+    set_param(g, "left_bound", bound[0]);
+    set_param(g, "right_bound", c ? -1 : bound[1]);
     const cJSON *sc = hd_item(node, "attn_scale_value");
     if (sc) {
         if (!cJSON_IsNumber(sc) || !isfinite(sc->valuedouble) || sc->valuedouble == 0) {
@@ -316,7 +345,7 @@ static int pair_attr(const cJSON *node, const char *key, double *v)
 }
 
 /* Convolution forward as conv2d: 2-D cross-correlation, the same symmetric padding,
- * stride and dilation for H and W, no groups. */
+ * stride and dilation for H and W, groups from the filter's channel dim. */
 static int conv_attrs(nmo_graph *g, const cJSON *node, const hd_map *m, char *why, size_t n)
 {
     (void)m;
@@ -330,11 +359,19 @@ static int conv_attrs(nmo_graph *g, const cJSON *node, const hd_map *m, char *wh
         snprintf(why, n, "a convolution of rank %d (numoracle's conv2d: 2-D, [N,C,H,W])", x->ndims);
         return 1;
     }
-    if (w->dims[1] != x->dims[1]) {
+    /* groups as cuDNN and hipDNN give them: the filter's channel dim is C/G, G divides K */
+    int64_t G = w->dims[1] > 0 && x->dims[1] % w->dims[1] == 0 ? x->dims[1] / w->dims[1] : 0;
+    if (G < 1 || w->dims[0] % G != 0) {
+        snprintf(why, n, "filter channels %lld that do not divide input channels %lld into groups of the %lld filters",
+                 (long long)w->dims[1], (long long)x->dims[1], (long long)w->dims[0]);
+        return 1;
+    }
+    if (G > 1 && param_index(g->op, "groups") < 0) {
         snprintf(why, n, "a grouped convolution (filter channels %lld, input channels %lld)", (long long)w->dims[1],
                  (long long)x->dims[1]);
         return 1;
     }
+    set_param(g, "groups", (double)G);
     static const char *const keys[4] = {"pre_padding", "post_padding", "stride", "dilation"};
     double v[4] = {0, 0, 1, 1};
     for (int k = 0; k < 4; k++)
@@ -360,6 +397,9 @@ static const hd_map hd_tab[] = {
     {"LayernormAttributes", "layer_norm", {{"x", "x"}, {"scale", "w"}, {"bias", "b"}, {"y", "y"}},
      {{"epsilon", "eps"}}, layernorm_attrs, NULL},
     {"RMSNormAttributes", "rms_norm", {{"x", "x"}, {"scale", "w"}, {"y", "y"}}, {{"epsilon", "eps"}}, rmsnorm_attrs, NULL},
+    /* a variant of a node type (after '+'): chosen by hd_find from the node */
+    {"RMSNormAttributes+bias", "rms_norm_bias", {{"x", "x"}, {"scale", "w"}, {"bias", "b"}, {"y", "y"}},
+     {{"epsilon", "eps"}}, rmsnorm_attrs, NULL},
     {"ReductionAttributes", "reduction", {{"in", "x"}, {"out", "y"}}, {{0}}, reduction_attrs, NULL},
     {"SdpaAttributes", "sdpa", {{"q", "q"}, {"k", "k"}, {"v", "v"}, {"o", "o"}}, {{"scale", "scale"}}, sdpa_attrs, NULL},
     {"MatmulAttributes", "matmul", {{"a", "A"}, {"b", "B"}, {"c", "C"}}, {{0}}, NULL, NULL},
@@ -403,6 +443,8 @@ static const hd_map *hd_find(const char *type, const cJSON *node)
         const cJSON *op = node ? hd_item(node, "operation") : NULL;
         snprintf(key, sizeof key, "PointwiseAttributes:%s", cJSON_IsString(op) ? op->valuestring : "?");
     }
+    if (strcmp(type, "RMSNormAttributes") == 0 && node && hd_item(node, "bias_tensor_uid"))
+        snprintf(key, sizeof key, "RMSNormAttributes+bias");
     for (int i = 0; i < N_HD; i++)
         if (strcasecmp(hd_tab[i].type, key) == 0) return &hd_tab[i];
     return NULL;
@@ -462,7 +504,7 @@ static nmo_status hd_wire(nmo_graph *g, const cJSON *node, const hd_map *m, int 
             if (!tn && !pn) {
                 char why[160];
                 snprintf(why, sizeof why, "%s %s is not modelled", s == 1 ? "output" : "input", v->string);
-                return unsupported(g, src, m->type, why, err);
+                return unsupported(g, src, g->node_type, why, err);
             }
             int ti = key_tensor(g, v, v->string, src, err, &st);
             if (ti < 0) return st;
@@ -477,7 +519,7 @@ static nmo_status hd_wire(nmo_graph *g, const cJSON *node, const hd_map *m, int 
                     char why[200];
                     snprintf(why, sizeof why, "%s is a runtime tensor, not a value (numoracle takes %s as a constant)",
                              v->string, pn);
-                    return unsupported(g, src, m->type, why, err);
+                    return unsupported(g, src, g->node_type, why, err);
                 }
                 set_param(g, pn, g->t[ti].value);
                 continue;
@@ -515,7 +557,7 @@ static nmo_status hd_wire(nmo_graph *g, const cJSON *node, const hd_map *m, int 
                     char why[200];
                     snprintf(why, sizeof why, "input %s_tensor_uid is null (a recomputed %s; bundles carry every input)", hk,
                              tn);
-                    return unsupported(g, src, m->type, why, err);
+                    return unsupported(g, src, g->node_type, why, err);
                 }
                 return nmo_err_set(err, NMO_ERR_DATA, "%s: node '%s': missing %s '%s_tensor_uid'", src, g->node_name,
                                    io ? "output" : "input", hk);
@@ -578,6 +620,10 @@ cJSON *nmo__hipdnn_node_json(const nmo_graph *g, cJSON *ts)
         if (strcmp(op->name, "reduction") == 0 && strcmp(pn, "kind") == 0)
             carried = g->param[k] == 0 || g->param[k] == 1 || g->param[k] == 2;
         if (is_sdpa && strcmp(pn, "causal") == 0) carried = g->param[k] == 0 || g->param[k] == 1;
+        /* the band: right_bound only without causal (causal is right_bound 0) */
+        if (is_sdpa && strcmp(pn, "left_bound") == 0) carried = 1;
+        if (is_sdpa && strcmp(pn, "right_bound") == 0)
+            carried = g->param[k] == -1 || (g->param[param_index(op, "causal")] == 0 && g->param[k] != 0);
         if (is_sdpa && strcmp(pn, "scale") == 0) carried = 1; /* attn_scale_value */
         if (is_conv) carried = strcmp(pn, "layout") != 0 || g->param[k] == 0; /* NHWC: strides, not written */
         if (strcmp(op->name, "batchnorm_inference") == 0 && strcmp(pn, "layout") == 0) carried = g->param[k] == 0;
@@ -590,8 +636,8 @@ cJSON *nmo__hipdnn_node_json(const nmo_graph *g, cJSON *ts)
     cJSON *n = cJSON_CreateObject();
     const char *type = m->type;
     char tb[64];
-    const char *colon = strchr(type, ':');
-    if (colon) snprintf(tb, sizeof tb, "%.*s", (int)(colon - type), type), type = tb;
+    const char *colon = strchr(type, ':'), *plus = strchr(type, '+');
+    if (colon || plus) snprintf(tb, sizeof tb, "%.*s", (int)((colon ? colon : plus) - type), type), type = tb;
     cJSON_AddStringToObject(n, "name", g->node_name);
     cJSON_AddStringToObject(n, "type", type);
     const char *cdt = nmo_dt_name(g->node_compute_dt);
@@ -634,7 +680,7 @@ cJSON *nmo__hipdnn_node_json(const nmo_graph *g, cJSON *ts)
         cJSON_AddNumberToObject(in, key, (double)next++);
     }
     if (strcmp(op->name, "layer_norm") == 0) cJSON_AddNumberToObject(at, "normalized_dim_count", 1);
-    if (strcmp(op->name, "layer_norm") == 0 || strcmp(op->name, "rms_norm") == 0)
+    if (strcmp(op->name, "layer_norm") == 0 || strcmp(op->name, "rms_norm") == 0 || strcmp(op->name, "rms_norm_bias") == 0)
         cJSON_AddStringToObject(at, "forward_phase", "INFERENCE");
     if (strcmp(op->name, "reduction") == 0) cJSON_AddStringToObject(at, "mode", red_mode[(int)g->param[param_index(op, "kind")]]);
     if (is_conv) {
@@ -649,7 +695,13 @@ cJSON *nmo__hipdnn_node_json(const nmo_graph *g, cJSON *ts)
         cJSON_AddStringToObject(at, "convolution_mode", "CROSS_CORRELATION");
     }
     if (is_sdpa) {
-        cJSON_AddBoolToObject(at, "causal_mask", g->param[param_index(op, "causal")] != 0);
+        int kl = param_index(op, "left_bound"), kr = param_index(op, "right_bound");
+        double lb = kl >= 0 ? g->param[kl] : -1, rb = kr >= 0 ? g->param[kr] : -1;
+        int cm = g->param[param_index(op, "causal")] != 0;
+        /* the deprecated flag where it says it all, else the band (causal: right_bound 0) */
+        cJSON_AddBoolToObject(at, "causal_mask", cm && lb < 0);
+        if (lb >= 0) cJSON_AddNumberToObject(at, "left_bound", lb);
+        if (lb >= 0 || rb >= 0) cJSON_AddNumberToObject(at, "right_bound", cm ? 0 : rb);
         double sc = g->param[param_index(op, "scale")];
         if (sc != 0) cJSON_AddNumberToObject(at, "attn_scale_value", sc);
         else cJSON_AddNullToObject(at, "attn_scale_value");

@@ -46,8 +46,10 @@
  * Not covered: exp evaluated as exp2(x*log2e) with the scale folded into an FMA
  * (FA2's exp2f(s*scale_log2 - m*scale_log2)) or the ex2.approx / __expf intrinsics (the
  * argument model above does not hold for the FMA fold), tensor-core accumulation of the
- * scores (sum=mma), dropout, masks other than top-left causal, scores stored in a
- * narrower format. */
+ * scores (sum=mma), dropout, additive masks, S_q != S_kv, scores stored in a narrower
+ * format; kernels that rescale by exp(0) != 1 over fully masked key blocks.
+ * Masks: causal and hipDNN's diagonal band (left_bound/right_bound, CpuFpReferenceSdpa in
+ * rocm-libraries projects/hipdnn test_sdk: keys j < i - left and j > i + right masked). */
 #include <math.h>
 
 #include "engine/ref.h"
@@ -68,8 +70,15 @@ void NMO_REF(nmo_ref_sdpa_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fe
     int64_t S = dm.S, D = dm.D;
     int64_t b = u / (dm.Hq * S), h = (u / S) % dm.Hq, i = u % S;
     int64_t hk = h / (dm.Hq / dm.Hkv);
+    /* the visible keys j0 <= j < j0 + n: causal (j <= i) and hipDNN's diagonal band
+     * (left_bound: j >= i - left, right_bound: j <= i + right; -1 unbounded), queries and
+     * keys aligned top-left (S_q = S_kv: bottom-right is the same). Masked keys weigh
+     * exactly 0 and leave the running max alone, so the model below sees n keys. */
     int causal = c->param[0] != 0;
-    int64_t n = causal ? i + 1 : S;
+    int64_t left = (int64_t)c->param[2], right = (int64_t)c->param[3];
+    int64_t j0 = left >= 0 && i - left > 0 ? i - left : 0, j1 = causal ? i + 1 : S;
+    if (right >= 0 && i + right + 1 < j1) j1 = i + right + 1;
+    int64_t n = j1 - j0;
     const nmo_tensor *tq = &c->in[0], *tk = &c->in[1], *tv = &c->in[2];
 
     double *q = enc_dvec(ctx, 0, D);
@@ -80,9 +89,9 @@ void NMO_REF(nmo_ref_sdpa_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fe
     nmo_tensor_load_f64(q, tq, b * tq->strides[0] + h * tq->strides[1] + i * tq->strides[2], D,
                         tq->strides[3]);
     for (int64_t j = 0; j < n; j++) {
-        nmo_tensor_load_f64(kk + j * D, tk, b * tk->strides[0] + hk * tk->strides[1] + j * tk->strides[2],
+        nmo_tensor_load_f64(kk + j * D, tk, b * tk->strides[0] + hk * tk->strides[1] + (j0 + j) * tk->strides[2],
                             D, tk->strides[3]);
-        nmo_tensor_load_f64(vv + j * D, tv, b * tv->strides[0] + hk * tv->strides[1] + j * tv->strides[2],
+        nmo_tensor_load_f64(vv + j * D, tv, b * tv->strides[0] + hk * tv->strides[1] + (j0 + j) * tv->strides[2],
                             D, tv->strides[3]);
         ones[j] = 1.0;
     }
@@ -224,6 +233,10 @@ nmo_status nmo_ref_sdpa_setup_common(nmo_case *c, nmo_err *err)
     if (c->param[0] != 0 && c->param[0] != 1)
         return nmo_err_set(err, NMO_ERR_USAGE, "%s: causal must be 0 or 1, got %g", c->op->name,
                            c->param[0]);
+    for (int k = 2; k < 4 && k < c->op->n_param; k++)
+        if (!(c->param[k] >= -1) || c->param[k] != floor(c->param[k]))
+            return nmo_err_set(err, NMO_ERR_USAGE, "%s: %s must be an integer >= -1 (-1: unbounded), got %g",
+                               c->op->name, c->op->param[k].name, c->param[k]);
     if (!(c->param[1] >= 0) || !isfinite(c->param[1]))
         return nmo_err_set(err, NMO_ERR_USAGE, "%s: scale must be >= 0 (0: 1/sqrt(D)), got %g",
                            c->op->name, c->param[1]);
@@ -268,9 +281,11 @@ const nmo_op nmo_op_sdpa = {
            {"v", NMO_ROLE_DATA, "values [B,Hkv,S,D]"}},
     .n_out = 1,
     .out = {{"o", NMO_ROLE_DATA, "output [B,Hq,S,D]"}},
-    .n_param = 2,
+    .n_param = 4,
     .param = {{"causal", 1, "1: key j attends only for j <= i (top-left aligned); 0: no mask"},
-              {"scale", 0, "score scale; 0 means 1/sqrt(D)"}},
+              {"scale", 0, "score scale; 0 means 1/sqrt(D)"},
+              {"left_bound", -1, "keys j < i - left_bound masked (hipDNN's diagonal band); -1: unbounded"},
+              {"right_bound", -1, "keys j > i + right_bound masked (hipDNN's diagonal band); -1: unbounded"}},
     .dtypes = "fp32 bf16 fp16 fp8_e4m3 fp8_e5m2",
     .test_shapes = "1x4x2x33x16;2x2x1x16x8",
     .test_shapes_large = "1x4x2x129x16;2x2x1x16x8",

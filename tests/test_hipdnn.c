@@ -44,6 +44,12 @@ Test(hipdnn, layernorm_epsilon_from_a_value_tensor)
     /* the scale [1, 32] is rms_norm's w [32]; the value tensor is not an operator tensor */
     cr_expect_eq(g.t[g.in_t[1]].uid, 2);
     cr_expect_eq(g.t[g.out_t[0]].uid, 4);
+    /* a non-null bias_tensor_uid selects rms_norm_bias: the bias [1,1,16] is its b [16] */
+    cr_assert_eq(read_fixture(&g, "rmsnorm_bias_last_dim", &e), NMO_OK, "%s", e.msg);
+    cr_expect_str_eq(g.op->name, "rms_norm_bias");
+    cr_expect_eq(g.io_dt, NMO_BF16, "lower-case 'bfloat16'");
+    cr_expect_eq(param(&g, "eps"), 1e-5);
+    cr_expect_eq(g.t[g.in_t[2]].uid, 4);
 }
 
 Test(hipdnn, epsilon_value_is_read_not_defaulted)
@@ -94,11 +100,14 @@ Test(hipdnn, every_fixture_binds_or_is_unsupported)
         {"layernorm_inference", "layer_norm"},
         {"layernorm_backward", "layer_norm_bwd"},
         {"rmsnorm_last_dim_half", "rms_norm"},
+        {"rmsnorm_bias_last_dim", "rms_norm_bias"},
         {"rmsnorm_backward", "rms_norm_bwd"},
         {"sdpa_causal_bshd_bf16", "sdpa"},
+        {"sdpa_sliding_window_bottom_right", "sdpa"},
         {"sdpa_backward_causal", "sdpa_bwd"},
         {"convolution_fwd", "conv2d"},
         {"convolution_fwd_pad_stride", "conv2d"},
+        {"convolution_grouped", "conv2d"},
         {"matmul_4x8x5", "matmul"},
         {"pointwise_add_bcast", "add"},
         {"reduction_add_last", "reduction"},
@@ -127,7 +136,7 @@ Test(hipdnn, every_fixture_binds_or_is_unsupported)
         n++;
     }
     closedir(d);
-    cr_expect_geq(n, 26, "fixtures read: %d", n);
+    cr_expect_geq(n, 29, "fixtures read: %d", n);
 }
 
 /* The backward nodes and convolution carry their parameters and statistics. */
@@ -180,12 +189,12 @@ Test(hipdnn, unmodelled_forms_are_unsupported_operations)
 {
     static const char *const cases[][2] = {
         {"layernorm_training_stats", "mean_tensor_uid"},
-        {"rmsnorm_channel_bias", "bias_tensor_uid"},
+        {"rmsnorm_channel_bias", "inv_rms_tensor_uid"}, /* training statistics (the bias itself binds) */
         {"sdpa_attn_mask", "attn_mask_tensor_uid"},
+        {"sdpa_causal_flag_and_left_bound", "causal flag and left_bound/right_bound together"},
         {"pointwise_add_full", "two full tensors"},
         {"pointwise_relu", "relu_fwd"},
         {"reduction_mul", "mode MUL"},
-        {"convolution_grouped", "a grouped convolution"},
         {"batchnorm_variance_ext_mixed", "running_mean in FLOAT under x in HALF"},
         {"rmsnorm_backward_dbias", "dbias_tensor_uid"},
         {"layernorm_backward_no_stats", "mean_tensor_uid is null"},
@@ -208,6 +217,7 @@ Test(hipdnn, written_as_hipdnn_writes_it)
     } cases[] = {
         {"layer_norm", "4x16", "LayernormAttributes", 0.125},
         {"rms_norm", "3x8", "RMSNormAttributes", 0.0625},
+        {"rms_norm_bias", "3x8", "RMSNormAttributes", 0.0625},
         {"reduction", "3x8", "ReductionAttributes", 2},
         {"sdpa", "1x2x1x4x8", "SdpaAttributes", 0},
         {"matmul", "4x5x6", "MatmulAttributes", NAN},
@@ -240,6 +250,33 @@ Test(hipdnn, written_as_hipdnn_writes_it)
         for (int k = 0; k < op->n_param; k++)
             cr_expect_eq(h.param[k], c.param[k], "%s: %s", op->name, op->param[k].name);
         cJSON_Delete(j);
+        if (strcmp(op->name, "conv2d") == 0) {
+            /* groups: carried by the filter's channel dim C/G (here 1x2x7x7x3x3x3 would not
+             * divide; the grouped case is 1x4x7x7x2x3x3 with G = 2) */
+            nmo_case cg;
+            int64_t gs[7] = {1, 4, 7, 7, 2, 3, 3};
+            double gp[5] = {1, 1, 1, 0, 2};
+            int gset[5] = {0, 0, 0, 0, 1};
+            cr_assert_eq(nmo_case_init_params(&cg, op, &p, 7, gs, gp, gset, &e), NMO_OK, "%s", e.msg);
+            cr_assert_eq(nmo_graph_from_case(&g, &cg, "w", NMO_LAYOUT_ROWMAJOR, &e), NMO_OK, "%s", e.msg);
+            j = nmo_graph_to_json(&g);
+            n = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "nodes"), 0);
+            cr_expect_str_eq(cJSON_GetObjectItem(n, "type")->valuestring, "ConvolutionFwdAttributes");
+            cr_assert_eq(nmo_graph_parse(&h, j, "w.json", &e), NMO_OK, "%s", e.msg);
+            for (int k = 0; k < op->n_param; k++) cr_expect_eq(h.param[k], cg.param[k], "conv groups: %s", op->param[k].name);
+            cJSON_Delete(j);
+            nmo_case_free(&cg);
+        }
+        if (strcmp(op->name, "sdpa") == 0) {
+            c.param[2] = 2; /* left_bound: the band, written as left_bound 2, right_bound 0 */
+            cr_assert_eq(nmo_graph_from_case(&g, &c, "w", NMO_LAYOUT_ROWMAJOR, &e), NMO_OK);
+            j = nmo_graph_to_json(&g);
+            n = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "nodes"), 0);
+            cr_expect_str_eq(cJSON_GetObjectItem(n, "type")->valuestring, "SdpaAttributes");
+            cr_assert_eq(nmo_graph_parse(&h, j, "w.json", &e), NMO_OK, "%s", e.msg);
+            for (int k = 0; k < op->n_param; k++) cr_expect_eq(h.param[k], c.param[k], "sdpa band: %s", op->param[k].name);
+            cJSON_Delete(j);
+        }
         if (strcmp(op->name, "rms_norm") == 0) {
             c.param[1] = 1; /* offset: not in hipDNN's RMSNorm */
             cr_assert_eq(nmo_graph_from_case(&g, &c, "w", NMO_LAYOUT_ROWMAJOR, &e), NMO_OK);
@@ -273,6 +310,29 @@ Test(hipdnn, attributes_decide_semantics)
     cr_assert_eq(nmo_graph_parse(&g, j, "g.json", &e), NMO_OK, "%s", e.msg);
     cr_expect_eq(param(&g, "causal"), 1);
     cr_expect_eq(param(&g, "scale"), 0.5);
+    cJSON_Delete(j);
+    /* hipDNN's diagonal band: right_bound 0 is causal, left_bound the window */
+    cr_assert_eq(read_fixture(&g, "sdpa_sliding_window_bottom_right", &e), NMO_OK, "%s", e.msg);
+    cr_expect_eq(param(&g, "causal"), 1);
+    cr_expect_eq(param(&g, "left_bound"), 3);
+    cr_expect_eq(param(&g, "right_bound"), -1);
+    /* a band on SDPA backward (sdpa_bwd models causal only) is unsupported, not ignored */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/hipdnn/graphs/sdpa_backward_causal.json", getenv("NMO_SRC"));
+    FILE *f = fopen(path, "rb");
+    cr_assert(f != NULL, "%s", path);
+    static char buf[1 << 16];
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    j = cJSON_Parse(buf);
+    cr_assert_eq(nmo_graph_parse(&g, j, "b.json", &e), NMO_OK, "%s", e.msg);
+    cJSON *at0 = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "nodes"), 0), "attributes");
+    cJSON_DeleteItemFromObject(at0, "left_bound");
+    cJSON_AddItemToObject(at0, "left_bound", cJSON_CreateNumber(2));
+    cJSON_ReplaceItemInObject(at0, "causal_mask", cJSON_CreateFalse());
+    cr_expect_eq(nmo_graph_parse(&g, j, "b.json", &e), NMO_ERR_UNKNOWN_OP, "%s", e.msg);
+    cr_expect(strstr(e.msg, "sliding window") != NULL, "%s", e.msg);
     cJSON_Delete(j);
     /* dropout is not modelled */
     j = cJSON_Parse(txt);

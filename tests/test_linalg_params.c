@@ -8,7 +8,7 @@
  *    steps and tiny steps; a FlashAttention-2 style kernel that feeds bf16 P to P.V
  *    passes under inter=bf16 and FAILs under the fused fp32 plan (the negative control);
  *  - sdpa_bwd: no causal mask; bf16 dS passes under inter=bf16;
- *  - conv2d: stride, padding, dilation and NHWC; stride/dilation/layout bugs FAIL. */
+ *  - conv2d: stride, padding, dilation, NHWC and groups; stride/dilation/layout/group bugs FAIL. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -491,6 +491,65 @@ static nmo_status conv_ok(const nmo_cand_args *a, nmo_err *e) { (void)e; return 
 static nmo_status conv_no_dil(const nmo_cand_args *a, nmo_err *e) { (void)e; return conv_local(a, 1); }
 static nmo_status conv_no_stride(const nmo_cand_args *a, nmo_err *e) { (void)e; return conv_local(a, 2); }
 static nmo_status conv_w_kcrs(const nmo_cand_args *a, nmo_err *e) { (void)e; return conv_local(a, 3); }
+
+/* grouped direct conv (NCHW) with bugs: 1 every group reads group 0's input channels,
+ * 2 output channel k in group k % G (interleaved instead of blocked) */
+static nmo_status conv_grp_local(const nmo_cand_args *a, int bug)
+{
+    int64_t st = (int64_t)a->param[0], pad = (int64_t)a->param[1], dil = (int64_t)a->param[2];
+    int64_t G = (int64_t)a->param[4];
+    const nmo_tensor *tx = &a->in[0], *tw = &a->in[1], *ty = &a->out[0];
+    int64_t N = tx->dims[0], C = tx->dims[1], H = tx->dims[2], W = tx->dims[3];
+    int64_t K = tw->dims[0], Cg = tw->dims[1], R = tw->dims[2], S = tw->dims[3], P = ty->dims[2], Q = ty->dims[3];
+    float *xv = nmo_cu_load(tx), *wv = nmo_cu_load(tw), *yv = malloc((size_t)nmo_cu_numel(ty) * sizeof(float));
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t k = 0; k < K; k++) {
+            int64_t g = bug == 2 ? k % G : k / (K / G), c0 = bug == 1 ? 0 : g * Cg;
+            for (int64_t p = 0; p < P; p++)
+                for (int64_t q = 0; q < Q; q++) {
+                    float acc = 0;
+                    for (int64_t c = 0; c < Cg; c++)
+                        for (int64_t r = 0; r < R; r++)
+                            for (int64_t s2 = 0; s2 < S; s2++) {
+                                int64_t ih = p * st - pad + r * dil, iw = q * st - pad + s2 * dil;
+                                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                                acc = fmaf(xv[((n * C + c0 + c) * H + ih) * W + iw], wv[((k * Cg + c) * R + r) * S + s2], acc);
+                            }
+                    yv[((n * K + k) * P + p) * Q + q] = acc;
+                }
+        }
+    nmo_cu_store(&a->out[0], yv, nmo_cu_plan_store(a->plan));
+    free(xv), free(wv), free(yv);
+    return NMO_OK;
+}
+static nmo_status conv_grp_ok(const nmo_cand_args *a, nmo_err *e) { (void)e; return conv_grp_local(a, 0); }
+static nmo_status conv_grp_c0(const nmo_cand_args *a, nmo_err *e) { (void)e; return conv_grp_local(a, 1); }
+static nmo_status conv_grp_mod(const nmo_cand_args *a, nmo_err *e) { (void)e; return conv_grp_local(a, 2); }
+
+/* Grouped convolution (hipDNN/cuDNN: w [K, C/G, R, S]): the registry's correct variants
+ * and a local direct kernel never FAIL; group-indexing bugs do. */
+Test(linalg_params, conv2d_groups, .timeout = 600)
+{
+    static const char *const shapes[] = {"2x6x9x9x4x3x3", "1x8x7x7x8x1x1"};
+    static const double cfgs[][5] = {{1, 1, 1, 0, 2}, {2, 1, 1, 1, 2}, {1, 0, 2, 0, 2}};
+    for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+        char what[80];
+        snprintf(what, sizeof what, "groups=2 stride=%d pad=%d dil=%d layout=%d", (int)cfgs[i][0], (int)cfgs[i][1],
+                 (int)cfgs[i][2], (int)cfgs[i][3]);
+        sweep_correct("conv2d", shapes, 2, cfgs[i], 31, 1, what);
+    }
+    static const char *const dw[] = {"1x4x6x6x4x3x3"}; /* depthwise: G = C = K */
+    double dwp[5] = {1, 1, 1, 0, 4};
+    sweep_correct("conv2d", dw, 1, dwp, 31, 1, "depthwise groups=4");
+    nmo_plan p;
+    nmo_plan_default(&p, NMO_FP32);
+    nmo_report rep;
+    run_case(&rep, "conv2d", conv_grp_ok, &p, NMO_FAM_GAUSSIAN, 2, shapes[0], cfgs[0], 31, NULL, NULL);
+    cr_expect(rep.verdict == NMO_PASS, "local grouped conv does not PASS");
+    nmo_report_free(&rep);
+    expect_caught("conv2d", "grp_c0 (groups=2)", conv_grp_c0, shapes[0], cfgs[0], 31, NULL);
+    expect_caught("conv2d", "grp_mod (groups=2)", conv_grp_mod, shapes[0], cfgs[0], 31, NULL);
+}
 
 Test(linalg_params, conv2d_stride_padding_dilation_layout, .timeout = 600)
 {

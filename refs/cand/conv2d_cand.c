@@ -3,7 +3,8 @@
  *
  *   in  x[N,C,H,W] / [N,H,W,C], w[K,C,R,S] / [K,R,S,C]   dtype plan->in
  *   out y[N,K,P,Q] / [N,P,Q,K]                            dtype plan->out
- *   param stride, padding, dilation, layout (0 NCHW, 1 NHWC)
+ *   param stride, padding, dilation, layout (0 NCHW, 1 NHWC), groups G (w [K,C/G,R,S]:
+ *   output channel k reads input channels k/(K/G)*C/G + c, c < C/G)
  *
  * Rounding points of every kernel here (fp32): each fmaf (or product and add) over the
  * taps in the kernel's order — padded taps are either skipped or fed as zeros (exact no-op
@@ -33,6 +34,7 @@ typedef struct {
 
 typedef struct {
     int64_t N, C, H, W, K, R, S, P, Q, st, pad, dil;
+    int64_t Cw; /* the filter's channels, C/G */
     int layout;
 } cv_dims;
 
@@ -42,8 +44,8 @@ static float cv_x(const float *x, const cv_dims *d, const cv_cfg *c, int64_t n, 
     return x[((n * d->C + ch) * d->H + h) * d->W + w];
 }
 static float cv_w(const float *wt, const cv_dims *d, int64_t k, int64_t ch, int64_t r, int64_t s) {
-    if (d->layout == 1) return wt[((k * d->R + r) * d->S + s) * d->C + ch];
-    return wt[((k * d->C + ch) * d->R + r) * d->S + s];
+    if (d->layout == 1) return wt[((k * d->R + r) * d->S + s) * d->Cw + ch];
+    return wt[((k * d->Cw + ch) * d->R + r) * d->S + s];
 }
 
 static nmo_status cv_run(const nmo_cand_args *a, nmo_err *err, const cv_cfg *c) {
@@ -60,14 +62,17 @@ static nmo_status cv_run(const nmo_cand_args *a, nmo_err *err, const cv_cfg *c) 
     d.N = tx->dims[0], d.K = tw->dims[0];
     if (d.layout == 0) d.C = tx->dims[1], d.H = tx->dims[2], d.W = tx->dims[3], d.R = tw->dims[2], d.S = tw->dims[3];
     else d.H = tx->dims[1], d.W = tx->dims[2], d.C = tx->dims[3], d.R = tw->dims[1], d.S = tw->dims[2];
+    int64_t G = a->n_param >= 5 ? (int64_t)a->param[4] : 1;
+    if (G < 1 || d.C % G || d.K % G) return nmo_err_set(err, NMO_ERR_USAGE, "conv2d candidate: bad groups");
+    d.Cw = d.C / G;
     d.P = (d.H + 2 * d.pad - d.dil * (d.R - 1) - 1) / d.st + 1;
     d.Q = (d.W + 2 * d.pad - d.dil * (d.S - 1) - 1) / d.st + 1;
     int64_t dx[4], dw[4], dy[4];
     if (d.layout == 0) {
-        int64_t a1[4] = {d.N, d.C, d.H, d.W}, a2[4] = {d.K, d.C, d.R, d.S}, a3[4] = {d.N, d.K, d.P, d.Q};
+        int64_t a1[4] = {d.N, d.C, d.H, d.W}, a2[4] = {d.K, d.Cw, d.R, d.S}, a3[4] = {d.N, d.K, d.P, d.Q};
         memcpy(dx, a1, sizeof dx), memcpy(dw, a2, sizeof dw), memcpy(dy, a3, sizeof dy);
     } else {
-        int64_t a1[4] = {d.N, d.H, d.W, d.C}, a2[4] = {d.K, d.R, d.S, d.C}, a3[4] = {d.N, d.P, d.Q, d.K};
+        int64_t a1[4] = {d.N, d.H, d.W, d.C}, a2[4] = {d.K, d.R, d.S, d.Cw}, a3[4] = {d.N, d.P, d.Q, d.K};
         memcpy(dx, a1, sizeof dx), memcpy(dw, a2, sizeof dw), memcpy(dy, a3, sizeof dy);
     }
     NMO_RETURN_IF_ERR(nmo_cu_check_tensor(tx, op, "x", a->plan->in, 4, dx, err));
@@ -75,21 +80,22 @@ static nmo_status cv_run(const nmo_cand_args *a, nmo_err *err, const cv_cfg *c) 
     NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->out[0], op, "y", a->plan->out, 4, dy, err));
 
     float *xv = nmo_cu_load(tx), *wv = nmo_cu_load(tw);
-    int64_t ny = d.N * d.K * d.P * d.Q, taps = d.C * d.R * d.S;
+    int64_t ny = d.N * d.K * d.P * d.Q, taps = d.Cw * d.R * d.S;
     float *yv = (float *)malloc((size_t)ny * sizeof(float));
     float *ta = (float *)malloc((size_t)taps * sizeof(float)), *tb = (float *)malloc((size_t)taps * sizeof(float));
     if (!xv || !wv || !yv || !ta || !tb) {
         free(xv), free(wv), free(yv), free(ta), free(tb);
         return nmo_err_set(err, NMO_ERR_NOMEM, "conv2d candidate: out of memory");
     }
-    int64_t cmax = c->skip_last_c ? d.C - 1 : d.C;
+    int64_t cmax = c->skip_last_c ? d.Cw - 1 : d.Cw;
     int64_t poff = c->pad_off1 ? d.pad - 1 : d.pad;
     for (int64_t n = 0; n < d.N; n++)
         for (int64_t k = 0; k < d.K; k++)
             for (int64_t p = 0; p < d.P; p++)
                 for (int64_t q = 0; q < d.Q; q++) {
-                    /* gather the taps in the kernel's K order; padded taps are 0 */
-                    int64_t m = 0;
+                    /* gather the taps in the kernel's K order; padded taps are 0; the
+                     * group's input channels start at c0 */
+                    int64_t m = 0, c0 = k / (d.K / G) * d.Cw;
                     int rsc = c->algo == CV_IGEMM_RSC_KTILE || c->algo == CV_SPLIT_C2;
                     for (int64_t i0 = 0; i0 < (rsc ? d.R * d.S : cmax); i0++)
                         for (int64_t i1 = 0; i1 < (rsc ? cmax : d.R * d.S); i1++) {
@@ -97,7 +103,7 @@ static nmo_status cv_run(const nmo_cand_args *a, nmo_err *err, const cv_cfg *c) 
                             int64_t ih = p * d.st - poff + r * d.dil, iw = q * d.st - poff + s * d.dil;
                             int inb = ih >= 0 && ih < d.H && iw >= 0 && iw < d.W;
                             if (!inb && c->algo == CV_DIRECT_CRS) continue; /* skipped */
-                            ta[m] = inb ? cv_x(xv, &d, c, n, ch, ih, iw) : 0.0f;
+                            ta[m] = inb ? cv_x(xv, &d, c, n, c0 + ch, ih, iw) : 0.0f;
                             tb[m] = c->flip ? cv_w(wv, &d, k, ch, d.R - 1 - r, d.S - 1 - s)
                                             : cv_w(wv, &d, k, ch, r, s);
                             m++;

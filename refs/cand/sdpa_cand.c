@@ -4,7 +4,8 @@
  *
  *   in  q[B,Hq,S,D], k[B,Hkv,S,D], v[B,Hkv,S,D]   dtype plan->in
  *   out o[B,Hq,S,D]                               dtype plan->out
- *   param[0] causal (0/1), param[1] scale (0: 1/sqrt(D))
+ *   param[0] causal (0/1), param[1] scale (0: 1/sqrt(D)), param[2] left_bound, param[3]
+ *   right_bound (hipDNN's diagonal band; -1: unbounded)
  *
  * Rounding points of every kernel here (all fp32): the score dot products (the kernel's
  * reduction over D, fmaf or not), the scale multiply (on the dot, on q beforehand, or on
@@ -31,6 +32,8 @@ typedef struct {
     nmo_cu_red red_l;   /* two-pass: reduction of l */
     /* mutant knobs */
     int no_scale, causal_off1, gqa_mod, no_max, acc_bf16, l_no_rescale;
+    int band_strict; /* MUTANT: masks as hipDNN's band (causal = right_bound 0) tested strictly,
+                      * i - left < j < i + right: the band's edge keys (and causal's diagonal) lost */
 } sd_cfg;
 
 static float sd_exp(const sd_cfg *c, float x) { return c->exp_cr ? nmo_cu_expf_cr(x) : nmo_cu_expf(x); }
@@ -57,6 +60,9 @@ static nmo_status sd_run(const nmo_cand_args *a, nmo_err *err, const sd_cfg *c) 
     NMO_RETURN_IF_ERR(nmo_cu_check_tensor(&a->out[0], op, "o", a->plan->out, 4, dq, err));
     int causal = a->n_param >= 1 && a->param ? a->param[0] != 0 : 1;
     double scale_p = a->n_param >= 2 && a->param ? a->param[1] : 0;
+    /* hipDNN's diagonal band: keys j < i - left and j > i + right masked (-1: none) */
+    int64_t left = a->n_param >= 3 && a->param ? (int64_t)a->param[2] : -1;
+    int64_t right = a->n_param >= 4 && a->param ? (int64_t)a->param[3] : -1;
     float sc = scale_p != 0 ? (float)scale_p
                : c->rsqrt  ? nmo_cu_rsqrtf((float)D)
                            : 1.0f / sqrtf((float)D);
@@ -75,11 +81,22 @@ static nmo_status sd_run(const nmo_cand_args *a, nmo_err *err, const sd_cfg *c) 
     for (int64_t b = 0; b < B; b++)
         for (int64_t h = 0; h < Hq; h++) {
             int64_t hk = c->gqa_mod ? h % Hkv : h / (Hq / Hkv);
-            const float *K = kv + (b * Hkv + hk) * S * D, *V = vv + (b * Hkv + hk) * S * D;
+            const float *K0 = kv + (b * Hkv + hk) * S * D, *V0 = vv + (b * Hkv + hk) * S * D;
             for (int64_t i = 0; i < S; i++) {
                 const float *qr = qv + ((b * Hq + h) * S + i) * D;
                 float *o = ov + ((b * Hq + h) * S + i) * D;
-                int64_t n = !causal ? S : c->causal_off1 ? (i + 2 < S ? i + 2 : S) : i + 1;
+                int64_t j1 = !causal ? S : c->causal_off1 ? (i + 2 < S ? i + 2 : S) : i + 1;
+                if (right >= 0 && i + right + 1 < j1) j1 = i + right + 1;
+                int64_t j0 = left < 0 ? 0 : i - left;
+                if (c->band_strict) {
+                    int64_t r = causal ? 0 : right;
+                    if (r >= 0) j1 = i + r < S ? i + r : S;
+                    if (left >= 0) j0 = i - left + 1;
+                }
+                if (j0 < 0) j0 = 0;
+                if (j1 < j0) j1 = j0; /* no visible key: 0/0 */
+                int64_t n = j1 - j0; /* the visible keys j0..j1-1 */
+                const float *K = K0 + j0 * D, *V = V0 + j0 * D;
                 const float *qq = qr;
                 if (c->score == SD_SCORE_B) {
                     for (int64_t x = 0; x < D; x++) qs[x] = qr[x] * sc;
@@ -161,6 +178,7 @@ SD_CAND(sd_naive_late_scale, .online = 0, .score = SD_SCORE_C, .red = NMO_CU_RED
 
 SD_CAND(sd_mut_no_scale, SD_FLASH, .no_scale = 1)
 SD_CAND(sd_mut_causal_off1, SD_FLASH, .causal_off1 = 1)
+SD_CAND(sd_mut_band_strict, SD_FLASH, .band_strict = 1)
 SD_CAND(sd_mut_gqa_mod, SD_FLASH, .gqa_mod = 1)
 SD_CAND(sd_mut_no_max, SD_FLASH, .no_max = 1)
 SD_CAND(sd_mut_pv_acc_bf16, SD_FLASH, .acc_bf16 = 1)
@@ -185,6 +203,8 @@ const nmo_cand nmo_cand_sdpa[] = {
      sd_naive_late_scale, NULL},
     {"sdpa", "mut_no_scale", 0, "MUTANT: softmax scale omitted (sc = 1)", sd_mut_no_scale, NULL},
     {"sdpa", "mut_causal_off1", 0, "MUTANT: causal mask lets query i see key i+1", sd_mut_causal_off1, NULL},
+    {"sdpa", "mut_band_strict", 0, "MUTANT: masks as a band tested strictly (i-left < j < i+right, causal: j < i)",
+     sd_mut_band_strict, NULL},
     {"sdpa", "mut_gqa_mod", 0, "MUTANT: grouped-query head mapping h % Hkv instead of h / (Hq/Hkv)",
      sd_mut_gqa_mod, NULL},
     {"sdpa", "mut_no_max", 0, "MUTANT: no max subtraction, p = expf(s) (overflows on large scores)",
