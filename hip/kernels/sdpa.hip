@@ -141,6 +141,9 @@ int sdpa_supports(const nmo_plugin_args *a)
         return 0;
     if (tq->ndims != 4 || tk->ndims != 4 || !nmo_k_same_dims(tk, tv) || !nmo_k_same_dims(tq, &a->out[0])) return 0;
     if (tk->dims[0] != tq->dims[0] || tk->dims[2] != tq->dims[2] || tk->dims[3] != tq->dims[3]) return 0;
+    /* the kernel masks causally only: a diagonal band (left_bound/right_bound, params 2
+     * and 3, hipDNN's sliding window) is declined, so such a case is a SKIP, not a FAIL */
+    if (nmo_k_param(a, 2, -1.0) != -1.0 || nmo_k_param(a, 3, -1.0) != -1.0) return 0;
     const int64_t Hq = tq->dims[1], Hkv = tk->dims[1];
     return Hkv >= 1 && Hq % Hkv == 0 && tq->dims[3] >= 1 && tq->dims[3] <= SD_MAXD;
 }
