@@ -420,13 +420,8 @@ static void run_op(bench_result *br, const bench_spec *sp, int reps, int cert_re
     }
     br->cand_name = cd->name;
     nmo_tensor cand[NMO_MAX_TENSORS];
-    for (int k = 0; k < c.n_out; k++) {
-        cand[k] = c.out[k];
-        cand[k].data = NULL;
-        cand[k].own = 0;
-        s = nmo_tensor_alloc(&cand[k], &err);
-        if (s != NMO_OK) die("nmo_tensor_alloc (candidate)", s, &err);
-    }
+    s = nmo_case_alloc_outputs(&c, cand, 0, &err);
+    if (s != NMO_OK) die("nmo_case_alloc_outputs (candidate)", s, &err);
     nmo_cand_args ca = {c.in, c.n_in, cand, c.n_out, c.param, op->n_param, &c.plan};
     s = cd->run(&ca, &err);
     if (s != NMO_OK) die("candidate run", s, &err);

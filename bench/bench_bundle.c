@@ -73,12 +73,7 @@ static double bench_op(const char *opname, const char *shape, int reps)
     const nmo_cand *cd = nmo_cand_find(op->name, NULL);
     nmo_tensor out[NMO_MAX_TENSORS];
     memset(out, 0, sizeof out);
-    for (int k = 0; k < c.n_out; k++) {
-        out[k] = c.out[k];
-        out[k].data = NULL;
-        out[k].own = 0;
-        if (nmo_tensor_alloc(&out[k], &err) != NMO_OK) die("alloc", &err);
-    }
+    if (nmo_case_alloc_outputs(&c, out, 0, &err) != NMO_OK) die("alloc", &err);
     nmo_cand_args a = {c.in, c.n_in, out, c.n_out, c.param, op->n_param, &c.plan};
     if (cd->run(&a, &err) != NMO_OK) die("candidate", &err);
 

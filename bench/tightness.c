@@ -37,12 +37,7 @@ int main(int argc, char **argv)
             nmo_case_fill(&c, fams[f], 1);
             nmo_tensor out[NMO_MAX_TENSORS];
             memset(out, 0, sizeof out);
-            for (int k = 0; k < c.n_out; k++) {
-                out[k] = c.out[k];
-                out[k].data = NULL;
-                out[k].own = 0;
-                nmo_tensor_alloc(&out[k], &err);
-            }
+            nmo_case_alloc_outputs(&c, out, 0, &err);
             nmo_cand_args a = {c.in, c.n_in, out, c.n_out, c.param, op->n_param, &c.plan};
             nmo_report rep;
             if (cd->run(&a, &err) == NMO_OK && nmo_check(&rep, &c, out, NULL, &err) == NMO_OK) {

@@ -435,30 +435,35 @@ static void usage(void)
            "--geometry any.\n");
 }
 
-int main(int argc, char **argv)
+/* The command line (main's options; the rest goes into G). */
+typedef struct {
+    const char *ops, *kern, *dtl, *faml, *shapes, *logp, *geometry;
+    int list;
+} cli_opts;
+
+/* Parses and validates argv into o and G: -1 to go on, else main's exit code. */
+static int parse_args(int argc, char **argv, cli_opts *o)
 {
-    const char *ops = NULL, *kern = NULL, *dtl = NULL, *faml = NULL, *shapes = "both", *logp = NULL;
-    int list = 0;
-    const char *geometry = "declared";
+    *o = (cli_opts){.shapes = "both", .geometry = "declared"};
     G.seeds = 5;
     G.jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define OPT(name) (strcmp(a, name) == 0 && v && (i++, 1))
-        if (OPT("--shapes")) shapes = v;
+        if (OPT("--shapes")) o->shapes = v;
         else if (OPT("--seeds")) G.seeds = atoi(v);
-        else if (OPT("--ops")) ops = v;
-        else if (OPT("--kernels")) kern = v;
-        else if (OPT("--dtypes")) dtl = v;
-        else if (OPT("--families")) faml = v;
+        else if (OPT("--ops")) o->ops = v;
+        else if (OPT("--kernels")) o->kern = v;
+        else if (OPT("--dtypes")) o->dtl = v;
+        else if (OPT("--families")) o->faml = v;
         else if (OPT("--jobs")) G.jobs = atoi(v);
-        else if (OPT("--log")) logp = v;
+        else if (OPT("--log")) o->logp = v;
         else if (OPT("--time-budget")) G.budget = atof(v);
-        else if (OPT("--geometry")) geometry = v;
+        else if (OPT("--geometry")) o->geometry = v;
         else if (strcmp(a, "--mutants-large") == 0) G.mutants_large = 1;
         else if (strcmp(a, "--direct") == 0) G.direct = 1;
-        else if (strcmp(a, "--list") == 0) list = 1;
+        else if (strcmp(a, "--list") == 0) o->list = 1;
         else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage();
             return 0;
@@ -473,24 +478,30 @@ int main(int argc, char **argv)
         fprintf(stderr, "nmo_gpu_test: --seeds and --jobs must be >= 1\n");
         return 2;
     }
-    if (strcmp(shapes, "odd") && strcmp(shapes, "large") && strcmp(shapes, "both") && strcmp(shapes, "small")) {
+    if (strcmp(o->shapes, "odd") && strcmp(o->shapes, "large") && strcmp(o->shapes, "both") &&
+        strcmp(o->shapes, "small")) {
         fprintf(stderr, "nmo_gpu_test: --shapes odd|large|both|small\n");
         return 2;
     }
-    if (strcmp(geometry, "declared") && strcmp(geometry, "any")) {
+    if (strcmp(o->geometry, "declared") && strcmp(o->geometry, "any")) {
         fprintf(stderr, "nmo_gpu_test: --geometry declared|any\n");
         return 2;
     }
-    G.geometry = strcmp(geometry, "declared") == 0;
+    G.geometry = strcmp(o->geometry, "declared") == 0;
     nmo_kernel_set_hip(&G.ks);
-    small_shapes = strcmp(shapes, "small") == 0;
+    small_shapes = strcmp(o->shapes, "small") == 0;
     if (small_shapes) shape_names[1] = "other";
-    G.use_sh[0] = strcmp(shapes, "large") != 0;
-    G.use_sh[1] = strcmp(shapes, "odd") != 0;
+    G.use_sh[0] = strcmp(o->shapes, "large") != 0;
+    G.use_sh[1] = strcmp(o->shapes, "odd") != 0;
     G.use_sh[2] = G.use_sh[0] && !small_shapes; /* short odd rows go with the odd shapes */
-    for (int d = 0; d < NDT; d++) G.use_dt[d] = in_list(dtl, nmo_fmt_name(dts[d]));
-    for (int f = 0; f < NMO_FAM_COUNT; f++) G.use_fam[f] = in_list(faml, nmo_family_name(f));
+    for (int d = 0; d < NDT; d++) G.use_dt[d] = in_list(o->dtl, nmo_fmt_name(dts[d]));
+    for (int f = 0; f < NMO_FAM_COUNT; f++) G.use_fam[f] = in_list(o->faml, nmo_family_name(f));
+    return -1;
+}
 
+/* G.k: the registry's kernels of this build's operators that --ops / --kernels select. */
+static void select_kernels(const cli_opts *o)
+{
     for (int i = 0; i < nmo_hip_kernel_count() && G.nk < MAXK; i++) {
         const nmo_plugin_kernel *k = nmo_hip_kernel_at(i);
         if (!nmo_op_find(k->op)) {
@@ -498,19 +509,22 @@ int main(int argc, char **argv)
                 fprintf(stderr, "note: HIP kernels of op %s ignored (not in this build's registry)\n", k->op);
             continue;
         }
-        if (in_list(ops, k->op) && in_list(kern, k->name)) G.k[G.nk++] = k;
+        if (in_list(o->ops, k->op) && in_list(o->kern, k->name)) G.k[G.nk++] = k;
     }
-    if (list) {
-        for (int i = 0; i < G.nk; i++)
-            printf("%-18s %-18s %-8s %-16s %-12s %s\n", G.k[i]->op, G.k[i]->name,
-                   G.k[i]->correct ? "correct" : "mutant", G.k[i]->dtypes,
-                   G.k[i]->plan[0] ? G.k[i]->plan : "(default)", G.k[i]->desc ? G.k[i]->desc : "");
-        return 0;
-    }
-    if (!G.nk) {
-        fprintf(stderr, "nmo_gpu_test: no kernel selected\n");
-        return 2;
-    }
+}
+
+static void list_kernels(void)
+{
+    for (int i = 0; i < G.nk; i++)
+        printf("%-18s %-18s %-8s %-16s %-12s %s\n", G.k[i]->op, G.k[i]->name,
+               G.k[i]->correct ? "correct" : "mutant", G.k[i]->dtypes,
+               G.k[i]->plan[0] ? G.k[i]->plan : "(default)", G.k[i]->desc ? G.k[i]->desc : "");
+}
+
+/* The device, BLAS, the log and the header lines (and on CUDA the conversion
+ * self-test): -1 to go on, else main's exit code. */
+static int start(const cli_opts *o)
+{
     nmo_err err = {{0}};
     if (nmo_gpu_init(&err) != NMO_OK) {
         fprintf(stderr, "nmo_gpu_test: %s\n", err.msg);
@@ -520,17 +534,17 @@ int main(int argc, char **argv)
     void (*obt)(int);
     *(void **)&obt = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
     if (obt) obt(1);
-    if (logp) {
-        G.log = fopen(logp, "w");
+    if (o->logp) {
+        G.log = fopen(o->logp, "w");
         if (!G.log) {
-            fprintf(stderr, "nmo_gpu_test: cannot write %s\n", logp);
+            fprintf(stderr, "nmo_gpu_test: cannot write %s\n", o->logp);
             return 2;
         }
         fprintf(G.log, "op,kernel,kind,dtype,shape,family,seed,verdict,pass,fail,inconclusive\n");
     }
     printf("nmo_gpu_test: %s\n", nmo_gpu_provenance_json());
     printf("kernels %d, seeds %d, shapes %s, jobs %d, judging %s, mutants at the large shape: %s\n",
-           G.nk, G.seeds, shapes, G.jobs, G.direct ? "nmo_check per kernel" : "shared enclosures + nmo_judge",
+           G.nk, G.seeds, o->shapes, G.jobs, G.direct ? "nmo_check per kernel" : "shared enclosures + nmo_judge",
            G.mutants_large || small_shapes ? "yes" : "no");
     if (strcmp(nmo_gpu_platform(), "cuda") == 0) {
         /* the store conversions are cvt instructions there: same bits as the integer
@@ -546,9 +560,13 @@ int main(int argc, char **argv)
             if (bb || bh) G.errors++;
         }
     }
+    return -1;
+}
 
-    /* the case list: ops of the selected kernels x shapes x dtypes x families x seeds;
-     * odd shapes first (quick, and where mutants run), then the large ones */
+/* The case list: ops of the selected kernels x shapes x dtypes x families x seeds;
+ * odd shapes first (quick, and where mutants run), then the large ones. */
+static void build_cases(void)
+{
     const nmo_op *opl[64];
     int nop = 0;
     for (int i = 0; i < G.nk; i++) {
@@ -568,6 +586,11 @@ int main(int argc, char **argv)
                         if (!G.use_sh[sh] || !G.use_dt[d] || !G.use_fam[f]) continue;
                         G.cases[G.ncases++] = (struct tcase){opl[o], d, sh, f, s};
                     }
+}
+
+/* Runs every case on G.jobs worker threads; returns the wall time in seconds. */
+static double run_cases(void)
+{
     pthread_mutex_init(&G.mu, NULL);
     pthread_mutex_init(&G.gpu, NULL);
     G.t0 = now_s();
@@ -575,9 +598,12 @@ int main(int argc, char **argv)
     int nj = G.jobs < 256 ? G.jobs : 256;
     for (int j = 0; j < nj; j++) pthread_create(&th[j], NULL, worker, NULL);
     for (int j = 0; j < nj; j++) pthread_join(th[j], NULL);
-    double secs = now_s() - G.t0;
+    return now_s() - G.t0;
+}
 
-    /* table 1: correct kernels */
+/* Table 1: correct kernels per dtype and shape; returns their runs. */
+static long print_correct(void)
+{
     printf("\ncorrect kernels (runs = kernel x dtype x family x seed; FAIL = false alarm)\n");
     printf("%-18s %-18s %-6s %-6s %7s %7s %7s %7s %7s\n", "op", "kernel", "dtype", "shape", "runs",
            "pass", "inconc", "FAIL", "skipped");
@@ -599,16 +625,20 @@ int main(int argc, char **argv)
                        nmo_fmt_name(dts[d]), shape_names[sh], t.runs, t.pass, t.inconc, t.fail, t.skipped);
             }
     }
+    return runs_correct;
+}
 
-    /* table 2: mutants x families */
+/* Table 2: mutants x families; sets the number of mutants and of those caught. */
+static void print_mutants(int *nmut, int *ncaught)
+{
     printf("\nmutants x families (FAIL: caught on some dtype/shape/seed; '.': never; '-': not run)\n");
     printf("%-18s %-18s", "op", "mutant");
     for (int f = 0; f < NMO_FAM_COUNT; f++) printf(" %-8.8s", nmo_family_name(f));
     printf(" %s\n", "caught");
-    int nmut = 0, ncaught = 0;
+    *nmut = *ncaught = 0;
     for (int i = 0; i < G.nk; i++) {
         if (G.k[i]->correct) continue;
-        nmut++;
+        (*nmut)++;
         int any = 0;
         printf("%-18s %-18s", G.k[i]->op, G.k[i]->name);
         for (int f = 0; f < NMO_FAM_COUNT; f++) {
@@ -621,9 +651,14 @@ int main(int argc, char **argv)
             any |= fails > 0;
             printf(" %-8s", !runs ? "-" : fails ? "FAIL" : ".");
         }
-        ncaught += any;
+        *ncaught += any;
         printf(" %s\n", any ? "yes" : "NO");
     }
+}
+
+/* The summary lines and the exit code: 0 OK, 1 NOT OK, 3 cut short by --time-budget. */
+static int summarize(long runs_correct, int nmut, int ncaught, double secs)
+{
     printf("\nsummary: %ld runs of correct kernels, %ld false alarms; %d/%d mutants caught; %ld errors; "
            "%.1f s\n",
            runs_correct, G.false_alarms, ncaught, nmut, G.errors, secs);
@@ -640,4 +675,27 @@ int main(int argc, char **argv)
     }
     printf("%s\n", ok ? "RESULT: OK" : "RESULT: NOT OK");
     return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    cli_opts o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc >= 0) return rc;
+    select_kernels(&o);
+    if (o.list) {
+        list_kernels();
+        return 0;
+    }
+    if (!G.nk) {
+        fprintf(stderr, "nmo_gpu_test: no kernel selected\n");
+        return 2;
+    }
+    if ((rc = start(&o)) >= 0) return rc;
+    build_cases();
+    double secs = run_cases();
+    long runs_correct = print_correct();
+    int nmut, ncaught;
+    print_mutants(&nmut, &ncaught);
+    return summarize(runs_correct, nmut, ncaught, secs);
 }

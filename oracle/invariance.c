@@ -192,17 +192,7 @@ static nmo_status run_call(nmo_tensor *out, const nmo_case *sc, nmo_inv_run_fn r
                            nmo_err *err)
 {
     memset(out, 0, sizeof(nmo_tensor) * NMO_MAX_TENSORS);
-    for (int k = 0; k < sc->n_out; k++) {
-        out[k] = sc->out[k];
-        out[k].data = NULL;
-        out[k].own = 0;
-        nmo_status s = nmo_tensor_alloc(&out[k], err);
-        if (s != NMO_OK) {
-            free_outs(out, k);
-            return s;
-        }
-        memset(out[k].data, 0xFF, (size_t)nmo_tensor_span(&out[k]) * nmo_fmt_bytes(out[k].dtype));
-    }
+    NMO_RETURN_IF_ERR(nmo_case_alloc_outputs(sc, out, 1, err));
     nmo_status s = run(ctx, sc, out, err);
     if (s != NMO_OK) free_outs(out, sc->n_out);
     return s;

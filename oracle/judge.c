@@ -104,14 +104,7 @@ static nmo_status judge_accuracy(nmo_cell *cell, const nmo_contract_op *co, int 
         NMO_RETURN_IF_ERR(build_case(&c, co, grad, dt, js, js->seeds[s], err));
         nmo_tensor out[NMO_MAX_TENSORS];
         memset(out, 0, sizeof out);
-        nmo_status st = NMO_OK;
-        for (int k = 0; k < c.n_out && st == NMO_OK; k++) {
-            out[k] = c.out[k];
-            out[k].data = NULL;
-            out[k].own = 0;
-            if ((st = nmo_tensor_alloc(&out[k], err)) == NMO_OK)
-                memset(out[k].data, 0xFF, (size_t)nmo_tensor_span(&out[k]) * nmo_fmt_bytes(out[k].dtype));
-        }
+        nmo_status st = nmo_case_alloc_outputs(&c, out, 1, err);
         if (st == NMO_OK) st = cand->run(cand->ctx, &c, out, err);
         if (st == NMO_ERR_UNSUPPORTED) {
             cell->verdict = NMO_CELL_SKIPPED;

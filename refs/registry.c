@@ -264,6 +264,27 @@ void nmo_case_free(nmo_case *c)
     }
 }
 
+nmo_status nmo_case_alloc_outputs(const nmo_case *c, nmo_tensor *out, int poison, nmo_err *err)
+{
+    for (int k = 0; k < c->n_out; k++) {
+        out[k] = c->out[k];
+        out[k].data = NULL;
+        out[k].own = 0;
+        nmo_status s = nmo_tensor_alloc(&out[k], err);
+        if (s != NMO_OK) {
+            for (int j = 0; j < k; j++) nmo_tensor_free(&out[j]);
+            return s;
+        }
+        if (poison) memset(out[k].data, 0xFF, (size_t)nmo_tensor_span(&out[k]) * nmo_fmt_bytes(out[k].dtype));
+    }
+    return NMO_OK;
+}
+
+void nmo_case_free_outputs(const nmo_case *c, nmo_tensor *out)
+{
+    for (int k = 0; k < c->n_out; k++) nmo_tensor_free(&out[k]);
+}
+
 void nmo_case_fill(nmo_case *c, int family, uint64_t seed)
 {
     int64_t row_len = c->op->row_len ? c->op->row_len(c) : 1;

@@ -2,6 +2,8 @@
 # The direction of dependencies (docs/DESIGN.md, "Layout"), checked on the sources:
 #   refs/ and oracle/ (the operators and the library) include no hip/ or apps/ header;
 #   hip/ includes no apps/ header;
+#   hip/'s plain C (runner, plugin loading, registry, drivers) includes no kernel header
+#   (hip/kernels/, nmo_hip.h, nmo_hip_sim.h): it reaches kernels only through the tables;
 #   the installed headers (oracle/include/numoracle/) include no private header
 #   (oracle/engine/, nmo_internal.h) and no <mpfr.h> (no MPFR type in the public API).
 #   bash tests/check_layering.sh [SRCROOT]     exit 1 and one line per violation
@@ -33,6 +35,10 @@ check "a hip/ header in the library" "$hip_h" $lib_files
 check "an app header in the library" "$app_h" $lib_files
 # shellcheck disable=SC2086
 check "an app header in the GPU layer" "$app_h" $hip_files
+kern_h=$(cd hip && { find kernels -name '*.h' -printf '%P\n'; find kernels -name '*.h'; echo nmo_hip.h; echo nmo_hip_sim.h; })
+hip_c_files=$(find hip \( -name '*.c' -o -name 'nmo_gpu*.h' -o -name 'nmo_runner.h' \) | sort)
+# shellcheck disable=SC2086
+check "a kernel header in the GPU layer's C" "$kern_h" $hip_c_files
 for f in oracle/include/numoracle/*.h; do
     if grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"](mpfr\.h|gmp\.h|engine/|nmo_internal\.h|cjson/)' "$f"; then
         echo "layering: installed header $f includes a private header or MPFR/GMP/cJSON"; bad=1

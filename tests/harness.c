@@ -61,13 +61,7 @@ int nmo_test_op_selected(const char *name)
 
 static nmo_status run_cand(nmo_tensor *out, const nmo_case *c, const nmo_cand *cand, nmo_err *err)
 {
-    for (int k = 0; k < c->n_out; k++) {
-        out[k] = c->out[k];
-        out[k].data = NULL;
-        out[k].own = 0;
-        nmo_status s = nmo_tensor_alloc(&out[k], err);
-        if (s != NMO_OK) return s;
-    }
+    NMO_RETURN_IF_ERR(nmo_case_alloc_outputs(c, out, 0, err));
     nmo_cand_args a = {c->in, c->n_in, out, c->n_out, c->param, c->op->n_param, &c->plan};
     return cand->run(&a, err);
 }

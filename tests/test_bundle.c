@@ -67,12 +67,7 @@ static int run_candidate(nmo_tensor *out, const nmo_cand *cd, const nmo_case *c)
 {
     nmo_err err;
     memset(out, 0, sizeof(nmo_tensor) * NMO_MAX_TENSORS);
-    for (int k = 0; k < c->n_out; k++) {
-        out[k] = c->out[k];
-        out[k].data = NULL;
-        out[k].own = 0;
-        cr_assert_eq(nmo_tensor_alloc(&out[k], &err), NMO_OK);
-    }
+    cr_assert_eq(nmo_case_alloc_outputs(c, out, 0, &err), NMO_OK, "%s", err.msg);
     nmo_cand_args a = {c->in, c->n_in, out, c->n_out, c->param, c->op->n_param, &c->plan};
     return cd->run(&a, &err) == NMO_OK;
 }

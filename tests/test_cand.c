@@ -22,6 +22,7 @@
 #include "../refs/cand/cand_util.h" /* the candidates' own helpers (static inline) */
 #include "numoracle/cand.h"
 #include "numoracle/op.h"
+#include "harness.h"
 
 /* ------------------------------------------------------------------ generator */
 
@@ -388,6 +389,73 @@ Test(op_registry, dtypes_list) {
     const nmo_op *rms = nmo_op_find("rms_norm");
     cr_assert(rms);
     cr_expect(nmo_op_has_dtype(rms, NMO_BF16));
+}
+
+static int all_bytes(const void *p, size_t n, unsigned char v)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != v) return 0;
+    return 1;
+}
+
+/* nmo_case_alloc_outputs, the one allocation of a run's outputs, for every operator (first
+ * test shape and dtype): descriptions copied from the case, own storage, every byte 0xFF
+ * when poisoned (zero when not), entries past n_out untouched; free_outputs releases them.
+ * Failure path: an unallocatable last output returns the error and leaves every earlier
+ * output freed. */
+Test(op_registry, case_alloc_outputs) {
+    int nops = 0;
+    for (int i = 0; i < nmo_op_count(); i++) {
+        const nmo_op *op = nmo_op_at(i);
+        if (!nmo_test_op_selected(op->name)) continue;
+        nmo_test_shape sh[4];
+        cr_assert_gt(nmo_test_shapes(op, sh, 0), 0, "%s: no test shape", op->name);
+        nmo_fmt dts[8];
+        nmo_test_op_dtypes(op, dts);
+        nmo_plan p;
+        nmo_plan_default(&p, dts[0]);
+        nmo_case c;
+        nmo_err err;
+        cr_assert_eq(nmo_case_init(&c, op, &p, sh[0].nshape, sh[0].shape, &err), NMO_OK, "%s: %s", op->name, err.msg);
+        cr_assert(c.n_out >= 1 && c.n_out <= NMO_MAX_TENSORS, "%s: n_out %d", op->name, c.n_out);
+        for (int poison = 0; poison < 2; poison++) {
+            nmo_tensor out[NMO_MAX_TENSORS];
+            memset(out, 0x5A, sizeof out);
+            cr_assert_eq(nmo_case_alloc_outputs(&c, out, poison, &err), NMO_OK, "%s: %s", op->name, err.msg);
+            for (int k = 0; k < c.n_out; k++) {
+                cr_expect_eq(out[k].dtype, c.out[k].dtype, "%s out %d dtype", op->name, k);
+                cr_expect_eq(out[k].ndims, c.out[k].ndims, "%s out %d ndims", op->name, k);
+                cr_expect(!memcmp(out[k].dims, c.out[k].dims, sizeof out[k].dims) &&
+                              !memcmp(out[k].strides, c.out[k].strides, sizeof out[k].strides),
+                          "%s out %d dims/strides", op->name, k);
+                cr_assert(out[k].data && out[k].own && out[k].data != c.out[k].data, "%s out %d storage", op->name, k);
+                size_t nb = (size_t)nmo_tensor_span(&out[k]) * nmo_fmt_bytes(out[k].dtype);
+                cr_expect(all_bytes(out[k].data, nb, poison ? 0xFF : 0x00), "%s out %d: not every byte %s", op->name,
+                          k, poison ? "0xFF (poison)" : "zero");
+            }
+            for (int k = c.n_out; k < NMO_MAX_TENSORS; k++)
+                cr_expect(all_bytes(&out[k], sizeof out[k], 0x5A), "%s: entry %d past n_out touched", op->name, k);
+            nmo_case_free_outputs(&c, out);
+            for (int k = 0; k < c.n_out; k++) cr_expect(!out[k].data && !out[k].own, "%s out %d not freed", op->name, k);
+        }
+        /* failure: the last output's span over the limit (nothing is allocated for it) */
+        nmo_case bad = c;
+        bad.out[c.n_out - 1].dims[0] = (int64_t)1 << 45;
+        nmo_tensor out[NMO_MAX_TENSORS];
+        memset(out, 0x5A, sizeof out);
+        err.msg[0] = 0;
+        cr_expect_neq(nmo_case_alloc_outputs(&bad, out, 1, &err), NMO_OK, "%s: an unallocatable output passed", op->name);
+        cr_expect(err.msg[0], "%s: no error message", op->name);
+        for (int k = 0; k < c.n_out; k++)
+            cr_expect(!out[k].data && !out[k].own, "%s out %d: not freed after the failure", op->name, k);
+        for (int k = c.n_out; k < NMO_MAX_TENSORS; k++)
+            cr_expect(all_bytes(&out[k], sizeof out[k], 0x5A), "%s: entry %d past n_out touched (failure)", op->name, k);
+        nmo_case_free(&c);
+        nops++;
+    }
+    cr_assert_gt(nops, 0, "no operator selected");
+    if (!nmo_test_filtered()) cr_expect_eq(nops, nmo_op_count());
 }
 
 Test(cand_util, rounding_16bit) {

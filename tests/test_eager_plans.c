@@ -94,12 +94,7 @@ static nmo_verdict run_case(nmo_report *rep_out, const nmo_op *op, run_fn fn, co
     nmo_case_fill(&c, fam, seed);
     nmo_tensor out[NMO_MAX_TENSORS];
     memset(out, 0, sizeof out);
-    for (int k = 0; k < c.n_out; k++) {
-        out[k] = c.out[k];
-        out[k].data = NULL;
-        out[k].own = 0;
-        cr_assert_eq(nmo_tensor_alloc(&out[k], &err), NMO_OK);
-    }
+    cr_assert_eq(nmo_case_alloc_outputs(&c, out, 0, &err), NMO_OK, "%s", err.msg);
     nmo_cand_args a = {c.in, c.n_in, out, c.n_out, c.param, op->n_param, &c.plan};
     cr_assert_eq(fn(&a, &err), NMO_OK, "%s: %s", op->name, err.msg);
     nmo_report rep;

@@ -85,12 +85,7 @@ static int accurate(const nmo_case *c, const nmo_cand *cd)
 {
     nmo_tensor out[NMO_MAX_TENSORS];
     nmo_err err = {{0}};
-    for (int k = 0; k < c->n_out; k++) {
-        out[k] = c->out[k];
-        out[k].data = NULL;
-        out[k].own = 0;
-        cr_assert_eq(nmo_tensor_alloc(&out[k], &err), NMO_OK);
-    }
+    cr_assert_eq(nmo_case_alloc_outputs(c, out, 0, &err), NMO_OK, "%s", err.msg);
     cr_assert_eq(nmo_inv_run_cand((void *)cd, c, out, &err), NMO_OK, "%s", err.msg);
     nmo_report rep;
     cr_assert_eq(nmo_check(&rep, c, out, NULL, &err), NMO_OK, "%s", err.msg);

@@ -25,13 +25,7 @@
 
 static nmo_status run_cand(nmo_tensor *out, const nmo_case *c, const nmo_cand *cand, nmo_err *err)
 {
-    for (int k = 0; k < c->n_out; k++) {
-        out[k] = c->out[k];
-        out[k].data = NULL;
-        out[k].own = 0;
-        nmo_status s = nmo_tensor_alloc(&out[k], err);
-        if (s != NMO_OK) return s;
-    }
+    NMO_RETURN_IF_ERR(nmo_case_alloc_outputs(c, out, 0, err));
     nmo_cand_args a = {c->in, c->n_in, out, c->n_out, c->param, c->op->n_param, &c->plan};
     return cand->run(&a, err);
 }
@@ -325,12 +319,7 @@ Test(pointwise, rms_norm_offset_ignored_fails, .timeout = 300)
                 nmo_case_fill(&c, f, 5);
                 nmo_tensor out[NMO_MAX_TENSORS];
                 memset(out, 0, sizeof out);
-                for (int k = 0; k < c.n_out; k++) {
-                    out[k] = c.out[k];
-                    out[k].data = NULL;
-                    out[k].own = 0;
-                    cr_assert_eq(nmo_tensor_alloc(&out[k], &err), NMO_OK);
-                }
+                cr_assert_eq(nmo_case_alloc_outputs(&c, out, 0, &err), NMO_OK, "%s", err.msg);
                 double kparam[NMO_MAX_PARAMS];
                 memcpy(kparam, c.param, sizeof kparam);
                 kparam[pk] = 0; /* the kernel's bug */

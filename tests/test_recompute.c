@@ -233,11 +233,7 @@ static nmo_verdict run_with_stats(const nmo_op *op, const nmo_cand *cd, nmo_fmt 
     }
     nmo_tensor out[NMO_MAX_TENSORS];
     memset(out, 0, sizeof out);
-    for (int k = 0; k < c.n_out; k++) {
-        out[k] = c.out[k];
-        out[k].data = NULL;
-        cr_assert_eq(nmo_tensor_alloc(&out[k], &err), NMO_OK);
-    }
+    cr_assert_eq(nmo_case_alloc_outputs(&c, out, 0, &err), NMO_OK, "%s", err.msg);
     nmo_cand_args a = {c.in, c.n_in, out, c.n_out, c.param, op->n_param, &c.plan};
     cr_assert_eq(cd->run(&a, &err), NMO_OK, "%s", err.msg);
     c.absent = nmo_op_optional_mask(op);

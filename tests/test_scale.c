@@ -25,11 +25,7 @@ static void run_keep(nmo_report *rep, nmo_case *c, const char *op, const char *c
     nmo_case_fill(c, fam, 7);
     const nmo_cand *cd = nmo_cand_find(op, cand);
     cr_assert(cd != NULL, "candidate %s/%s", op, cand);
-    for (int k = 0; k < c->n_out; k++) {
-        out[k] = c->out[k];
-        out[k].data = NULL;
-        cr_assert_eq(nmo_tensor_alloc(&out[k], &err), NMO_OK);
-    }
+    cr_assert_eq(nmo_case_alloc_outputs(c, out, 0, &err), NMO_OK, "%s", err.msg);
     nmo_cand_args a = {c->in, c->n_in, out, c->n_out, c->param, c->op->n_param, &c->plan};
     cr_assert_eq(cd->run(&a, &err), NMO_OK, "%s", err.msg);
     nmo_check_opts o = {.keep_enc = 1, .keep_verdicts = 1};

@@ -67,12 +67,7 @@ static nmo_status run_case(nmo_report *rep, const nmo_op *op, const nmo_cand *cd
     nmo_case_fill(&c, fam, seed);
     nmo_tensor out[NMO_MAX_TENSORS];
     memset(out, 0, sizeof out);
-    for (int k = 0; k < c.n_out && s == NMO_OK; k++) {
-        out[k] = c.out[k];
-        out[k].data = NULL;
-        out[k].own = 0;
-        s = nmo_tensor_alloc(&out[k], err);
-    }
+    if (s == NMO_OK) s = nmo_case_alloc_outputs(&c, out, 0, err);
     if (s == NMO_OK) {
         nmo_cand_args a = {c.in, c.n_in, out, c.n_out, c.param, op->n_param, &c.plan};
         s = cd->run(&a, err);

@@ -591,13 +591,7 @@ static nmo_status run_op(nmo_report *rep, const nmo_op *op, const nmo_cand *cand
     nmo_case_fill(&c, fam, seed);
     nmo_tensor out[NMO_MAX_TENSORS];
     memset(out, 0, sizeof out);
-    nmo_status s = NMO_OK;
-    for (int k = 0; k < c.n_out && s == NMO_OK; k++) {
-        out[k] = c.out[k];
-        out[k].data = NULL;
-        out[k].own = 0;
-        s = nmo_tensor_alloc(&out[k], err);
-    }
+    nmo_status s = nmo_case_alloc_outputs(&c, out, 0, err);
     nmo_cand_args a = {c.in, c.n_in, out, c.n_out, cparam ? cparam : c.param, op->n_param, &c.plan};
     if (s == NMO_OK) s = run ? run(&a, err) : cand->run(&a, err);
     nmo_check_opts o = {.keep_bounds = 1};

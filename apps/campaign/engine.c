@@ -422,13 +422,7 @@ static void input_free(input_t *in)
 
 static nmo_status alloc_outs(nmo_tensor *out, const nmo_case *c, nmo_err *err)
 {
-    for (int k = 0; k < c->n_out; k++) {
-        out[k] = c->out[k];
-        out[k].data = NULL;
-        out[k].own = 0;
-        nmo_status s = nmo_tensor_alloc(&out[k], err);
-        if (s != NMO_OK) return s;
-    }
+    NMO_RETURN_IF_ERR(nmo_case_alloc_outputs(c, out, 0, err));
     return NMO_OK;
 }
 

@@ -379,13 +379,7 @@ static int coverage(cov_t *cov, const nmo_camp_cfg *cfg, int oi, const char *bas
                 nmo_case_fill(&c, NMO_FAM_GAUSSIAN, 1);
                 nmo_tensor out[NMO_MAX_TENSORS];
                 memset(out, 0, sizeof out);
-                int ok = 1;
-                for (int k = 0; k < c.n_out; k++) {
-                    out[k] = c.out[k];
-                    out[k].data = NULL;
-                    out[k].own = 0;
-                    if (nmo_tensor_alloc(&out[k], &e) != NMO_OK) ok = 0;
-                }
+                int ok = nmo_case_alloc_outputs(&c, out, 0, &e) == NMO_OK;
                 if (ok) {
                     nmo_cand_args args = {c.in, c.n_in, out, c.n_out, c.param, op->n_param, &c.plan};
                     b->run(&args, &e);

@@ -86,12 +86,7 @@ void cli_engine_release(cli_eut *e)
 static nmo_status cpu_run(nmo_tensor *out, const nmo_cand *cd, const nmo_case *c, nmo_err *err)
 {
     memset(out, 0, sizeof(nmo_tensor) * NMO_MAX_TENSORS);
-    for (int k = 0; k < c->n_out; k++) {
-        out[k] = c->out[k];
-        out[k].data = NULL;
-        out[k].own = 0;
-        NMO_RETURN_IF_ERR(nmo_tensor_alloc(&out[k], err));
-    }
+    NMO_RETURN_IF_ERR(nmo_case_alloc_outputs(c, out, 0, err));
     nmo_cand_args a = {c->in, c->n_in, out, c->n_out, c->param, c->op->n_param, &c->plan};
     return cd->run(&a, err);
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kl_div and jsd at 4096x4096 (16.8M terms in one reduction) on the GPU: the HIP kernels
 # judged under the reduction geometry each declares (plugin ABI 2's geometry callback,
-# hip/kernels/loss.hip: a block or a warp per row, then the row partials in any order)
+# hip/kernels/{kl_div,jsd}.hip: a block or a warp per row, then the row partials in any order)
 # and under sum=any, fp32 and bf16; the bf16-accumulator mutants beside them. One short
 # table on stdout; every report (text + JSON) in $OUT.
 #

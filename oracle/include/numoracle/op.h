@@ -200,6 +200,13 @@ nmo_status nmo_case_init_params(nmo_case *c, const nmo_op *op, const nmo_plan *p
                                 const int64_t *shape, const double *param, const int *set,
                                 nmo_err *err);
 void nmo_case_free(nmo_case *c);
+/* Output storage for a run of c: out[k] (k < c->n_out) gets c->out[k]'s description
+ * and its own zeroed storage, every byte set to 0xFF when poison (NaN in every format, so
+ * an element the candidate never writes cannot pass); entries from c->n_out on are not
+ * touched. On failure the outputs allocated so far are freed (data NULL, own 0) and the
+ * error is returned. Release with nmo_case_free_outputs. */
+nmo_status nmo_case_alloc_outputs(const nmo_case *c, nmo_tensor *out, int poison, nmo_err *err);
+void nmo_case_free_outputs(const nmo_case *c, nmo_tensor *out);
 /* NMO_OK when op honours every field of plan, else NMO_ERR_UNSUPPORTED with
  * "<op> does not model plan field '<field>' (<why>); ..." (nmo_case_init_params and
  * nmo_check call it: a case whose plan is changed after construction is checked too). */
