@@ -272,6 +272,10 @@ static nmo_status check_ew(nmo_report *rep, const nmo_case *c, const void *cand_
                            const void *const *in_dev, const nmo_check_opts *opts,
                            nmo_gpu_check_info *info, nmo_err *err);
 
+/* rms_norm on the device. One function on purpose (~190 lines): its phases (inputs up,
+ * r on the device or the host, the fused judging kernel, the rows sent back to the CPU
+ * checker, the r self-check, the worst element, the merge) share a dozen scratch buffers
+ * held under scratch.mu and one cleanup path; split, they would pass all of them around. */
 nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_dev,
                          const void *const *in_dev, const nmo_check_opts *opts,
                          nmo_gpu_check_info *info, nmo_err *err)
