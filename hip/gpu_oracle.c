@@ -37,7 +37,6 @@ int nmo_gpu_check_supported(const nmo_case *c, const char **why)
     else if (rms && c->param[1] != 0) w = "offset != 0: not on the device";
     else if (p->compute != NMO_FP32 || p->ftz) w = "the device path needs compute=fp32 without ftz";
     else if (rms && (!ai || ai->prec > 25)) w = "acc wider than 25 bits: the fast engine certifies nothing";
-    else if (p->sum == NMO_SUM_GEOM) w = "sum geometry: not on the device";
     else if (p->round != NMO_RNE || p->round_sr) w = "the device judges RNE stores only";
     else if (p->out != NMO_BF16 && p->out != NMO_FP32) w = "out must be bf16 or fp32";
     else if (p->in != NMO_BF16 && p->in != NMO_FP32) w = "in must be bf16 or fp32";
@@ -383,6 +382,17 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
         t2 = now_ms();
         TRY(nmo_gpu_h2d(d.rrow, hr, (size_t)rows * 3 * sizeof(double), err));
         ga.rrow = d.rrow;
+    }
+    /* A declared reduction geometry (sum=tree/blocked, issue 17; the HIP kernels declare
+     * theirs) reaches the device through the k table, which nmo_fe_dot_k builds from the
+     * plan (nmo_plan_dot_k2), and through the host's r; a row longer than the geometry
+     * holds is refused, as nmo_check refuses it (its geo_error names the plan field). */
+    if (fc.geo_over) {
+        s = nmo_err_set(err, NMO_ERR_UNSUPPORTED,
+                        "gpu oracle: plan field 'sum' holds fewer terms than rms_norm reduces at this "
+                        "shape (%lld); the CPU oracle names the geometry to declare",
+                        (long long)fc.geo_over);
+        goto done;
     }
     /* testing (nmo_gpu_check_host_every): every k-th row to the host too */
     if (nmo_gpu_check_host_every > 0 || hskip) {

@@ -36,5 +36,8 @@ out=$("$NMO" check --op softmax --dtype bf16 --shape 8x64 --candidate cpu --orac
     { echo "softmax: rc=$rc: $out"; fail=1; }
 out=$("$NMO" check --op rms_norm --dtype bf16 --shape 8x64 --candidate cpu --oracle-device tpu 2>&1); rc=$?
 [ "$rc" = 2 ] && printf '%s' "$out" | grep -q "expected cpu or gpu" || { echo "tpu: rc=$rc: $out"; fail=1; }
+# a row longer than the declared geometry holds: refused (exit 2), as the CPU oracle refuses it
+out=$("$NMO" check --op rms_norm --dtype fp32 --shape 3x1025 --plan sum=blocked:2:2 --candidate cpu --oracle-device gpu 2>&1); rc=$?
+[ "$rc" = 2 ] && printf '%s' "$out" | grep -q "plan field 'sum' holds fewer terms" || { echo "geometry capacity: rc=$rc: $out"; fail=1; }
 echo "gpu_oracle_cli_test: $n comparisons, $fails mutant runs FAIL, result $([ $fail = 0 ] && echo PASS || echo FAIL)"
 exit $fail
