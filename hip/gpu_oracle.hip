@@ -160,8 +160,18 @@ NMO_D int64_t ord_bits(uint32_t u, int bf16)
  * may send more rows back than needed, never fewer, and an r it keeps is the CPU's
  * (hip/gpu_oracle_test.c compares every one, nmo_go_rstd_probe adversarial sums). */
 
+/* bit casts as numoracle/conv16.h's nmo_f2u: CUDA's intrinsics, clang's builtin (HIP,
+ * also without HIP headers: no device memcpy there), memcpy in the g++ simulator */
+#if defined(__CUDA_ARCH__)
+NMO_D uint64_t d2u(double d) { return (uint64_t)__double_as_longlong(d); }
+NMO_D double u2d(uint64_t u) { return __longlong_as_double((long long)u); }
+#elif defined(__clang__)
+NMO_D uint64_t d2u(double d) { return __builtin_bit_cast(uint64_t, d); }
+NMO_D double u2d(uint64_t u) { return __builtin_bit_cast(double, u); }
+#else
 NMO_D uint64_t d2u(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
 NMO_D double u2d(uint64_t u) { double d; memcpy(&d, &u, 8); return d; }
+#endif
 NMO_D float fcast(double v) { return (float)v; } /* RN (__double2float_rn) */
 
 /* nmo_fe_f32_step */
@@ -262,8 +272,14 @@ NMO_D void apx_fix_pos(double *lo, double vlo, double vhi, int exh, int n, int *
     }
 }
 
+/* IEEE minNum/maxNum as fmin/fmax (nmo_fmaxf's pattern: no math header without HIP's) */
+#if defined(NMO_HIP_BARE) || defined(NMO_HIP_SIM)
+NMO_D double dmin(double a, double b) { return __builtin_fmin(a, b); }
+NMO_D double dmax(double a, double b) { return __builtin_fmax(a, b); }
+#else
 NMO_D double dmin(double a, double b) { return fmin(a, b); }
 NMO_D double dmax(double a, double b) { return fmax(a, b); }
+#endif
 
 /* refs/rms_norm.c nmo_ref_rms_norm_rstd_fast for those plans: the row's r = [*rl, *rh]
  * from the binary64 sum of squares s (m nonzero terms). Returns 1 when the CPU's r is
@@ -600,10 +616,13 @@ __global__ void k_rstd_probe(nmo_go_rstd_consts rc, const double *s, const doubl
  * A snap the device cannot decide, a non-finite step, a wide or non-finite R: the
  * element goes to the CPU checker (swiglu's units are elements). No error scale here:
  * the scale rule (wide R) is the host's. */
-#if defined(NMO_HIP_NVIDIA) || defined(NMO_HIP_SIM)
-NMO_D double dexp(double x) { return exp(x); }
+#if defined(NMO_HIP_NVIDIA) || defined(NMO_HIP_SIM) || !defined(NMO_HIP_BARE)
+NMO_D double dexp(double x) { return exp(x); } /* CUDA, HIP's headers (OCML), glibc */
 #else
-NMO_D double dexp(double x) { return __builtin_exp(x); }
+/* without HIP's headers (the gfx942 CI compile): OCML's f64 exp, resolved at link time as
+ * nmo_hip.h's __ocml_*_f32 (__builtin_exp has no device libcall there) */
+extern "C" __device__ double __ocml_exp_f64(double);
+NMO_D double dexp(double x) { return __ocml_exp_f64(x); }
 #endif
 
 struct ienc {
