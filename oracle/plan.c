@@ -96,7 +96,18 @@ static const int preset_fast[NMO_FN_COUNT] = {112, 64, 2, 3, 2, 1, 8300, 2, 115,
 /* triton: Triton 3.x on NVIDIA (the NVIDIA backend's elementwise lowering): tl.exp is
  * ex2.approx.f32 of x*log2(e) — the mechanism of __expf, so the fast figure 112 (2 +
  * 1.23|x| ulps up to the overflow threshold; measured on the H200: a Triton silu at
- * x = -70 is 54 ulps from expf's result); tl.log lg2.approx times ln 2 (fast's 64);
+ * x = -70 is 54 ulps from expf's result); tl.log: fast's 64 as a cap.
+ * Measured on every fp32 input (hip/validate/triton_fn_probe.py, Triton 3.6 on the H200,
+ * output in papers/sound-oracles/results/triton-h200/triton_fn_probe.txt): tl.exp is
+ * ex2.approx.f32 (PTX), at most 63.78 ulps from exp over |x| <= 88.72 (2 + 1.23|x| is
+ * exceeded by 0.001 ulp near x = -0.05: a description, not a bound; 112 holds), +inf
+ * exactly for every x >= 0x1.62e43p+6 and finite below, subnormal results kept (in
+ * this kernel; the preset still allows their flush, nmo_plan_exp_ftz: Liger's
+ * cross_entropy_bwd showed it);
+ * tl.log is libdevice's __nv_logf (no lg2.approx in the PTX; Triton turned its fast log
+ * off, triton-lang/triton#4777), at most 0.86 ulps on every positive input, so fast's
+ * caveat near x = 1 does not apply to this preset (64 is loose: the CUDA Math API gives
+ * logf 1 ulp; kept until the Liger campaign's correct runs are judged again under 1);
  * fp32 '/' div.full.f32, 2 ulps (PTX ISA, div.full); tl.sqrt sqrt.approx.f32 (fast's 3,
  * conservative); tl.rsqrt rsqrt.approx.f32 (2); tanh and erf through libdevice when a
  * kernel calls them (2, as cuda); sigmoid = exp + div + 1 = 115; sin/cos sin.approx /
