@@ -548,6 +548,29 @@ def parent_main(cfg, args):
     cpool = cf.ThreadPoolExecutor(max_workers=cfg["workers"])
     futs = [cpool.submit(run_child, o, m) for o, m in todo]
     deadline = t0 + args.budget if args.budget else None
+    n_finished = [0]
+
+    def budget_spent():
+        # checked after every finished mutant, whatever its status: a hang or a stillborn
+        # mutant finishing last must cut the slice as well as a judged one.  --max-mutants
+        # is the same cut by count, which a test can rely on on a machine of any speed.
+        n_finished[0] += 1
+        if deadline and time.time() > deadline:
+            print("budget reached: stopping (resume with the same command)", flush=True)
+        elif args.max_mutants and n_finished[0] >= args.max_mutants:
+            print(f"mutant limit reached ({args.max_mutants}): stopping (resume with the same command)", flush=True)
+        else:
+            return False
+        for f2 in futs:
+            f2.cancel()
+        cpool.shutdown(wait=False, cancel_futures=True)
+        for p in list(live):  # the children started last: ended, journaled as not run
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        return True
+
     for fu in cf.as_completed(futs):
         o, m, st, res, secs, msg = fu.result()
         role = {"null": "null", "bp": "bp"}.get(m.mop, "mutant")
@@ -555,6 +578,8 @@ def parent_main(cfg, args):
             J.write({"t": "mstatus", "id": f"mdone|{m.id}", "mid": m.id, "op": o["op"], "role": role, "status": st,
                      "msg": (res or {}).get("stillborn", msg)[:400], "secs": round(secs, 2)})
             J.sync()
+            if budget_spent():
+                break
             continue
         data = np.load(os.path.join(wd, m.id + ".npz"))
         arrs = {k.replace("__", "|"): data[k] for k in data.files}
@@ -598,16 +623,7 @@ def parent_main(cfg, args):
         J.write({"t": "mstatus", "id": f"mdone|{m.id}", "mid": m.id, "op": o["op"], "role": role, "status": "ok",
                  "secs": round(secs, 2)})
         J.sync()
-        if deadline and time.time() > deadline:
-            print("budget reached: stopping (resume with the same command)", flush=True)
-            for f2 in futs:
-                f2.cancel()
-            cpool.shutdown(wait=False, cancel_futures=True)
-            for p in list(live):  # the children started last: ended, journaled as not run
-                try:
-                    os.killpg(p.pid, signal.SIGKILL)
-                except OSError:
-                    pass
+        if budget_spent():
             break
     J.write({"t": "note", "wall_s": round(time.time() - t0, 1), "shard": f"{shard_i}/{shard_n}",
              "mutants_left": sum(1 for f2 in futs if f2.cancelled())})
@@ -623,6 +639,8 @@ def main(argv=None):
     ap.add_argument("--gpu", default=None, help="CUDA_VISIBLE_DEVICES for this process (one process per GPU)")
     ap.add_argument("--ops", default="", help="comma-separated subset of the config's operators")
     ap.add_argument("--budget", type=float, default=0, help="stop starting mutants after this many seconds")
+    ap.add_argument("--max-mutants", type=int, default=0,
+                    help="stop starting mutants once this many have finished in this call (0: no limit)")
     ap.add_argument("--force", action="store_true")
     ap.add_argument("--eval-seeds", type=int, default=0,
                     help="judge only the first K evaluation seeds in this call (the rest resume later)")

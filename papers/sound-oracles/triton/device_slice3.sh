@@ -9,6 +9,7 @@
 # FAULTS_BUDGET: seconds for the real-fault campaign (0: not run), run first (it is small).
 # SLACK: seconds a stage may run past its budget before `timeout` ends it (default 60).
 # BUDGET 0: the main campaign is not run (its report is still written from the journal);
+# MAX_MUTANTS: also stop once this many mutants have finished in this call (a cut by count);
 # FOPS: a comma-separated subset of the fault config's operators.
 # Resume: the journals of earlier calls, committed under results/triton-h200/s3/, are
 # unpacked first; this call's journals, logs and report go to OUT (<= 8 files).
@@ -42,7 +43,7 @@ stage() { # config budget eval-seeds log journal-name
     j=$(jpath "$1")
     s=$(date +%s)
     (cd "$T" && exec timeout -k 10 $(($2 + ${SLACK:-60})) "$PY" campaign.py --config "$1" --budget "$2" --eval-seeds "$3" \
-        ${6:+--ops "$6"}) > "$OUT/$4" 2>&1
+        ${6:+--ops "$6"} ${MAX_MUTANTS:+--max-mutants "$MAX_MUTANTS"}) > "$OUT/$4" 2>&1
     rc=$?
     [ -f "$j" ] && gzip -c "$j" > "$OUT/$5"
     echo "$4: rc=$rc wall=$(($(date +%s) - s))s journal=$(wc -l < "$j" 2>/dev/null || echo 0) lines" >> "$OUT/summary.txt"
