@@ -487,7 +487,10 @@ static void *worker_main(void *arg)
                     if (s != NMO_OK) goto done;
                     w->cc_ready = 1;
                 }
-                if (op->eval_cert_unc) { /* independent elements: only the flagged ones */
+                if (op->eval_cert_unc_stat) { /* the unit's statistic, then the flagged elements */
+                    op->eval_cert_unc_stat(&w->fc, &w->cc, c, u, buf);
+                    w->n_escalated += unc;
+                } else if (op->eval_cert_unc) { /* independent elements: only the flagged ones */
                     op->eval_cert_unc(&w->cc, c, u, buf);
                     w->n_escalated += unc;
                 } else {
