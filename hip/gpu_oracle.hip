@@ -374,22 +374,53 @@ NMO_D int mul3_exact_ends(double ad, double rl, double rh, double plo, double ph
     return 1;
 }
 
+/* a candidate's bits (bf16: the 16 low bits) */
+NMO_D uint32_t cand_bits(const void *cand, int out_bf16, int64_t i)
+{
+    return out_bf16 ? (uint32_t)((const uint16_t *)cand)[i] : ((const uint32_t *)cand)[i];
+}
+
+/* Four consecutive 16- or 32-bit words p[i..i+3] in one 8- or 16-byte load (the caller
+ * checks the alignment: nmo_go_rms_args.vec4); the simulator copies bytes. */
+struct alignas(16) nmo_u128 {
+    uint64_t a, b;
+};
+NMO_D void load4_bits(const void *p, int w16, int64_t i, uint32_t *u)
+{
+    if (w16) {
+        uint64_t v;
+#if defined(NMO_HIP_SIM)
+        memcpy(&v, (const uint16_t *)p + i, 8);
+#else
+        v = *(const uint64_t *)((const uint16_t *)p + i);
+#endif
+        for (int q = 0; q < 4; q++) u[q] = (uint32_t)(v >> (16 * q)) & 0xffffu; /* little endian */
+    } else {
+        nmo_u128 v;
+#if defined(NMO_HIP_SIM)
+        memcpy(&v, (const uint32_t *)p + i, 16);
+#else
+        v = *(const nmo_u128 *)((const uint32_t *)p + i);
+#endif
+        u[0] = (uint32_t)v.a, u[1] = (uint32_t)(v.a >> 32), u[2] = (uint32_t)v.b, u[3] = (uint32_t)(v.b >> 32);
+    }
+}
+
+/* an input word as a double (bf16: the top half of an fp32) */
+NMO_D double in_of_bits(uint32_t u, int bf16) { return (double)u2f(bf16 ? u << 16 : u); }
+
 /* The judge of one element on its compute enclosure [l, h] (check.c judge_class_bf16 /
  * judge_class_fp32): 0 when the host must judge it (non-finite or wide R); else *fail
  * and the key of nmo_go_acc.worst, *wd the width. */
-NMO_D int judge_elem(const void *cand, int out_bf16, int64_t i, double l, double h, int64_t max_ulps,
+NMO_D int judge_elem(uint32_t cb, int out_bf16, int64_t i, double l, double h, int64_t max_ulps,
                      uint8_t *verd, double *rlo, double *rhi, int *fail, unsigned long long *key, int64_t *wdp)
 {
     uint32_t ul = f2u((float)l), uh = f2u((float)h);
     int spec = ((ul & 0x7fffffffu) > 0x7f7fffffu) | ((uh & 0x7fffffffu) > 0x7f7fffffu);
-    uint32_t cb;
     if (out_bf16) {
         ul = (ul + 0x7fffu + ((ul >> 16) & 1u)) >> 16;
         uh = (uh + 0x7fffu + ((uh >> 16) & 1u)) >> 16;
         spec |= ((ul & 0x7fffu) >= 0x7f80u) | ((uh & 0x7fffu) >= 0x7f80u);
-        cb = ((const uint16_t *)cand)[i];
-    } else {
-        cb = ((const uint32_t *)cand)[i];
     }
     int64_t ol = ord_bits(ul, out_bf16), oh = ord_bits(uh, out_bf16), oc = ord_bits(cb, out_bf16);
     int64_t mc = oc < 0 ? -oc : oc;
@@ -424,10 +455,11 @@ NMO_D int judge_elem(const void *cand, int out_bf16, int64_t i, double l, double
  *   no longer stall the element pass.
  * k_rms_elems: a block a row (grid-stride): every element as nmo_fe_mul3_row_kernel
  *   computes it, an undecided snap by nmo_fe_snap's general test and
- *   nmo_fe_mul3_exact_ends as nmo_fenc_mul3 does, the store and the judge. A row with an
- *   element still undecided (or a non-finite value, a wide or non-finite R) goes to the
- *   host whole: one shared flag and one barrier a row decide that, and each thread keeps
- *   its counts in registers until then (one fold a block at the end). */
+ *   nmo_fe_mul3_exact_ends as nmo_fenc_mul3 does, the store and the judge. An element
+ *   still undecided after that goes to the host alone (a list: the certified engine
+ *   from the row's r); a row with a non-finite value, a wide or non-finite R goes to
+ *   the host whole: one shared flag and one barrier a row decide that, and each thread
+ *   keeps its counts in registers until then (one fold a block at the end). */
 constexpr int RPB = 8; /* rows per block in k_rms_rows */
 
 __global__ void __launch_bounds__(BLK) k_rms_rows(nmo_go_rms_args a)
@@ -443,11 +475,19 @@ __global__ void __launch_bounds__(BLK) k_rms_rows(nmo_go_rms_args a)
         unsigned m = 0;
         int bad = 0;
         if (row < a.rows)
-            for (int64_t j = lane; j < n; j += 32) {
-                double v = load_in(a.x, a.in_bf16, row * n + j);
-                s = dadd(s, dmul(v, v)); /* the square is exact */
-                m += v != 0;
-                bad |= !(dabs(v) <= 0x1p1000); /* inf, NaN */
+            for (int64_t j0 = (int64_t)lane * 4; j0 < n; j0 += 32 * 4) { /* four words a load where aligned */
+                const int cnt = n - j0 < 4 ? (int)(n - j0) : 4;
+                uint32_t xb[4] = {0, 0, 0, 0};
+                if (a.vec4 && cnt == 4) load4_bits(a.x, a.in_bf16, row * n + j0, xb);
+                else
+                    for (int q = 0; q < cnt; q++)
+                        xb[q] = a.in_bf16 ? ((const uint16_t *)a.x)[row * n + j0 + q] : ((const uint32_t *)a.x)[row * n + j0 + q];
+                for (int q = 0; q < cnt; q++) {
+                    double v = in_of_bits(xb[q], a.in_bf16);
+                    s = dadd(s, dmul(v, v)); /* the square is exact */
+                    m += v != 0;
+                    bad |= !(dabs(v) <= 0x1p1000); /* inf, NaN */
+                }
             }
         ss[t] = s, sm[t] = m, sb[t] = bad;
         __syncthreads();
@@ -496,45 +536,71 @@ __global__ void __launch_bounds__(BLK, 3) k_rms_elems(nmo_go_rms_args a)
         unsigned rw[8] = {0, 0, 0, 0, 0, 0, 0, 0};
         int64_t wide[NWIDE];
         int nw = 0;
-        for (int64_t j = t; j < n; j += BLK) {
-            const int64_t i = row * n + j;
-            /* nmo_fe_mul3_row_kernel, operation for operation */
-            double xv = load_in(a.x, a.in_bf16, i), wv = load_in(a.w, a.in_bf16, j);
-            double ad = dmul(xv, wv); /* exact */
-            double p1 = dmul(ad, rl), p2 = dmul(ad, rh);
-            double plo = p1 < p2 ? p1 : p2, phi = p1 < p2 ? p2 : p1;
-            double ax = dabs(xv), aw = dabs(wv);
-            double mm = ax > rm ? ax : rm;
-            mm = mm > aw ? mm : aw;
-            double eta = dmul(a.etac, mm);
-            double vlo = dsub(dsub(plo, dmul(dabs(plo), a.uc)), eta);
-            double vhi = dadd(dadd(phi, dmul(dabs(phi), a.uc)), eta);
-            double elo = dadd(dmul(dabs(vlo), 0x1p-50), dmul(eta, 0x1p-50));
-            double ehi = dadd(dmul(dabs(vhi), 0x1p-50), dmul(eta, 0x1p-50));
-            double l, h;
-            int okl = rn32_try(vlo, dadd(dadd(elo, dmul(dabs(vlo), 0x1p-50)), 0x1p-1060), &l);
-            int okh = rn32_try(vhi, dadd(dadd(ehi, dmul(dabs(vhi), 0x1p-50)), 0x1p-1060), &h);
-            int fin = (dabs(xv) <= 0x1p1000) & (dabs(wv) <= 0x1p1000);
-            if (!fin) { redo = 1; break; }
-            if (!(okl & okh)) { /* nmo_fenc_mul3: nmo_fe_snap's general test, then the exact ends */
-                int unc = 0;
-                l = snap32(0, vlo, elo, &unc);
-                h = snap32(0, vhi, ehi, &unc);
-                if (unc && !mul3_exact_ends(ad, rl, rh, plo, phi, eta, a.uc, &l, &h)) { redo = 1; break; }
+        /* four consecutive elements a thread (one 8- or 16-byte load of x, w and the
+         * candidate each where aligned), BLK * 4 a block pass */
+        for (int64_t j0 = (int64_t)t * 4; j0 < n && !redo; j0 += BLK * 4) {
+            const int cnt = n - j0 < 4 ? (int)(n - j0) : 4;
+            uint32_t xb[4] = {0, 0, 0, 0}, wb[4] = {0, 0, 0, 0}, cb4[4] = {0, 0, 0, 0};
+            if (a.vec4 && cnt == 4) {
+                load4_bits(a.x, a.in_bf16, row * n + j0, xb);
+                load4_bits(a.w, a.in_bf16, j0, wb);
+                load4_bits(a.cand, a.out_bf16, row * n + j0, cb4);
+            } else {
+                for (int q = 0; q < cnt; q++) {
+                    xb[q] = a.in_bf16 ? ((const uint16_t *)a.x)[row * n + j0 + q] : ((const uint32_t *)a.x)[row * n + j0 + q];
+                    wb[q] = a.in_bf16 ? ((const uint16_t *)a.w)[j0 + q] : ((const uint32_t *)a.w)[j0 + q];
+                    cb4[q] = cand_bits(a.cand, a.out_bf16, row * n + j0 + q);
+                }
             }
-            int fl = 0;
-            unsigned long long key = 0;
-            int64_t wd = 0;
-            if (!judge_elem(a.cand, a.out_bf16, i, l, h, a.max_ulps, a.verd, a.rlo, a.rhi, &fl, &key, &wd)) {
-                redo = 1;
-                break;
+            for (int q = 0; q < cnt; q++) {
+                const int64_t j = j0 + q, i = row * n + j;
+                /* nmo_fe_mul3_row_kernel, operation for operation */
+                double xv = in_of_bits(xb[q], a.in_bf16), wv = in_of_bits(wb[q], a.in_bf16);
+                double ad = dmul(xv, wv); /* exact */
+                double p1 = dmul(ad, rl), p2 = dmul(ad, rh);
+                double plo = p1 < p2 ? p1 : p2, phi = p1 < p2 ? p2 : p1;
+                double ax = dabs(xv), aw = dabs(wv);
+                double mm = ax > rm ? ax : rm;
+                mm = mm > aw ? mm : aw;
+                double eta = dmul(a.etac, mm);
+                double vlo = dsub(dsub(plo, dmul(dabs(plo), a.uc)), eta);
+                double vhi = dadd(dadd(phi, dmul(dabs(phi), a.uc)), eta);
+                double elo = dadd(dmul(dabs(vlo), 0x1p-50), dmul(eta, 0x1p-50));
+                double ehi = dadd(dmul(dabs(vhi), 0x1p-50), dmul(eta, 0x1p-50));
+                double l, h;
+                int okl = rn32_try(vlo, dadd(dadd(elo, dmul(dabs(vlo), 0x1p-50)), 0x1p-1060), &l);
+                int okh = rn32_try(vhi, dadd(dadd(ehi, dmul(dabs(vhi), 0x1p-50)), 0x1p-1060), &h);
+                int fin = (dabs(xv) <= 0x1p1000) & (dabs(wv) <= 0x1p1000);
+                if (!fin) { redo = 1; break; }
+                if (!(okl & okh)) { /* nmo_fenc_mul3: nmo_fe_snap's general test, then the exact ends */
+                    int unc = 0;
+                    l = snap32(0, vlo, elo, &unc);
+                    h = snap32(0, vhi, ehi, &unc);
+                    if (unc && !mul3_exact_ends(ad, rl, rh, plo, phi, eta, a.uc, &l, &h)) { /* to the host alone */
+                        unsigned long long slot = at_inc(&a.acc->n_eredo);
+                        if (slot < (unsigned long long)a.eredo_cap) a.eredo[slot] = i;
+                        continue;
+                    }
+                }
+                if (a.elem_every > 0 && i % a.elem_every == 0) { /* testing: the host's element path */
+                    unsigned long long slot = at_inc(&a.acc->n_eredo);
+                    if (slot < (unsigned long long)a.eredo_cap) a.eredo[slot] = i;
+                    continue;
+                }
+                int fl = 0;
+                unsigned long long key = 0;
+                int64_t wd = 0;
+                if (!judge_elem(cb4[q], a.out_bf16, i, l, h, a.max_ulps, a.verd, a.rlo, a.rhi, &fl, &key, &wd)) {
+                    redo = 1;
+                    break;
+                }
+                if (fl) rfail++; else rpass++;
+                rworst = key > rworst ? key : rworst;
+                rwmax = (unsigned long long)wd > rwmax ? (unsigned long long)wd : rwmax;
+                if (wd < 8) rw[wd]++;
+                else if (nw < NWIDE) wide[nw++] = wd;
+                else { redo = 1; break; } /* more wide widths than registers: the host's row */
             }
-            if (fl) rfail++; else rpass++;
-            rworst = key > rworst ? key : rworst;
-            rwmax = (unsigned long long)wd > rwmax ? (unsigned long long)wd : rwmax;
-            if (wd < 8) rw[wd]++;
-            else if (nw < NWIDE) wide[nw++] = wd;
-            else { redo = 1; break; } /* more wide widths than registers: the host's row */
         }
         /* the row's verdict: redo anywhere sends it to the host (one flag, one barrier) */
         if (redo) s_flag[k] = 1;
@@ -803,7 +869,8 @@ __global__ void __launch_bounds__(BLK) k_swiglu(nmo_go_ew_args a)
         int fl = 0;
         unsigned long long key = 0;
         int64_t wd = 0;
-        if (ok) ok = judge_elem(a.cand, a.out_bf16, i, l, h, a.max_ulps, a.verd, a.rlo, a.rhi, &fl, &key, &wd);
+        if (ok) ok = judge_elem(cand_bits(a.cand, a.out_bf16, i), a.out_bf16, i, l, h, a.max_ulps, a.verd, a.rlo, a.rhi,
+                                &fl, &key, &wd);
         if (!ok) {
             unsigned long long k = at_inc(&a.acc->n_redo);
             if (k < (unsigned long long)a.redo_cap) a.redo[k] = i;
