@@ -94,7 +94,9 @@ static struct {
     size_t cap[B_N];
     double *ktab_host;  /* the k table last uploaded to B_KTAB (skip the upload when equal) */
     int64_t ktab_n;
-} scratch = {PTHREAD_MUTEX_INITIALIZER, {0}, {0}, NULL, -1};
+    nmo_plan ktab_plan; /* the plan it was built for, and the geometry overrun it noted */
+    int64_t ktab_geo;
+} scratch = {PTHREAD_MUTEX_INITIALIZER, {0}, {0}, NULL, -1, {0}, 0};
 
 static nmo_status dev_get(void **out, int k, size_t bytes, nmo_err *err)
 {
@@ -132,18 +134,33 @@ static nmo_status rstd_consts(nmo_go_rstd_consts *rc, nmo_fctx *fc, const nmo_ca
 {
     void *kd;
     NMO_RETURN_IF_ERR(dev_get(&kd, B_KTAB, (size_t)(n + 1) * sizeof(double), err));
+    /* the table is a function of the plan and n: the same plan (byte for byte) and n as the
+     * last upload reuse it (and its geometry note) */
+    if (scratch.ktab_n == n && memcmp(&scratch.ktab_plan, &c->plan, sizeof c->plan) == 0) {
+        if (scratch.ktab_geo > fc->geo_over) fc->geo_over = scratch.ktab_geo;
+        goto consts;
+    }
     double *kt = malloc((size_t)(n + 1) * sizeof(double));
     if (!kt) return nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for the k table");
+    int64_t g0 = fc->geo_over;
+    fc->geo_over = 0;
     for (int64_t m = 0; m <= n; m++) kt[m] = nmo_fe_dot_k(fc, n, m);
+    int64_t geo = fc->geo_over;
+    if (g0 > fc->geo_over) fc->geo_over = g0;
     if (scratch.ktab_n == n && memcmp(kt, scratch.ktab_host, (size_t)(n + 1) * sizeof(double)) == 0) {
         free(kt);
+        memcpy(&scratch.ktab_plan, &c->plan, sizeof c->plan);
+        scratch.ktab_geo = geo;
     } else {
         nmo_status s = nmo_gpu_h2d(kd, kt, (size_t)(n + 1) * sizeof(double), err);
         free(scratch.ktab_host);
         scratch.ktab_host = kt;
         scratch.ktab_n = s == NMO_OK ? n : -1;
+        memcpy(&scratch.ktab_plan, &c->plan, sizeof c->plan);
+        scratch.ktab_geo = geo;
         NMO_RETURN_IF_ERR(s);
     }
+consts:
     rc->ktab = kd;
     rc->ua = fc->ua;
     rc->keta = (fc->ftz ? 2.0 : 1.0) * (double)n * fc->etaa; /* nmo_fenc_dot_d_finish, daz 0 */

@@ -171,6 +171,7 @@ int main(int argc, char **argv)
                         nmo_gpu_check_host_every = (cases & 1) ? 3 : 0; /* the merge path, every other case */
                         nmo_gpu_check_host_r = (cases & 3) == 2;          /* r from the host, one case in four */
                         nmo_gpu_check_elem_every = cases % 3 == 1 ? 97 : 0; /* the single-element path, one in three */
+                        nmo_gpu_check_scalar = cases % 5 == 3;            /* one-word loads where 16-byte ones could be */
                         if (nmo_gpu_check(&g, &c, dc, NULL, &o, &info, &err) != NMO_OK) die("gpu check", &err);
                         if (nmo_check(&r, &c, &out, &o, &err) != NMO_OK) die("cpu check", &err);
                         if (corrupt) g.rhi[0][n / 2] = nextafter(g.rhi[0][n / 2], INFINITY); /* control */
