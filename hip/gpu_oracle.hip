@@ -505,7 +505,61 @@ __global__ void __launch_bounds__(BLK) k_rms_rows(nmo_go_rms_args a)
     }
 }
 
-constexpr int NWIDE = 4; /* widths >= 8 a thread holds for its row before the fold */
+/* Element i = (row, j) of rms_norm from its input points and the row's r = [rl, rh]
+ * (rm = max |r|): nmo_fe_mul3_row_kernel operation for operation, an undecided snap by
+ * nmo_fe_snap's general test and nmo_fe_mul3_exact_ends as nmo_fenc_mul3 does. Returns
+ * 0 with [*l, *h] (the compute enclosure), 1 when the element goes to the host alone (its
+ * snap undecided; testing: every elem_every-th element), 2 when the row goes to the host
+ * (a non-finite input). A function of its arguments only: both passes of k_rms_elems
+ * see the same answers. */
+NMO_D int rms_elem(const nmo_go_rms_args &a, double xv, double wv, double rl, double rh, double rm, int64_t i,
+                   double *lp, double *hp)
+{
+    double ad = dmul(xv, wv); /* exact */
+    double p1 = dmul(ad, rl), p2 = dmul(ad, rh);
+    double plo = p1 < p2 ? p1 : p2, phi = p1 < p2 ? p2 : p1;
+    double ax = dabs(xv), aw = dabs(wv);
+    double mm = ax > rm ? ax : rm;
+    mm = mm > aw ? mm : aw;
+    double eta = dmul(a.etac, mm);
+    double vlo = dsub(dsub(plo, dmul(dabs(plo), a.uc)), eta);
+    double vhi = dadd(dadd(phi, dmul(dabs(phi), a.uc)), eta);
+    double elo = dadd(dmul(dabs(vlo), 0x1p-50), dmul(eta, 0x1p-50));
+    double ehi = dadd(dmul(dabs(vhi), 0x1p-50), dmul(eta, 0x1p-50));
+    double l, h;
+    int okl = rn32_try(vlo, dadd(dadd(elo, dmul(dabs(vlo), 0x1p-50)), 0x1p-1060), &l);
+    int okh = rn32_try(vhi, dadd(dadd(ehi, dmul(dabs(vhi), 0x1p-50)), 0x1p-1060), &h);
+    int fin = (dabs(xv) <= 0x1p1000) & (dabs(wv) <= 0x1p1000);
+    if (!fin) return 2;
+    if (!(okl & okh)) { /* nmo_fenc_mul3: nmo_fe_snap's general test, then the exact ends */
+        int unc = 0;
+        l = snap32(0, vlo, elo, &unc);
+        h = snap32(0, vhi, ehi, &unc);
+        if (unc && !mul3_exact_ends(ad, rl, rh, plo, phi, eta, a.uc, &l, &h)) return 1;
+    }
+    if (a.elem_every > 0 && i % a.elem_every == 0) return 1; /* testing: the host's element path */
+    *lp = l, *hp = h;
+    return 0;
+}
+
+/* Four consecutive words of x, w and the candidate at row, j0 (cnt of them): one 8- or
+ * 16-byte load each where aligned (vec4), else one word at a time. */
+NMO_D void rms_load(const nmo_go_rms_args &a, int64_t row, int64_t j0, int cnt, uint32_t *xb, uint32_t *wb,
+                    uint32_t *cb4)
+{
+    const int64_t n = a.n;
+    if (a.vec4 && cnt == 4) {
+        load4_bits(a.x, a.in_bf16, row * n + j0, xb);
+        load4_bits(a.w, a.in_bf16, j0, wb);
+        load4_bits(a.cand, a.out_bf16, row * n + j0, cb4);
+        return;
+    }
+    for (int q = 0; q < cnt; q++) {
+        xb[q] = a.in_bf16 ? ((const uint16_t *)a.x)[row * n + j0 + q] : ((const uint32_t *)a.x)[row * n + j0 + q];
+        wb[q] = a.in_bf16 ? ((const uint16_t *)a.w)[j0 + q] : ((const uint32_t *)a.w)[j0 + q];
+        cb4[q] = cand_bits(a.cand, a.out_bf16, row * n + j0 + q);
+    }
+}
 
 __global__ void __launch_bounds__(BLK, 3) k_rms_elems(nmo_go_rms_args a)
 {
@@ -531,58 +585,20 @@ __global__ void __launch_bounds__(BLK, 3) k_rms_elems(nmo_go_rms_args a)
             continue;
         }
         const double rm = dabs(rl) > dabs(rh) ? dabs(rl) : dabs(rh);
-        int redo = 0;
+        int redo = 0, nwide = 0;
         unsigned long long rpass = 0, rfail = 0, rwmax = 0, rworst = 0;
         unsigned rw[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        int64_t wide[NWIDE];
-        int nw = 0;
-        /* four consecutive elements a thread (one 8- or 16-byte load of x, w and the
-         * candidate each where aligned), BLK * 4 a block pass */
+        /* four consecutive elements a thread, BLK * 4 a block pass */
         for (int64_t j0 = (int64_t)t * 4; j0 < n && !redo; j0 += BLK * 4) {
             const int cnt = n - j0 < 4 ? (int)(n - j0) : 4;
             uint32_t xb[4] = {0, 0, 0, 0}, wb[4] = {0, 0, 0, 0}, cb4[4] = {0, 0, 0, 0};
-            if (a.vec4 && cnt == 4) {
-                load4_bits(a.x, a.in_bf16, row * n + j0, xb);
-                load4_bits(a.w, a.in_bf16, j0, wb);
-                load4_bits(a.cand, a.out_bf16, row * n + j0, cb4);
-            } else {
-                for (int q = 0; q < cnt; q++) {
-                    xb[q] = a.in_bf16 ? ((const uint16_t *)a.x)[row * n + j0 + q] : ((const uint32_t *)a.x)[row * n + j0 + q];
-                    wb[q] = a.in_bf16 ? ((const uint16_t *)a.w)[j0 + q] : ((const uint32_t *)a.w)[j0 + q];
-                    cb4[q] = cand_bits(a.cand, a.out_bf16, row * n + j0 + q);
-                }
-            }
+            rms_load(a, row, j0, cnt, xb, wb, cb4);
             for (int q = 0; q < cnt; q++) {
-                const int64_t j = j0 + q, i = row * n + j;
-                /* nmo_fe_mul3_row_kernel, operation for operation */
-                double xv = in_of_bits(xb[q], a.in_bf16), wv = in_of_bits(wb[q], a.in_bf16);
-                double ad = dmul(xv, wv); /* exact */
-                double p1 = dmul(ad, rl), p2 = dmul(ad, rh);
-                double plo = p1 < p2 ? p1 : p2, phi = p1 < p2 ? p2 : p1;
-                double ax = dabs(xv), aw = dabs(wv);
-                double mm = ax > rm ? ax : rm;
-                mm = mm > aw ? mm : aw;
-                double eta = dmul(a.etac, mm);
-                double vlo = dsub(dsub(plo, dmul(dabs(plo), a.uc)), eta);
-                double vhi = dadd(dadd(phi, dmul(dabs(phi), a.uc)), eta);
-                double elo = dadd(dmul(dabs(vlo), 0x1p-50), dmul(eta, 0x1p-50));
-                double ehi = dadd(dmul(dabs(vhi), 0x1p-50), dmul(eta, 0x1p-50));
-                double l, h;
-                int okl = rn32_try(vlo, dadd(dadd(elo, dmul(dabs(vlo), 0x1p-50)), 0x1p-1060), &l);
-                int okh = rn32_try(vhi, dadd(dadd(ehi, dmul(dabs(vhi), 0x1p-50)), 0x1p-1060), &h);
-                int fin = (dabs(xv) <= 0x1p1000) & (dabs(wv) <= 0x1p1000);
-                if (!fin) { redo = 1; break; }
-                if (!(okl & okh)) { /* nmo_fenc_mul3: nmo_fe_snap's general test, then the exact ends */
-                    int unc = 0;
-                    l = snap32(0, vlo, elo, &unc);
-                    h = snap32(0, vhi, ehi, &unc);
-                    if (unc && !mul3_exact_ends(ad, rl, rh, plo, phi, eta, a.uc, &l, &h)) { /* to the host alone */
-                        unsigned long long slot = at_inc(&a.acc->n_eredo);
-                        if (slot < (unsigned long long)a.eredo_cap) a.eredo[slot] = i;
-                        continue;
-                    }
-                }
-                if (a.elem_every > 0 && i % a.elem_every == 0) { /* testing: the host's element path */
+                const int64_t i = row * n + j0 + q;
+                double l = 0, h = 0;
+                int st = rms_elem(a, in_of_bits(xb[q], a.in_bf16), in_of_bits(wb[q], a.in_bf16), rl, rh, rm, i, &l, &h);
+                if (st == 2) { redo = 1; break; }
+                if (st == 1) { /* to the host alone */
                     unsigned long long slot = at_inc(&a.acc->n_eredo);
                     if (slot < (unsigned long long)a.eredo_cap) a.eredo[slot] = i;
                     continue;
@@ -598,8 +614,7 @@ __global__ void __launch_bounds__(BLK, 3) k_rms_elems(nmo_go_rms_args a)
                 rworst = key > rworst ? key : rworst;
                 rwmax = (unsigned long long)wd > rwmax ? (unsigned long long)wd : rwmax;
                 if (wd < 8) rw[wd]++;
-                else if (nw < NWIDE) wide[nw++] = wd;
-                else { redo = 1; break; } /* more wide widths than registers: the host's row */
+                else nwide++; /* binned by the second pass, once the row is the device's */
             }
         }
         /* the row's verdict: redo anywhere sends it to the host (one flag, one barrier) */
@@ -616,7 +631,26 @@ __global__ void __launch_bounds__(BLK, 3) k_rms_elems(nmo_go_rms_args a)
         wmax = rwmax > wmax ? rwmax : wmax;
         worst = rworst > worst ? rworst : worst;
         for (int q = 0; q < 8; q++) wc[q] += rw[q];
-        for (int q = 0; q < nw; q++) at_add32(&s_hist[wide[q] < NMO_GO_HIST ? wide[q] : NMO_GO_HIST], 1);
+        /* widths >= 8 (fp32 outputs: most elements): a second pass over this thread's
+         * elements of the row, the same answers (rms_elem), each width binned in the
+         * block's shared histogram; a row sent to the host never reaches this, so
+         * nothing is taken back */
+        for (int64_t j0 = (int64_t)t * 4; nwide > 0 && j0 < n; j0 += BLK * 4) {
+            const int cnt = n - j0 < 4 ? (int)(n - j0) : 4;
+            uint32_t xb[4] = {0, 0, 0, 0}, wb[4] = {0, 0, 0, 0}, cb4[4] = {0, 0, 0, 0};
+            rms_load(a, row, j0, cnt, xb, wb, cb4);
+            for (int q = 0; q < cnt; q++) {
+                const int64_t i = row * n + j0 + q;
+                double l = 0, h = 0;
+                if (rms_elem(a, in_of_bits(xb[q], a.in_bf16), in_of_bits(wb[q], a.in_bf16), rl, rh, rm, i, &l, &h) != 0)
+                    continue;
+                int fl = 0;
+                unsigned long long key = 0;
+                int64_t wd = 0;
+                judge_elem(cb4[q], a.out_bf16, i, l, h, a.max_ulps, NULL, NULL, NULL, &fl, &key, &wd);
+                if (wd >= 8) at_add32(&s_hist[wd < NMO_GO_HIST ? wd : NMO_GO_HIST], 1);
+            }
+        }
     }
     /* one fold a block */
     s_pass[t] = pass, s_fail[t] = fail, s_wmax[t] = wmax, s_worst[t] = worst;

@@ -127,6 +127,7 @@ int main(int argc, char **argv)
     nmo_gpu_check_r_compared = nmo_gpu_check_r_differ = 0;
     long skipped = 0, cases = 0, cert_cases = 0, bad_cases = 0, mutant_fail = 0, mutants = 0;
     int64_t elems = 0, diffs = 0, cert_diffs = 0, rows_dev = 0, rows_host = 0, esc = 0, elems_host = 0;
+    int64_t long_fp32_dev = 0; /* rows of 4097 fp32 elements (gaussian, default candidate) decided on the device */
     for (int ci = 0; ci < nmo_cand_count(); ci++) {
         const nmo_cand *cd = nmo_cand_at(ci);
         if (strcmp(cd->op, op->name) != 0) continue;
@@ -140,7 +141,10 @@ int main(int argc, char **argv)
                         /* the 16M-element shape: one seed, the default candidate and mutants on bf16 */
                         if (h == 9 && (si || di == 0 || (cd->correct && cd != nmo_cand_find(op->name, NULL))))
                             continue;
-                        if (quick && (si || !(h == 1 || h == 2 || h == 6 || h == 7))) continue;
+                        /* --quick: also 3x4097 for the default candidate (16 elements a thread a
+                         * row: the fp32 widths >= 8 of whole rows, binned on the device) */
+                        int is_def = cd == nmo_cand_find(op->name, NULL);
+                        if (quick && (si || !(h == 1 || h == 2 || h == 6 || h == 7 || (h == 3 && is_def)))) continue;
                         nmo_plan p;
                         if (nmo_cand_plan(&p, cd, dts[di], &err) != NMO_OK) die("plan", &err);
                         nmo_case c;
@@ -216,6 +220,8 @@ int main(int argc, char **argv)
                         rows_dev += info.rows_device;
                         rows_host += info.rows_host;
                         elems_host += info.elems_host;
+                        if (h == 3 && is_def && di == 0 && f == NMO_FAM_GAUSSIAN && !nmo_gpu_check_host_every)
+                            long_fp32_dev += info.rows_device;
                         esc += r.n_escalated;
                         nmo_report_free(&g), nmo_report_free(&r);
                         nmo_gpu_free(dc);
@@ -233,6 +239,8 @@ int main(int argc, char **argv)
            (long long)rows_dev, (long long)rows_host, (long long)esc);
     printf("gpu_oracle_test: single elements the certified engine redid from the device's r=%lld\n",
            (long long)elems_host);
+    printf("gpu_oracle_test: fp32 rows of 4097 (gaussian, default candidate) decided on the device=%lld\n",
+           (long long)long_fp32_dev);
     printf("gpu_oracle_test: mutant cases=%ld of which FAIL=%ld\n", mutants, mutant_fail);
     printf("gpu_oracle_test: device r compared with the host's=%lld differing=%lld\n",
            (long long)nmo_gpu_check_r_compared, (long long)nmo_gpu_check_r_differ);
@@ -250,7 +258,7 @@ int main(int argc, char **argv)
     if (rms) printf("gpu_oracle_test: r probe entries=%lld kept by both=%lld by neither=%lld differing=%lld\n",
            (long long)(pb + pn + pd), (long long)pb, (long long)pn, (long long)pd);
     int ok = bad_cases == 0 && cases > 0 && rows_dev > 0 && mutant_fail > 0 && nmo_gpu_check_r_differ == 0 &&
-             (!rms || (nmo_gpu_check_r_compared > 0 && pd == 0 && pb > 0 && elems_host > 0));
+             (!rms || (nmo_gpu_check_r_compared > 0 && pd == 0 && pb > 0 && elems_host > 0 && long_fp32_dev > 0));
     printf("gpu_oracle_test: op=%s %s\n", op->name, ok ? "PASS" : "FAIL");
     fails_total += !ok;
     }
