@@ -1,7 +1,7 @@
 /* nmo_gpu_oracle_test: the GPU tier (nmo_gpu_check) against the CPU checker (nmo_check,
  * fast engine + escalation) and, on cases of at most 4200 elements, against the certified engine alone:
  * element for element the same verdicts, reachable sets R and flags, and the same
- * tensor verdict, counts and worst element.
+ * tensor verdict, counts, width histogram and worst element.
  *
  * Cases: every rms_norm candidate of the registry (correct variants and mutants, run on
  * the CPU, their outputs uploaded), every input family, fp32 and bf16 (the dtypes the
@@ -53,7 +53,10 @@ static int64_t diff_reports(const nmo_report *a, const nmo_report *b, int64_t n,
 
 static int same_summary(const nmo_report *a, const nmo_report *b)
 {
+    for (int i = 0; i <= NMO_WIDTH_HIST; i++)
+        if (a->width_hist[i] != b->width_hist[i]) return 0;
     return a->verdict == b->verdict && a->n_pass == b->n_pass && a->n_fail == b->n_fail &&
+           a->width_max == b->width_max && a->n_wide == b->n_wide && a->n_nonfinite == b->n_nonfinite &&
            a->n_inconc == b->n_inconc && a->has_worst == b->has_worst &&
            (!a->has_worst || (a->worst.index == b->worst.index && a->worst.verdict == b->worst.verdict &&
                               same_d(a->worst.dist_ulps, b->worst.dist_ulps)));
