@@ -29,6 +29,8 @@ static double now_ms(void)
 
 int nmo_gpu_check_host_every = 0;
 int64_t nmo_gpu_check_elem_every = 0;
+int nmo_go_time_kernels = 0;
+double nmo_go_ms_k1 = 0, nmo_go_ms_k2 = 0;
 int nmo_gpu_check_scalar = 0;
 
 int nmo_gpu_check_supported(const nmo_case *c, const char **why)

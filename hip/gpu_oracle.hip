@@ -962,10 +962,15 @@ extern "C" nmo_status nmo_go_rms_judge(const nmo_go_rms_args *a, nmo_go_acc *acc
     NMO_RETURN_IF_ERR(nmo_gpu_init(err));
     hipStream_t st = (hipStream_t)nmo_gpu_stream();
     NMO_RETURN_IF_ERR(nmo_gpu_fill_async(a->acc, 0, sizeof(nmo_go_acc), err));
+    const int tk = nmo_go_time_kernels;
+    nmo_go_ms_k1 = nmo_go_ms_k2 = 0;
+    if (tk) NMO_RETURN_IF_ERR(nmo_gpu_timer_start(err));
     if (!a->rrow) {
         int64_t g = (a->rows + RPB - 1) / RPB;
         nmo_launch(k_rms_rows, dim3((int)(g < 65535 ? g : 65535)), dim3(BLK), 0, st, *a);
     }
+    if (tk) NMO_RETURN_IF_ERR(nmo_gpu_timer_stop(&nmo_go_ms_k1, err));
+    if (tk) NMO_RETURN_IF_ERR(nmo_gpu_timer_start(err));
     /* at most 16 blocks an SM's worth (132 SMs): each block folds its counts once; the
      * simulator takes 3 blocks, so that every block walks several rows (the flag slots) */
 #if defined(NMO_HIP_SIM)
@@ -974,6 +979,7 @@ extern "C" nmo_status nmo_go_rms_judge(const nmo_go_rms_args *a, nmo_go_acc *acc
     const int64_t gmax = 132 * 16;
 #endif
     nmo_launch(k_rms_elems, dim3(grid_for(a->rows < gmax ? a->rows : gmax)), dim3(BLK), 0, st, *a);
+    if (tk) NMO_RETURN_IF_ERR(nmo_gpu_timer_stop(&nmo_go_ms_k2, err));
     nmo_launch(k_rms_gather, dim3(1), dim3(1), 0, st, *a);
     NMO_RETURN_IF_ERR(nmo_gpu_d2h(acc_host, a->acc, sizeof(nmo_go_acc), err));
     return nmo_gpu_sync_check("gpu oracle: k_rms_rows/k_rms_elems", err);
@@ -997,7 +1003,11 @@ extern "C" nmo_status nmo_go_ew_judge(const nmo_go_ew_args *a, nmo_go_acc *acc_h
     NMO_RETURN_IF_ERR(nmo_gpu_fill_async(a->acc, 0, sizeof(nmo_go_acc), err));
     int64_t g = (a->numel + BLK * 8 - 1) / (BLK * 8); /* 8 elements a thread */
     g = g < 1 ? 1 : g > 65535 ? 65535 : g;
+    const int tk = nmo_go_time_kernels;
+    nmo_go_ms_k1 = nmo_go_ms_k2 = 0;
+    if (tk) NMO_RETURN_IF_ERR(nmo_gpu_timer_start(err));
     nmo_launch(k_swiglu, dim3((int)g), dim3(BLK), 0, st, *a);
+    if (tk) NMO_RETURN_IF_ERR(nmo_gpu_timer_stop(&nmo_go_ms_k2, err));
     NMO_RETURN_IF_ERR(nmo_gpu_d2h(acc_host, a->acc, sizeof(nmo_go_acc), err));
     return nmo_gpu_sync_check("gpu oracle: k_swiglu", err);
 }

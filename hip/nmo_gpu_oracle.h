@@ -103,6 +103,11 @@ nmo_status nmo_go_rowsumsq(const void *x, int in_bf16, int64_t rows, int64_t n, 
 /* rms_norm's fused row kernel (sum of squares, r when rrow is NULL, y = x r w, the judge)
  * and the gather of the worst element, then acc copied to *acc_host (synchronous). */
 nmo_status nmo_go_rms_judge(const nmo_go_rms_args *a, nmo_go_acc *acc_host, nmo_err *err);
+/* Profiling (the bench): when set, nmo_go_rms_judge and nmo_go_ew_judge time their
+ * kernels with events (one synchronization each): k1 = k_rms_rows (0 when r is the
+ * host's), k2 = k_rms_elems or k_swiglu, in ms. */
+extern int nmo_go_time_kernels;
+extern double nmo_go_ms_k1, nmo_go_ms_k2;
 /* Testing: the device's r (rstd_dev) of count (s, m) pairs: out[4i..] = lo, hi, ok, 0. */
 nmo_status nmo_go_rstd_probe(const nmo_go_rstd_consts *rc, int64_t n, const double *s_dev,
                              const double *m_dev, double *out_dev, int64_t count, nmo_err *err);
