@@ -28,7 +28,7 @@ static double now_ms(void)
 }
 
 int nmo_gpu_check_host_every = 0;
-int64_t nmo_gpu_check_elem_every = 0;
+int64_t nmo_gpu_check_elem_every = 0, nmo_gpu_check_elem_cap = 0;
 int nmo_go_time_kernels = 0;
 double nmo_go_ms_k1 = 0, nmo_go_ms_k2 = 0;
 int nmo_gpu_check_scalar = 0;
@@ -371,7 +371,7 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
     TRY(dev_get(&d.rstat, B_RSTAT, (size_t)rows * 4 * sizeof(double), err));
     TRY(nmo_fctx_init(&fc, &c->plan, err));
     fc_ok = 1;
-    const int64_t ecap = numel / 64 + 4096;
+    const int64_t ecap = nmo_gpu_check_elem_cap > 0 ? nmo_gpu_check_elem_cap : numel / 64 + 4096;
     TRY(dev_get(&d.eredo, B_EREDO, (size_t)ecap * sizeof(int64_t), err));
     nmo_go_rms_args ga = {d.x, d.w, cand_dev, in_bf16, out_bf16, rows, n, NULL, {0}, NULL,
                           rep->max_ulps, fc.uc, fc.etac, d.verd, d.rlo, d.rhi, d.rstat, d.redo, d.acc,

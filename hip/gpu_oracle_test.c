@@ -130,7 +130,7 @@ int main(int argc, char **argv)
     nmo_gpu_check_r_compared = nmo_gpu_check_r_differ = 0;
     long skipped = 0, cases = 0, cert_cases = 0, bad_cases = 0, mutant_fail = 0, mutants = 0;
     int64_t elems = 0, diffs = 0, cert_diffs = 0, rows_dev = 0, rows_host = 0, esc = 0, elems_host = 0;
-    int64_t long_fp32_dev = 0; /* rows of 4097 fp32 elements (gaussian, default candidate) decided on the device */
+    int64_t long_fp32_dev = 0, fallbacks = 0; /* rows of 4097 fp32 elements (gaussian, default candidate) decided on the device */
     for (int ci = 0; ci < nmo_cand_count(); ci++) {
         const nmo_cand *cd = nmo_cand_at(ci);
         if (strcmp(cd->op, op->name) != 0) continue;
@@ -179,6 +179,7 @@ int main(int argc, char **argv)
                         nmo_gpu_check_host_r = (cases & 3) == 2;          /* r from the host, one case in four */
                         nmo_gpu_check_elem_every = cases % 3 == 1 ? 97 : 0; /* the single-element path, one in three */
                         nmo_gpu_check_scalar = cases % 5 == 3;            /* one-word loads where 16-byte ones could be */
+                        nmo_gpu_check_elem_cap = cases % 6 == 4 ? 2 : 0;  /* a list too short: everything on the CPU */
                         if (nmo_gpu_check(&g, &c, dc, NULL, &o, &info, &err) != NMO_OK) die("gpu check", &err);
                         if (nmo_check(&r, &c, &out, &o, &err) != NMO_OK) die("cpu check", &err);
                         if (corrupt) g.rhi[0][n / 2] = nextafter(g.rhi[0][n / 2], INFINITY); /* control */
@@ -222,6 +223,7 @@ int main(int argc, char **argv)
                         diffs += d;
                         rows_dev += info.rows_device;
                         rows_host += info.rows_host;
+                        fallbacks += nmo_gpu_check_elem_cap > 0 && info.rows_host == shapes[h][0] && info.rows_device == 0;
                         elems_host += info.elems_host;
                         if (h == 3 && is_def && di == 0 && f == NMO_FAM_GAUSSIAN && !nmo_gpu_check_host_every)
                             long_fp32_dev += info.rows_device;
@@ -242,6 +244,8 @@ int main(int argc, char **argv)
            (long long)rows_dev, (long long)rows_host, (long long)esc);
     printf("gpu_oracle_test: single elements the certified engine redid from the device's r=%lld\n",
            (long long)elems_host);
+    printf("gpu_oracle_test: checks whose single-element list overflowed (the CPU checker on everything)=%lld\n",
+           (long long)fallbacks);
     printf("gpu_oracle_test: fp32 rows of 4097 (gaussian, default candidate) decided on the device=%lld\n",
            (long long)long_fp32_dev);
     printf("gpu_oracle_test: mutant cases=%ld of which FAIL=%ld\n", mutants, mutant_fail);
@@ -261,7 +265,7 @@ int main(int argc, char **argv)
     if (rms) printf("gpu_oracle_test: r probe entries=%lld kept by both=%lld by neither=%lld differing=%lld\n",
            (long long)(pb + pn + pd), (long long)pb, (long long)pn, (long long)pd);
     int ok = bad_cases == 0 && cases > 0 && rows_dev > 0 && mutant_fail > 0 && nmo_gpu_check_r_differ == 0 &&
-             (!rms || (nmo_gpu_check_r_compared > 0 && pd == 0 && pb > 0 && elems_host > 0 && long_fp32_dev > 0));
+             (!rms || (nmo_gpu_check_r_compared > 0 && pd == 0 && pb > 0 && elems_host > 0 && long_fp32_dev > 0 && fallbacks > 0));
     printf("gpu_oracle_test: op=%s %s\n", op->name, ok ? "PASS" : "FAIL");
     fails_total += !ok;
     }

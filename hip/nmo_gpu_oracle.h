@@ -129,6 +129,8 @@ extern int nmo_gpu_check_host_every;
 /* Testing: when k > 0, every k-th element of the rows decided on the device also goes to
  * the host's single-element path (the certified engine from the row's r). */
 extern int64_t nmo_gpu_check_elem_every;
+/* Testing: when > 0, the length of that list (beyond it: the CPU checker on everything). */
+extern int64_t nmo_gpu_check_elem_cap;
 /* Testing: 1 = element loads one word at a time even where 16-byte loads could be used. */
 extern int nmo_gpu_check_scalar;
 /* Testing: when set, every r the device kept is compared with the host fast engine's r
