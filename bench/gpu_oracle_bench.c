@@ -9,7 +9,9 @@
  *   gpu     = nmo_gpu_check wall time (host clock: the device kernels, their transfers,
  *             the host's row statistics and the rows it sends back), median of --iters,
  *             inputs and candidate already in device memory, verdicts left there;
- *   cpu     = nmo_check on the host copies (NMO_THREADS or every online CPU), one run.
+ *   cpu     = nmo_check on the host copies (NMO_THREADS or every online CPU), one run;
+ *   kernels = one more nmo_gpu_check with its kernels event-timed (nmo_go_time_kernels:
+ *             k_rms_rows, then k_rms_elems or k_swiglu), in ms.
  * Prints per case
  *   op=rms_norm gpu_oracle_over_copy=X gpu_over_cpu_oracle=Y dtype=... shape=... (details)
  * with X = copy / gpu (the fraction of copy speed) and Y = cpu / gpu, and checks that the
@@ -107,6 +109,13 @@ static void bench_case(const char *opname, int64_t rows, int64_t cols, nmo_fmt d
         if (i == iters / 2) inf_med = info;
         if (i < iters - 1) nmo_report_free(&g);
     }
+    /* one more check with its kernels event-timed (one synchronization each) */
+    nmo_report tr;
+    nmo_go_time_kernels = 1;
+    if (nmo_gpu_check(&tr, &c, dc, ind, &o, NULL, &err) != NMO_OK) die("gpu check (timed kernels)", &err);
+    nmo_go_time_kernels = 0;
+    double k1 = nmo_go_ms_k1, k2 = nmo_go_ms_k2;
+    nmo_report_free(&tr);
     double t0 = now_ms();
     if (nmo_check(&r, &c, &out, &o, &err) != NMO_OK) die("cpu check", &err);
     double cpu = now_ms() - t0;
@@ -116,11 +125,12 @@ static void bench_case(const char *opname, int64_t rows, int64_t cols, nmo_fmt d
     int agree = g.verdict == r.verdict && g.n_pass == r.n_pass && g.n_fail == r.n_fail && g.n_inconc == r.n_inconc;
     *bad |= !agree;
     printf("op=%s gpu_oracle_over_copy=%.3f gpu_over_cpu_oracle=%.1f dtype=%s shape=%lldx%lld bytes=%zu "
-           "copy_ms=%.4f gpu_ms=%.3f (device %.3f host_stats %.3f host_rows %.3f, rows on host %lld of %lld) "
+           "copy_ms=%.4f gpu_ms=%.3f (device %.3f host_stats %.3f host_rows %.3f, rows on host %lld of %lld, "
+           "single elements on host %lld; kernels: rows %.4f elements %.4f) "
            "cpu_ms=%.1f verdict=%s pass=%lld agree=%d\n",
            opname, copy / gpu, cpu / gpu, nmo_fmt_name(dt), (long long)rows, (long long)cols, bytes, copy, gpu,
            inf_med.ms_device, inf_med.ms_host_stats, inf_med.ms_host_redo, (long long)inf_med.rows_host,
-           (long long)rows, cpu, nmo_verdict_name(g.verdict), (long long)g.n_pass, agree);
+           (long long)rows, (long long)inf_med.elems_host, k1, k2, cpu, nmo_verdict_name(g.verdict), (long long)g.n_pass, agree);
     fflush(stdout);
     nmo_report_free(&g), nmo_report_free(&r);
     free(tc), free(tg);

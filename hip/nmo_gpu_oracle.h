@@ -8,10 +8,13 @@
  * correctly rounded sqrt and division, else the host's fast engine:
  * refs/rms_norm.c nmo_ref_rms_norm_rstd_fast), snaps it to the compute lattice, rounds
  * it into R and judges the candidate, which stays in device memory. A unit (an rms_norm
- * row, a swiglu element) the device cannot decide (an undecided snap, a non-finite value,
- * R wider than max_ulps, a flagged statistic) goes to the CPU checker (fast engine and
- * escalation: nmo__check_units), so the verdicts are the certified engine's, element for
- * element (hip/gpu_oracle_test.c checks it). Implemented by hip/gpu_oracle.c over
+ * row, a swiglu element) the device cannot decide (a non-finite value, R wider than
+ * max_ulps, a flagged statistic) goes to the CPU checker (fast engine and escalation:
+ * nmo__check_units); an rms_norm element whose snap alone is undecided goes to the
+ * certified engine alone, from the row's r (the device's, which is the certified one:
+ * refs/rms_norm.c nmo_ref_rms_norm_elems_cert), judged by the checker's rules
+ * (nmo__judge_elems). So the verdicts are the certified engine's, element for element
+ * (hip/gpu_oracle_test.c checks it). Implemented by hip/gpu_oracle.c over
  * hip/gpu_oracle.hip; with -Dgpu=none every call fails with NMO_ERR_UNSUPPORTED. */
 #ifndef NMO_GPU_ORACLE_H
 #define NMO_GPU_ORACLE_H
@@ -41,6 +44,7 @@ typedef struct {
      * (s, m, r_lo, r_hi as rstat) and its candidate's bits */
     double w_stat[4];
     unsigned long long w_cand;
+    unsigned long long n_eredo;     /* rms_norm: single elements left to the host (eredo) */
 } nmo_go_acc;
 
 /* The per-case constants of rms_norm's r on the device (nmo_gpu_oracle.c rstd_consts
@@ -69,6 +73,12 @@ typedef struct {
     double *rstat;            /* per row: s, m, r_lo, r_hi (r: 0 when the host computes it) */
     int64_t *redo;            /* rows the device cannot decide (acc->n_redo of them) */
     nmo_go_acc *acc;          /* counts of the rows decided here */
+    /* elements of rows decided here whose snap neither the fast path nor the exact ends
+     * decide (acc->n_eredo; the first eredo_cap listed): the host escalates them alone */
+    int64_t *eredo;
+    int64_t eredo_cap;
+    int64_t elem_every;       /* testing: > 0 lists every elem_every-th element too */
+    int vec4;                 /* 1: n % 4 == 0 and x, w, cand 16-byte aligned (vector loads) */
 } nmo_go_rms_args;
 
 /* An elementwise operator (swiglu): y[i] from x0[i], x1[i]. */
@@ -93,6 +103,11 @@ nmo_status nmo_go_rowsumsq(const void *x, int in_bf16, int64_t rows, int64_t n, 
 /* rms_norm's fused row kernel (sum of squares, r when rrow is NULL, y = x r w, the judge)
  * and the gather of the worst element, then acc copied to *acc_host (synchronous). */
 nmo_status nmo_go_rms_judge(const nmo_go_rms_args *a, nmo_go_acc *acc_host, nmo_err *err);
+/* Profiling (the bench): when set, nmo_go_rms_judge and nmo_go_ew_judge time their
+ * kernels with events (one synchronization each): k1 = k_rms_rows (0 when r is the
+ * host's), k2 = k_rms_elems or k_swiglu, in ms. */
+extern int nmo_go_time_kernels;
+extern double nmo_go_ms_k1, nmo_go_ms_k2;
 /* Testing: the device's r (rstd_dev) of count (s, m) pairs: out[4i..] = lo, hi, ok, 0. */
 nmo_status nmo_go_rstd_probe(const nmo_go_rstd_consts *rc, int64_t n, const double *s_dev,
                              const double *m_dev, double *out_dev, int64_t count, nmo_err *err);
@@ -105,11 +120,19 @@ typedef struct {
     double ms_device;      /* wall time of the device kernels and their transfers */
     double ms_host_stats;  /* the host's row statistics */
     double ms_host_redo;   /* the CPU checker on the rows sent back */
+    int64_t elems_host;    /* rms_norm: single elements the certified engine redid */
 } nmo_gpu_check_info;
 
 /* Testing (hip/gpu_oracle_test.c): when k > 0, every k-th row also goes to the CPU
  * checker, so that the merge of device and host rows is exercised on every case. */
 extern int nmo_gpu_check_host_every;
+/* Testing: when k > 0, every k-th element of the rows decided on the device also goes to
+ * the host's single-element path (the certified engine from the row's r). */
+extern int64_t nmo_gpu_check_elem_every;
+/* Testing: when > 0, the length of that list (beyond it: the CPU checker on everything). */
+extern int64_t nmo_gpu_check_elem_cap;
+/* Testing: 1 = element loads one word at a time even where 16-byte loads could be used. */
+extern int nmo_gpu_check_scalar;
 /* Testing: when set, every r the device kept is compared with the host fast engine's r
  * from the same sum (nmo_ref_rms_norm_rstd_fast); the counts accumulate here. */
 extern int nmo_gpu_check_verify_r;
