@@ -133,6 +133,29 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
                          const void *const *in_dev, const nmo_check_opts *opts,
                          nmo_gpu_check_info *info, nmo_err *err);
 
+
+/* ---- softmax's rows on the device (hip/gpu_oracle_rows_dev.h, hip/gpu_oracle_rows_host.h) ----
+ * One block a row: the max, e_j = exp(RN(x_j - m)), their sum s, rcp = RN(1/s) and
+ * y_j = hull(e_j / s, e_j rcp) as the fast engine forms them (refs/softmax.c,
+ * engine/row_fast.h), snapped and judged on the device; a row with anything undecided
+ * goes to the CPU checker. layer_norm is refused (nmo_gpu_check_supported says so). */
+typedef struct {
+    const void *x, *cand;     /* x [rows, n], cand [rows, n] (out) */
+    int in_bf16, out_bf16;
+    int64_t rows, n;
+    int nexp, ftzx;           /* fn_ulps[EXP]; nmo_plan_exp_ftz */
+    double k, ua, en;         /* nmo_fe_red_k(n, n, 0); unit roundoff of acc; n 2^-53 */
+    double maxfin_a;          /* largest finite acc value */
+    const uint8_t *skip;      /* NULL, or per row: 1 = the host checks it */
+    int64_t max_ulps;
+    uint8_t *verd;
+    double *rlo, *rhi;        /* NULL, or per element R */
+    double *rstat;            /* NULL, or per row: m, s_lo, s_hi, rcp_lo (0: the host's row) */
+    int64_t *redo;            /* rows the device cannot decide (acc->n_redo of them) */
+    nmo_go_acc *acc;
+} nmo_go_smx_args;
+nmo_status nmo_go_smx_judge(const nmo_go_smx_args *a, nmo_go_acc *acc_host, nmo_err *err);
+
 #ifdef __cplusplus
 }
 #endif
