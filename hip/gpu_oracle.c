@@ -39,7 +39,7 @@ int nmo_gpu_check_supported(const nmo_case *c, const char **why)
     int rms = strcmp(c->op->name, "rms_norm") == 0, swi = strcmp(c->op->name, "swiglu") == 0;
     int rows = strcmp(c->op->name, "softmax") == 0 || strcmp(c->op->name, "layer_norm") == 0;
     if (!nmo_gpu_enabled()) w = NMO_GPU_NONE_MSG;
-    else if (!rms && !swi && !rows) w = "the GPU tier covers rms_norm, swiglu and softmax only";
+    else if (!rms && !swi && !rows) w = "the GPU tier covers rms_norm, swiglu, softmax and layer_norm only";
     else if (p->inter != p->compute) w = "unfused plan (inter != compute): not on the device";
     else if (rms && c->param[1] != 0) w = "offset != 0: not on the device";
     else if (p->compute != NMO_FP32 || p->ftz) w = "the device path needs compute=fp32 without ftz";
@@ -620,4 +620,4 @@ done:
     return s;
 }
 
-#include "gpu_oracle_rows_host.h" /* softmax (and layer_norm's refusal) */
+#include "gpu_oracle_rows_host.h" /* softmax and layer_norm */

@@ -33,6 +33,86 @@ namespace {
 
 constexpr int SMX_NWIDE = 4; /* widths >= 8 a thread holds for its row before the fold */
 
+/* The counts of one row's elements in one thread (judge_elem's results), kept until the
+ * block knows the row is decided; widths 0..7 counted, up to SMX_NWIDE wider ones held. */
+struct row_tally {
+    unsigned long long pass = 0, fail = 0, wmax = 0, worst = 0;
+    unsigned w[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t wide[SMX_NWIDE];
+    int nw = 0, redo = 0;
+    NMO_D void judge(const void *cand, int out_bf16, int64_t i, double l, double h, int64_t max_ulps,
+                     uint8_t *verd, double *rlo, double *rhi)
+    {
+        int fl = 0;
+        unsigned long long key = 0;
+        int64_t wd = 0;
+        if (!judge_elem(cand, out_bf16, i, l, h, max_ulps, verd, rlo, rhi, &fl, &key, &wd)) { redo = 1; return; }
+        if (fl) fail++; else pass++;
+        worst = key > worst ? key : worst;
+        wmax = (unsigned long long)wd > wmax ? (unsigned long long)wd : wmax;
+        if (wd < 8) w[wd]++;
+        else if (nw < SMX_NWIDE) wide[nw++] = wd;
+        else redo = 1; /* more wide widths than registers: the host's row */
+    }
+};
+
+/* 1 when any thread of the block has v set (s: BLK ints of shared memory); every thread
+ * gets the answer */
+NMO_D int block_any(int v, int *s)
+{
+    const int t = (int)threadIdx.x;
+    s[t] = v;
+    __syncthreads();
+    for (int h = BLK / 2; h > 0; h >>= 1) {
+        if (t < h) s[t] |= s[t + h];
+        __syncthreads();
+    }
+    const int any = s[0];
+    __syncthreads();
+    return any;
+}
+
+/* A thread's counts over the rows its block decided, folded once a block into acc. */
+struct block_tally {
+    unsigned long long pass = 0, fail = 0, wmax = 0, worst = 0;
+    unsigned w[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    NMO_D void add(const row_tally &r, unsigned *s_hist)
+    {
+        pass += r.pass, fail += r.fail;
+        wmax = r.wmax > wmax ? r.wmax : wmax;
+        worst = r.worst > worst ? r.worst : worst;
+        for (int q = 0; q < 8; q++) w[q] += r.w[q];
+        for (int q = 0; q < r.nw; q++) at_add32(&s_hist[r.wide[q] < NMO_GO_HIST ? r.wide[q] : NMO_GO_HIST], 1);
+    }
+    NMO_D void fold(nmo_go_acc *acc, unsigned *s_hist, unsigned long long *s_pass, unsigned long long *s_fail,
+                    unsigned long long *s_wmax, unsigned long long *s_worst, unsigned (*s_w)[BLK])
+    {
+        const int t = (int)threadIdx.x;
+        s_pass[t] = pass, s_fail[t] = fail, s_wmax[t] = wmax, s_worst[t] = worst;
+        for (int q = 0; q < 8; q++) s_w[q][t] = w[q];
+        __syncthreads();
+        for (int hh = BLK / 2; hh > 0; hh >>= 1) {
+            if (t < hh) {
+                s_pass[t] += s_pass[t + hh], s_fail[t] += s_fail[t + hh];
+                for (int q = 0; q < 8; q++) s_w[q][t] += s_w[q][t + hh];
+                s_wmax[t] = s_wmax[t] > s_wmax[t + hh] ? s_wmax[t] : s_wmax[t + hh];
+                s_worst[t] = s_worst[t] > s_worst[t + hh] ? s_worst[t] : s_worst[t + hh];
+            }
+            __syncthreads();
+        }
+        if (t == 0) {
+            at_add(&acc->n_pass, s_pass[0]);
+            at_add(&acc->n_fail, s_fail[0]);
+            for (int q = 0; q < 8; q++)
+                if (s_w[q][0]) at_add(&acc->hist[q], s_w[q][0]);
+            at_max(&acc->wmax, s_wmax[0]);
+            at_max(&acc->worst, s_worst[0]);
+        }
+        for (int i = t; i <= NMO_GO_HIST; i += BLK)
+            if (s_hist[i]) at_add(&acc->hist[i], s_hist[i]);
+    }
+};
+
 /* e_j of nmo_fenc_exp_sub_row for the input point x and the row's max m (finite): 1 when
  * decided (unflagged, finite) */
 NMO_D int smx_exp(double x, double m, int nexp, int ftzx, double *lo, double *hi)
@@ -79,8 +159,7 @@ __global__ void __launch_bounds__(BLK) k_smx(nmo_go_smx_args A)
     const int t = (int)threadIdx.x;
     const int64_t n = A.n;
     for (int i = t; i <= NMO_GO_HIST; i += BLK) s_hist[i] = 0;
-    unsigned long long pass = 0, fail = 0, wmax = 0, worst = 0;
-    unsigned wc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    block_tally tot;
     for (int64_t row = blockIdx.x; row < A.rows; row += gridDim.x) {
         if (A.skip && A.skip[row]) continue; /* uniform over the block */
         const int64_t base = row * n;
@@ -146,75 +225,214 @@ __global__ void __launch_bounds__(BLK) k_smx(nmo_go_smx_args A)
             continue;
         }
         /* pass 3: y_j, snapped and judged */
-        int redo = 0;
-        unsigned long long rpass = 0, rfail = 0, rwmax = 0, rworst = 0;
-        unsigned rw[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        int64_t wide[SMX_NWIDE];
-        int nw = 0;
-        for (int64_t j = t; j < n; j += BLK) {
+        row_tally rt;
+        for (int64_t j = t; j < n && !rt.redo; j += BLK) {
             const int64_t i = base + j;
             double el, eh;
-            if (!smx_exp(load_in(A.x, A.in_bf16, i), m, A.nexp, A.ftzx, &el, &eh)) { redo = 1; break; }
+            if (!smx_exp(load_in(A.x, A.in_bf16, i), m, A.nexp, A.ftzx, &el, &eh)) { rt.redo = 1; break; }
             /* nmo_fe_divmul_row_kernel */
-            if (!((el >= 0) & (el <= eh) & (eh <= 0x1p1000))) { redo = 1; break; }
+            if (!((el >= 0) & (el <= eh) & (eh <= 0x1p1000))) { rt.redo = 1; break; }
             double a = (double)fcast(ddiv(el, sh)), b = (double)fcast(dmul(el, rl));
             double c = (double)fcast(ddiv(eh, sl)), d = (double)fcast(dmul(eh, rh));
-            double l = a < b ? a : b, h = c > d ? c : d;
-            int fl = 0;
-            unsigned long long key = 0;
-            int64_t wd = 0;
-            if (!judge_elem(A.cand, A.out_bf16, i, l, h, A.max_ulps, A.verd, A.rlo, A.rhi, &fl, &key, &wd)) {
-                redo = 1;
-                break;
-            }
-            if (fl) rfail++; else rpass++;
-            rworst = key > rworst ? key : rworst;
-            rwmax = (unsigned long long)wd > rwmax ? (unsigned long long)wd : rwmax;
-            if (wd < 8) rw[wd]++;
-            else if (nw < SMX_NWIDE) wide[nw++] = wd;
-            else { redo = 1; break; } /* more wide widths than registers: the host's row */
+            rt.judge(A.cand, A.out_bf16, i, a < b ? a : b, c > d ? c : d, A.max_ulps, A.verd, A.rlo, A.rhi);
         }
-        s_bad[t] = redo;
-        __syncthreads();
-        for (int h = BLK / 2; h > 0; h >>= 1) {
-            if (t < h) s_bad[t] |= s_bad[t + h];
-            __syncthreads();
-        }
-        const int any = s_bad[0];
-        __syncthreads();
-        if (any) {
+        if (block_any(rt.redo, s_bad)) {
             if (t == 0) A.redo[at_inc(&A.acc->n_redo)] = row;
             continue;
         }
-        pass += rpass, fail += rfail;
-        wmax = rwmax > wmax ? rwmax : wmax;
-        worst = rworst > worst ? rworst : worst;
-        for (int q = 0; q < 8; q++) wc[q] += rw[q];
-        for (int q = 0; q < nw; q++) at_add32(&s_hist[wide[q] < NMO_GO_HIST ? wide[q] : NMO_GO_HIST], 1);
+        tot.add(rt, s_hist);
     }
-    /* one fold a block */
-    s_pass[t] = pass, s_fail[t] = fail, s_wmax[t] = wmax, s_worst[t] = worst;
-    for (int q = 0; q < 8; q++) s_w[q][t] = wc[q];
-    __syncthreads();
-    for (int hh = BLK / 2; hh > 0; hh >>= 1) {
-        if (t < hh) {
-            s_pass[t] += s_pass[t + hh], s_fail[t] += s_fail[t + hh];
-            for (int q = 0; q < 8; q++) s_w[q][t] += s_w[q][t + hh];
-            s_wmax[t] = s_wmax[t] > s_wmax[t + hh] ? s_wmax[t] : s_wmax[t + hh];
-            s_worst[t] = s_worst[t] > s_worst[t + hh] ? s_worst[t] : s_worst[t + hh];
+    tot.fold(A.acc, s_hist, s_pass, s_fail, s_wmax, s_worst, s_w);
+}
+
+
+/* ---- layer_norm (refs/layer_norm.c: norm_two_pass, norm_affine; fused plans, compute and
+ * acc fp32 without ftz, correctly rounded division). The row sums here, the statistics
+ * closed on the host by the fast engine's own functions (hip/gpu_oracle_rows_host.h), the
+ * elements here. Every element step is a transcription of the fast engine's primitive
+ * (engine/elem_fast.h nmo_fenc_add / nmo_fenc_mul / nmo_fenc_div, engine/prodk_fast.h
+ * nmo_fenc_prodk / nmo_fenc_scale_shift) in the same binary64 operations and order, with
+ * the same radii; no exp or log. A snap the device cannot decide, a non-finite value, a
+ * partial product near fp32's overflow: the row goes to the CPU checker. */
+
+/* nmo_fe_lowbit for a nonzero finite normal double: 2^(e - 52 + trailing zeros of the
+ * 53-bit significand) */
+NMO_D double lowbit(double v)
+{
+    uint64_t u = d2u(v), e = (u >> 52) & 0x7ff, m = (u & 0xfffffffffffffull) | (1ull << 52);
+#if defined(__CUDA_ARCH__)
+    int tz = __ffsll((long long)m) - 1;
+#else
+    int tz = __builtin_ctzll(m);
+#endif
+    return u2d((e - 52 + (uint64_t)tz) << 52);
+}
+
+/* pass 1: terms x_j (points); pass 2: d_j^2 over d_j = [RN(x_j - mh), RN(x_j - ml)]
+ * (nmo_fenc_sub of the point x_j and the mean), the interval square as nmo_fenc_dotk
+ * forms it. Per row: slo, shi, A = sum max(|lo|, |hi|) (binary64, a fixed tree: within
+ * the (n + k) 2^-53 A that nmo_fenc_dotk_finish allows for any order), Q = the smallest
+ * lowbit of a nonzero term and whether nmo_fe_dotk_exact's conditions hold term by term
+ * (points, exact products, compute and acc values), and a non-finite flag. */
+__global__ void __launch_bounds__(BLK) k_ln_sums(nmo_go_ln_args A, int pass)
+{
+    __shared__ double s_lo[BLK], s_hi[BLK], s_a[BLK], s_q[BLK];
+    __shared__ int s_ok[BLK], s_bad[BLK];
+    const int t = (int)threadIdx.x;
+    const int64_t n = A.n;
+    for (int64_t row = blockIdx.x; row < A.rows; row += gridDim.x) {
+        double slo = 0, shi = 0, sa = 0, q = 0x1p1023;
+        int ok = 1, bad = 0;
+        double ml = 0, mh = 0;
+        if (pass == 2) ml = A.mean[2 * row], mh = A.mean[2 * row + 1];
+        for (int64_t j = t; j < n; j += BLK) {
+            double v = load_in(A.x, A.in_bf16, row * n + j), lo, hi;
+            bad |= !(dabs(v) <= 0x1p1000);
+            if (pass == 1) {
+                lo = hi = v; /* an fp32 / bf16 value: a compute and acc value */
+            } else {
+                double dl = rnd32(dadd(v, -mh), 0), dh = rnd32(dadd(v, -ml), 0);
+                bad |= !(finite_d(dl) & finite_d(dh));
+                double p1 = dmul(dl, dl), p2 = dmul(dl, dh), p3 = dmul(dh, dl), p4 = dmul(dh, dh);
+                lo = dmin(dmin(p1, p2), dmin(p3, p4)), hi = dmax(dmax(p1, p2), dmax(p3, p4));
+                /* the exact case: points whose squares (exact in binary64: 48 bits) are fp32 values */
+                ok &= (dl == dh) & (rnd32(p1, 0) == p1);
+            }
+            slo = dadd(slo, lo), shi = dadd(shi, hi), sa = dadd(sa, dmax(dabs(lo), dabs(hi)));
+            if (lo != 0 && lo == hi && finite_d(lo)) q = dmin(q, lowbit(lo));
+        }
+        s_lo[t] = slo, s_hi[t] = shi, s_a[t] = sa, s_q[t] = q, s_ok[t] = ok, s_bad[t] = bad;
+        __syncthreads();
+        for (int h = BLK / 2; h > 0; h >>= 1) {
+            if (t < h) {
+                s_lo[t] = dadd(s_lo[t], s_lo[t + h]), s_hi[t] = dadd(s_hi[t], s_hi[t + h]);
+                s_a[t] = dadd(s_a[t], s_a[t + h]), s_q[t] = dmin(s_q[t], s_q[t + h]);
+                s_ok[t] &= s_ok[t + h], s_bad[t] |= s_bad[t + h];
+            }
+            __syncthreads();
+        }
+        if (t == 0) {
+            double *o = A.part + 8 * row;
+            o[0] = s_lo[0], o[1] = s_hi[0], o[2] = s_a[0], o[3] = s_q[0];
+            o[4] = s_ok[0], o[5] = s_bad[0], o[6] = 0, o[7] = 0;
         }
         __syncthreads();
     }
-    if (t == 0) {
-        at_add(&A.acc->n_pass, s_pass[0]);
-        at_add(&A.acc->n_fail, s_fail[0]);
-        for (int q = 0; q < 8; q++)
-            if (s_w[q][0]) at_add(&A.acc->hist[q], s_w[q][0]);
-        at_max(&A.acc->wmax, s_wmax[0]);
-        at_max(&A.acc->worst, s_worst[0]);
+}
+
+/* nmo_fenc_prodk(f, k, fused = 1) for k = 2, 3 finite factors (no ftz: cs = c); 0 when
+ * the CPU would flag it or leave the paths transcribed here */
+NMO_D int prodk_fused(const ienc *f, int k, double uc, double etac, ienc *r)
+{
+    for (int i = 0; i < k; i++)
+        if (f[i].lo == 0 && f[i].hi == 0) { *r = ienc{0, 0}; return 1; } /* an exact 0 */
+    double lo = f[0].lo, hi = f[0].hi, R = dmax(1, dmax(dabs(lo), dabs(hi)));
+    int exact = 1;
+    for (int i = 1; i < k; i++) {
+        double bl = f[i].lo, bh = f[i].hi;
+        double p1 = dmul(lo, bl), p2 = dmul(lo, bh), p3 = dmul(hi, bl), p4 = dmul(hi, bh);
+        if (exact)
+            exact = dfma(lo, bl, -p1) == 0 && dfma(lo, bh, -p2) == 0 && dfma(hi, bl, -p3) == 0 &&
+                    dfma(hi, bh, -p4) == 0;
+        lo = dmin(dmin(p1, p2), dmin(p3, p4));
+        hi = dmax(dmax(p1, p2), dmax(p3, p4));
+        R = dmul(R, dmax(1, dmax(dabs(bl), dabs(bh))));
     }
-    for (int i = t; i <= NMO_GO_HIST; i += BLK)
-        if (s_hist[i]) at_add(&A.acc->hist[i], s_hist[i]);
+    const int nr = k > 2 ? k - 2 : 0;
+    double g = dmul(dmul((double)nr, uc), dadd(1, dmul((double)(2 * nr), uc))); /* nmo_fe_gamma */
+    double eta = dmul(dmul(2.0 * nr, etac), R);
+    /* nmo_fe_partial_ovf */
+    const double mf = 0x1.fffffep127;
+    double top = dadd(dmul(R, dadd(1, g)), eta);
+    if (dabs(dsub(top, mf)) <= dmul(mf, 0x1p-30) || !(top < mf)) return 0;
+    double vlo = dsub(dsub(lo, dmul(dabs(lo), g)), eta), vhi = dadd(dadd(hi, dmul(dabs(hi), g)), eta);
+    if (!finite_d(vlo) || !finite_d(vhi)) return 0;
+    if (exact && nr == 0) { /* the exact product: directed roundings, no radius */
+        *r = ienc{rnd32(vlo, 1), rnd32(vhi, 2)};
+        return 1;
+    }
+    double el = dmul(dmul(dadd(dabs(vlo), eta), (double)(k + 3)), 0x1p-52);
+    double eh = dmul(dmul(dadd(dabs(vhi), eta), (double)(k + 3)), 0x1p-52);
+    int unc = 0;
+    *r = ienc{snap32(1, vlo, el, &unc), snap32(2, vhi, eh, &unc)};
+    return !unc && r->lo == r->lo && r->hi == r->hi;
+}
+
+/* nmo_fenc_scale_shift of the point x, the scale a, the mean [ml, mh] and the point b */
+NMO_D int scale_shift(double x, const ienc &a, double ml, double mh, double b, double uc, double etac, ienc *r)
+{
+    double dl = dsub(x, mh), dh = dsub(x, ml);
+    double p1 = dmul(dl, a.lo), p2 = dmul(dl, a.hi), p3 = dmul(dh, a.lo), p4 = dmul(dh, a.hi);
+    double clo = dadd(dmin(dmin(p1, p2), dmin(p3, p4)), b);
+    double chi = dadd(dmax(dmax(p1, p2), dmax(p3, p4)), b);
+    double Am = dmax(dabs(a.lo), dabs(a.hi)), X = dabs(x), Mv = dmax(dabs(ml), dabs(mh)), B = dabs(b);
+    double e0 = dadd(dmul(dmul(uc, dadd(1, dmul(2, uc))), dadd(dadd(dmul(X, Am), B), dmul(dmul(2, Mv), Am))),
+                     dmul(4, etac));
+    double vlo = dsub(clo, e0), vhi = dadd(chi, e0);
+    if (!finite_d(vlo) || !finite_d(vhi)) return 0;
+    double e = dadd(dmul(dadd(dmul(dmul(3, dmax(dabs(dl), dabs(dh))), Am), B), 0x1p-52), dmul(e0, 0x1p-50));
+    int unc = 0;
+    *r = ienc{snap32(0, vlo, e, &unc), snap32(0, vhi, e, &unc)};
+    return !unc && r->lo == r->lo && r->hi == r->hi;
+}
+
+/* refs/norm_common.h norm_affine for the point x, w, b and the row's mean, rstd and
+ * s = sqrt(var + eps): y = [*l, *h]; 0 when the host must do it */
+NMO_D int ln_elem(double x, double w, double b, double ml, double mh, const ienc &rs, const ienc &sd, double uc,
+                  double etac, double *l, double *h)
+{
+    int bad = 0;
+    ienc d{rnd32(dadd(x, -mh), 0), rnd32(dadd(x, -ml), 0)}; /* nmo_fenc_sub(x, mean) */
+    if (!fin2(d)) return 0;
+    const ienc W{w, w};
+    /* direct: prodk(d, rstd, w) + b */
+    ienc f3[3] = {d, rs, W}, p;
+    if (!prodk_fused(f3, 3, uc, etac, &p)) return 0;
+    ienc y1{rnd32(dadd(p.lo, b), 0), rnd32(dadd(p.hi, b), 0)};
+    /* division: prodk(d / s, w) + b */
+    ienc f2[2] = {div2(d, sd, &bad), W};
+    if (bad || !fin2(f2[0]) || !prodk_fused(f2, 2, uc, etac, &p)) return 0;
+    y1 = hull2(y1, ienc{rnd32(dadd(p.lo, b), 0), rnd32(dadd(p.hi, b), 0)});
+    /* fused scale and shift: a = hull(w * rstd, w / s) */
+    ienc a = hull2(mul2(W, rs), div2(W, sd, &bad)), y2;
+    if (bad || !fin2(a) || !scale_shift(x, a, ml, mh, b, uc, etac, &y2)) return 0;
+    ienc y = hull2(y1, y2);
+    *l = y.lo, *h = y.hi;
+    return fin2(y1) && fin2(y);
+}
+
+__global__ void __launch_bounds__(BLK) k_ln_judge(nmo_go_ln_args A)
+{
+    __shared__ int s_bad[BLK];
+    __shared__ unsigned long long s_pass[BLK], s_fail[BLK], s_wmax[BLK], s_worst[BLK];
+    __shared__ unsigned s_w[8][BLK];
+    __shared__ unsigned s_hist[NMO_GO_HIST + 1];
+    const int t = (int)threadIdx.x;
+    const int64_t n = A.n;
+    for (int i = t; i <= NMO_GO_HIST; i += BLK) s_hist[i] = 0;
+    block_tally tot;
+    for (int64_t row = blockIdx.x; row < A.rows; row += gridDim.x) {
+        if (A.skip[row]) continue; /* uniform over the block: the host's row */
+        const double ml = A.mean[2 * row], mh = A.mean[2 * row + 1];
+        const ienc rs{A.stat[4 * row], A.stat[4 * row + 1]}, sd{A.stat[4 * row + 2], A.stat[4 * row + 3]};
+        row_tally rt;
+        for (int64_t j = t; j < n && !rt.redo; j += BLK) {
+            const int64_t i = row * n + j;
+            double l, h;
+            if (!ln_elem(load_in(A.x, A.in_bf16, i), load_in(A.w, A.in_bf16, j), load_in(A.b, A.in_bf16, j), ml, mh,
+                         rs, sd, A.uc, A.etac, &l, &h)) {
+                rt.redo = 1;
+                break;
+            }
+            rt.judge(A.cand, A.out_bf16, i, l, h, A.max_ulps, A.verd, A.rlo, A.rhi);
+        }
+        if (block_any(rt.redo, s_bad)) {
+            if (t == 0) A.redo[at_inc(&A.acc->n_redo)] = row;
+            continue;
+        }
+        tot.add(rt, s_hist);
+    }
+    tot.fold(A.acc, s_hist, s_pass, s_fail, s_wmax, s_worst, s_w);
 }
 
 } // namespace
@@ -234,4 +452,32 @@ extern "C" nmo_status nmo_go_smx_judge(const nmo_go_smx_args *a, nmo_go_acc *acc
     nmo_launch(k_smx, dim3(grid_for(a->rows < gmax ? a->rows : gmax)), dim3(BLK), 0, st, *a);
     NMO_RETURN_IF_ERR(nmo_gpu_d2h(acc_host, a->acc, sizeof(nmo_go_acc), err));
     return nmo_gpu_sync_check("gpu oracle: k_smx", err);
+}
+
+extern "C" nmo_status nmo_go_ln_sums(const nmo_go_ln_args *a, int pass, nmo_err *err)
+{
+    NMO_RETURN_IF_ERR(nmo_gpu_init(err));
+    hipStream_t st = (hipStream_t)nmo_gpu_stream();
+#if defined(NMO_HIP_SIM)
+    const int64_t gmax = 3;
+#else
+    const int64_t gmax = 132 * 16;
+#endif
+    nmo_launch(k_ln_sums, dim3(grid_for(a->rows < gmax ? a->rows : gmax)), dim3(BLK), 0, st, *a, pass);
+    return nmo_gpu_sync_check("gpu oracle: k_ln_sums", err);
+}
+
+extern "C" nmo_status nmo_go_ln_judge(const nmo_go_ln_args *a, nmo_go_acc *acc_host, nmo_err *err)
+{
+    NMO_RETURN_IF_ERR(nmo_gpu_init(err));
+    hipStream_t st = (hipStream_t)nmo_gpu_stream();
+    NMO_RETURN_IF_ERR(nmo_gpu_fill_async(a->acc, 0, sizeof(nmo_go_acc), err));
+#if defined(NMO_HIP_SIM)
+    const int64_t gmax = 3;
+#else
+    const int64_t gmax = 132 * 16;
+#endif
+    nmo_launch(k_ln_judge, dim3(grid_for(a->rows < gmax ? a->rows : gmax)), dim3(BLK), 0, st, *a);
+    NMO_RETURN_IF_ERR(nmo_gpu_d2h(acc_host, a->acc, sizeof(nmo_go_acc), err));
+    return nmo_gpu_sync_check("gpu oracle: k_ln_judge", err);
 }
