@@ -31,17 +31,16 @@
 
 namespace {
 
-constexpr int SMX_NWIDE = 4; /* widths >= 8 a thread holds for its row before the fold */
-
 /* The counts of one row's elements in one thread (judge_elem's results), kept until the
- * block knows the row is decided; widths 0..7 counted, up to SMX_NWIDE wider ones held. */
+ * block knows the row is decided. Widths 0..7 are counted here; every width goes to
+ * wid[i] too, and k_row_hist adds the widths >= 8 of the decided rows to the histogram
+ * afterwards (a row may hold any number of them: R of layer_norm is often wide). */
 struct row_tally {
     unsigned long long pass = 0, fail = 0, wmax = 0, worst = 0;
     unsigned w[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    int64_t wide[SMX_NWIDE];
-    int nw = 0, redo = 0;
+    int wide = 0, redo = 0;
     NMO_D void judge(const void *cand, int out_bf16, int64_t i, double l, double h, int64_t max_ulps,
-                     uint8_t *verd, double *rlo, double *rhi)
+                     uint8_t *verd, double *rlo, double *rhi, uint16_t *wid)
     {
         int fl = 0;
         unsigned long long key = 0;
@@ -50,9 +49,9 @@ struct row_tally {
         if (fl) fail++; else pass++;
         worst = key > worst ? key : worst;
         wmax = (unsigned long long)wd > wmax ? (unsigned long long)wd : wmax;
+        wid[i] = (uint16_t)(wd < NMO_GO_HIST ? wd : NMO_GO_HIST);
         if (wd < 8) w[wd]++;
-        else if (nw < SMX_NWIDE) wide[nw++] = wd;
-        else redo = 1; /* more wide widths than registers: the host's row */
+        else wide = 1;
     }
 };
 
@@ -76,15 +75,14 @@ NMO_D int block_any(int v, int *s)
 struct block_tally {
     unsigned long long pass = 0, fail = 0, wmax = 0, worst = 0;
     unsigned w[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    NMO_D void add(const row_tally &r, unsigned *s_hist)
+    NMO_D void add(const row_tally &r)
     {
         pass += r.pass, fail += r.fail;
         wmax = r.wmax > wmax ? r.wmax : wmax;
         worst = r.worst > worst ? r.worst : worst;
         for (int q = 0; q < 8; q++) w[q] += r.w[q];
-        for (int q = 0; q < r.nw; q++) at_add32(&s_hist[r.wide[q] < NMO_GO_HIST ? r.wide[q] : NMO_GO_HIST], 1);
     }
-    NMO_D void fold(nmo_go_acc *acc, unsigned *s_hist, unsigned long long *s_pass, unsigned long long *s_fail,
+    NMO_D void fold(nmo_go_acc *acc, unsigned long long *s_pass, unsigned long long *s_fail,
                     unsigned long long *s_wmax, unsigned long long *s_worst, unsigned (*s_w)[BLK])
     {
         const int t = (int)threadIdx.x;
@@ -108,10 +106,29 @@ struct block_tally {
             at_max(&acc->wmax, s_wmax[0]);
             at_max(&acc->worst, s_worst[0]);
         }
-        for (int i = t; i <= NMO_GO_HIST; i += BLK)
-            if (s_hist[i]) at_add(&acc->hist[i], s_hist[i]);
     }
 };
+
+/* The widths >= 8 of the rows decided on the device (roww[row] = 1) into acc->hist:
+ * one block a row (grid-stride), a shared histogram, one fold a block. */
+__global__ void __launch_bounds__(BLK) k_row_hist(const uint16_t *wid, const uint8_t *roww, int64_t rows,
+                                                  int64_t n, nmo_go_acc *acc)
+{
+    __shared__ unsigned s_hist[NMO_GO_HIST + 1];
+    const int t = (int)threadIdx.x;
+    for (int i = t; i <= NMO_GO_HIST; i += BLK) s_hist[i] = 0;
+    __syncthreads();
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        if (!roww[row]) continue;
+        for (int64_t j = t; j < n; j += BLK) {
+            unsigned w = wid[row * n + j];
+            if (w >= 8) at_add32(&s_hist[w], 1);
+        }
+    }
+    __syncthreads();
+    for (int i = t; i <= NMO_GO_HIST; i += BLK)
+        if (s_hist[i]) at_add(&acc->hist[i], s_hist[i]);
+}
 
 /* e_j of nmo_fenc_exp_sub_row for the input point x and the row's max m (finite): 1 when
  * decided (unflagged, finite) */
@@ -155,13 +172,14 @@ __global__ void __launch_bounds__(BLK) k_smx(nmo_go_smx_args A)
     __shared__ int s_ok;
     __shared__ unsigned long long s_pass[BLK], s_fail[BLK], s_wmax[BLK], s_worst[BLK];
     __shared__ unsigned s_w[8][BLK];
-    __shared__ unsigned s_hist[NMO_GO_HIST + 1];
     const int t = (int)threadIdx.x;
     const int64_t n = A.n;
-    for (int i = t; i <= NMO_GO_HIST; i += BLK) s_hist[i] = 0;
     block_tally tot;
     for (int64_t row = blockIdx.x; row < A.rows; row += gridDim.x) {
-        if (A.skip && A.skip[row]) continue; /* uniform over the block */
+        if (A.skip && A.skip[row]) { /* uniform over the block */
+            if (t == 0) A.roww[row] = 0;
+            continue;
+        }
         const int64_t base = row * n;
         /* pass 1: the max (exact), non-finite inputs */
         double m = -0x1.fffffffffffffp1023;
@@ -221,7 +239,7 @@ __global__ void __launch_bounds__(BLK) k_smx(nmo_go_smx_args A)
         const double sl = s_st[0], sh = s_st[1], rl = s_st[2], rh = s_st[3];
         __syncthreads(); /* s_st, s_ok are rewritten by the next row */
         if (!ok) {
-            if (t == 0) A.redo[at_inc(&A.acc->n_redo)] = row;
+            if (t == 0) A.redo[at_inc(&A.acc->n_redo)] = row, A.roww[row] = 0;
             continue;
         }
         /* pass 3: y_j, snapped and judged */
@@ -234,15 +252,17 @@ __global__ void __launch_bounds__(BLK) k_smx(nmo_go_smx_args A)
             if (!((el >= 0) & (el <= eh) & (eh <= 0x1p1000))) { rt.redo = 1; break; }
             double a = (double)fcast(ddiv(el, sh)), b = (double)fcast(dmul(el, rl));
             double c = (double)fcast(ddiv(eh, sl)), d = (double)fcast(dmul(eh, rh));
-            rt.judge(A.cand, A.out_bf16, i, a < b ? a : b, c > d ? c : d, A.max_ulps, A.verd, A.rlo, A.rhi);
+            rt.judge(A.cand, A.out_bf16, i, a < b ? a : b, c > d ? c : d, A.max_ulps, A.verd, A.rlo, A.rhi, A.wid);
         }
         if (block_any(rt.redo, s_bad)) {
-            if (t == 0) A.redo[at_inc(&A.acc->n_redo)] = row;
+            if (t == 0) A.redo[at_inc(&A.acc->n_redo)] = row, A.roww[row] = 0;
             continue;
         }
-        tot.add(rt, s_hist);
+        const int anyw = block_any(rt.wide, s_bad);
+        if (t == 0) A.roww[row] = (uint8_t)anyw;
+        tot.add(rt);
     }
-    tot.fold(A.acc, s_hist, s_pass, s_fail, s_wmax, s_worst, s_w);
+    tot.fold(A.acc, s_pass, s_fail, s_wmax, s_worst, s_w);
 }
 
 
@@ -406,13 +426,14 @@ __global__ void __launch_bounds__(BLK) k_ln_judge(nmo_go_ln_args A)
     __shared__ int s_bad[BLK];
     __shared__ unsigned long long s_pass[BLK], s_fail[BLK], s_wmax[BLK], s_worst[BLK];
     __shared__ unsigned s_w[8][BLK];
-    __shared__ unsigned s_hist[NMO_GO_HIST + 1];
     const int t = (int)threadIdx.x;
     const int64_t n = A.n;
-    for (int i = t; i <= NMO_GO_HIST; i += BLK) s_hist[i] = 0;
     block_tally tot;
     for (int64_t row = blockIdx.x; row < A.rows; row += gridDim.x) {
-        if (A.skip[row]) continue; /* uniform over the block: the host's row */
+        if (A.skip[row]) { /* uniform over the block: the host's row */
+            if (t == 0) A.roww[row] = 0;
+            continue;
+        }
         const double ml = A.mean[2 * row], mh = A.mean[2 * row + 1];
         const ienc rs{A.stat[4 * row], A.stat[4 * row + 1]}, sd{A.stat[4 * row + 2], A.stat[4 * row + 3]};
         row_tally rt;
@@ -424,15 +445,17 @@ __global__ void __launch_bounds__(BLK) k_ln_judge(nmo_go_ln_args A)
                 rt.redo = 1;
                 break;
             }
-            rt.judge(A.cand, A.out_bf16, i, l, h, A.max_ulps, A.verd, A.rlo, A.rhi);
+            rt.judge(A.cand, A.out_bf16, i, l, h, A.max_ulps, A.verd, A.rlo, A.rhi, A.wid);
         }
         if (block_any(rt.redo, s_bad)) {
-            if (t == 0) A.redo[at_inc(&A.acc->n_redo)] = row;
+            if (t == 0) A.redo[at_inc(&A.acc->n_redo)] = row, A.roww[row] = 0;
             continue;
         }
-        tot.add(rt, s_hist);
+        const int anyw = block_any(rt.wide, s_bad);
+        if (t == 0) A.roww[row] = (uint8_t)anyw;
+        tot.add(rt);
     }
-    tot.fold(A.acc, s_hist, s_pass, s_fail, s_wmax, s_worst, s_w);
+    tot.fold(A.acc, s_pass, s_fail, s_wmax, s_worst, s_w);
 }
 
 } // namespace
@@ -450,6 +473,8 @@ extern "C" nmo_status nmo_go_smx_judge(const nmo_go_smx_args *a, nmo_go_acc *acc
     const int64_t gmax = 132 * 16;
 #endif
     nmo_launch(k_smx, dim3(grid_for(a->rows < gmax ? a->rows : gmax)), dim3(BLK), 0, st, *a);
+    nmo_launch(k_row_hist, dim3(grid_for(a->rows < gmax ? a->rows : gmax)), dim3(BLK), 0, st, a->wid, a->roww,
+               a->rows, a->n, a->acc);
     NMO_RETURN_IF_ERR(nmo_gpu_d2h(acc_host, a->acc, sizeof(nmo_go_acc), err));
     return nmo_gpu_sync_check("gpu oracle: k_smx", err);
 }
@@ -478,6 +503,8 @@ extern "C" nmo_status nmo_go_ln_judge(const nmo_go_ln_args *a, nmo_go_acc *acc_h
     const int64_t gmax = 132 * 16;
 #endif
     nmo_launch(k_ln_judge, dim3(grid_for(a->rows < gmax ? a->rows : gmax)), dim3(BLK), 0, st, *a);
+    nmo_launch(k_row_hist, dim3(grid_for(a->rows < gmax ? a->rows : gmax)), dim3(BLK), 0, st, a->wid, a->roww,
+               a->rows, a->n, a->acc);
     NMO_RETURN_IF_ERR(nmo_gpu_d2h(acc_host, a->acc, sizeof(nmo_go_acc), err));
     return nmo_gpu_sync_check("gpu oracle: k_ln_judge", err);
 }

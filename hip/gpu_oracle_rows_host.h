@@ -171,6 +171,9 @@ static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *can
     }
     TRY(dev_get(&redo, B_REDO, (size_t)rows * sizeof(int64_t), err));
     TRY(dev_get(&accd, B_ACC, sizeof(nmo_go_acc), err));
+    void *wid, *roww; /* the widths for the histogram (k_row_hist) */
+    TRY(dev_get(&wid, B_PM, (size_t)numel * sizeof(uint16_t), err));
+    TRY(dev_get(&roww, B_BAD, (size_t)rows, err));
     /* the host's rows: all of them under force_unc (every fast value flagged), every
      * k-th one when testing the merge (nmo_gpu_check_host_every); layer_norm's rows whose
      * statistics are flagged (ln_stats) */
@@ -195,7 +198,8 @@ static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *can
             w = wd, b = bd;
         }
         nmo_go_ln_args la = {x, w, b, cand_dev, c->plan.in == NMO_BF16, c->plan.out == NMO_BF16, rows, n,
-                             fc.uc, fc.etac, NULL, NULL, skipd, NULL, rep->max_ulps, verd, rlo, rhi, redo, accd};
+                             fc.uc, fc.etac, NULL, NULL, skipd, NULL, rep->max_ulps, verd, rlo, rhi, redo, accd,
+                             wid, roww};
         TRY(ln_stats(&la, &fc, c, hskip, err));
         TRY(nmo_gpu_h2d(skipd, hskip, (size_t)rows, err));
         TRY(nmo_go_ln_judge(&la, &acc, err));
@@ -204,7 +208,7 @@ static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *can
         nmo_go_smx_args ga = {x, cand_dev, c->plan.in == NMO_BF16, c->plan.out == NMO_BF16, rows, n,
                               c->plan.fn_ulps[NMO_FN_EXP], nmo_plan_exp_ftz(&c->plan), k, fc.ua,
                               (double)n * 0x1p-53, fc.maxfin_a, skipd, rep->max_ulps, verd, rlo, rhi, NULL,
-                              redo, accd};
+                              redo, accd, wid, roww};
         TRY(nmo_go_smx_judge(&ga, &acc, err));
     }
     double t1 = now_ms();

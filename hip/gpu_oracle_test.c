@@ -51,7 +51,9 @@ static int64_t diff_reports(const nmo_report *a, const nmo_report *b, int64_t n,
 
 static int same_summary(const nmo_report *a, const nmo_report *b)
 {
-    return a->verdict == b->verdict && a->n_pass == b->n_pass && a->n_fail == b->n_fail &&
+    for (int i = 0; i <= NMO_WIDTH_HIST; i++)
+        if (a->width_hist[i] != b->width_hist[i]) return 0; /* the report's width histogram */
+    return a->width_max == b->width_max && a->verdict == b->verdict && a->n_pass == b->n_pass && a->n_fail == b->n_fail &&
            a->n_inconc == b->n_inconc && a->has_worst == b->has_worst &&
            (!a->has_worst || (a->worst.index == b->worst.index && a->worst.verdict == b->worst.verdict &&
                               same_d(a->worst.dist_ulps, b->worst.dist_ulps)));

@@ -153,6 +153,8 @@ typedef struct {
     double *rstat;            /* NULL, or per row: m, s_lo, s_hi, rcp_lo (0: the host's row) */
     int64_t *redo;            /* rows the device cannot decide (acc->n_redo of them) */
     nmo_go_acc *acc;
+    uint16_t *wid;            /* per element: its width (saturated at NMO_GO_HIST), for the histogram */
+    uint8_t *roww;            /* per row: 1 = decided here and holding a width >= 8 */
 } nmo_go_smx_args;
 nmo_status nmo_go_smx_judge(const nmo_go_smx_args *a, nmo_go_acc *acc_host, nmo_err *err);
 
@@ -175,6 +177,8 @@ typedef struct {
     double *rlo, *rhi;
     int64_t *redo;
     nmo_go_acc *acc;
+    uint16_t *wid;                /* as nmo_go_smx_args */
+    uint8_t *roww;
 } nmo_go_ln_args;
 /* pass 1 or 2 of the row sums into a->part (synchronous) */
 nmo_status nmo_go_ln_sums(const nmo_go_ln_args *a, int pass, nmo_err *err);
