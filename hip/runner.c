@@ -435,19 +435,15 @@ nmo_status nmo_staged_launch(nmo_staged *s, const nmo_plugin_kernel *k, nmo_run_
 nmo_status nmo_staged_fetch(nmo_tensor *out, const nmo_staged *s, nmo_err *err)
 {
     const nmo_case *c = s->c;
+    NMO_RETURN_IF_ERR(nmo_case_alloc_outputs(c, out, 0, err));
     for (int k = 0; k < c->n_out; k++) {
-        out[k] = c->out[k];
-        out[k].data = NULL;
-        out[k].own = 0;
-        nmo_status st = nmo_tensor_alloc(&out[k], err);
-        if (st == NMO_OK) {
-            if (s->memory == NMO_PLUGIN_MEM_DEVICE)
-                st = nmo_gpu_d2h(out[k].data, s->buf_out[k], s->bytes_out[k], err);
-            else
-                memcpy(out[k].data, s->host_out[k], s->bytes_out[k]);
-        }
+        nmo_status st = NMO_OK;
+        if (s->memory == NMO_PLUGIN_MEM_DEVICE)
+            st = nmo_gpu_d2h(out[k].data, s->buf_out[k], s->bytes_out[k], err);
+        else
+            memcpy(out[k].data, s->host_out[k], s->bytes_out[k]);
         if (st != NMO_OK) {
-            for (int j = 0; j <= k; j++) nmo_tensor_free(&out[j]);
+            nmo_case_free_outputs(c, out);
             return st;
         }
     }

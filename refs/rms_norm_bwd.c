@@ -41,7 +41,8 @@
  *   store dx, dw into `out`         (checker: plan round)
  * With a plan whose `inter` differs from compute (Liger's default "llama" casting mode,
  * which multiplies in the input dtype: check it with inter=<input dtype>):
- *   m = RN_inter(dy*w) in every form (S = sum m*x, any order; A = rstd*m), and
+ *   m = RN_inter(dy*w) or dy*w in compute (Liger: W promoted to fp32), in every form
+ *   (S = sum m*x, any order; A = rstd*m), and
  *   dw = sum_i RN_inter(dy * RN_inter(x*rstd))   (any order, in acc)
  * Units: rows write dx, then one unit per column writes dw[j].
  * Not covered: dw partials accumulated in a narrower format (older Liger stored per-row
@@ -110,9 +111,19 @@ static void NMO_REF(rms_bwd_row)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_f
         enc_set_d(ctx, &we[j], w[j]);
         enc_set(ctx, &rv[j], &r);
         enc_mul(ctx, &xh[j], &xe[j], &r);
-        if (inter) { /* m = dy*w stored in `inter` (Liger's llama casting mode) */
+        if (inter) {
+            /* m = dy*w stored in `inter` (HF Llama's casting), or kept in compute: Liger's
+             * llama mode at ead96b61 loads W, adds the fp32 scalar offset (W_row + offset
+             * .to(tl.float32): Triton promotes the bf16 row to fp32), so m = dY_row * W_row
+             * is an fp32 product (liger_kernel/ops/rms_norm.py, _rms_norm_backward_kernel
+             * and _block_rms_norm_backward_kernel); only the dw terms pass through
+             * X_dtype. The hull holds both; test_liger_plans.py's llama emulation FAILs
+             * dx without it (m exact, ~30,000 ulps through the cancellation). */
             enc_mul(ctx, &me[j], &dye[j], &we[j]);
             enc_round(ctx, &me[j], &me[j], c->plan.inter, NMO_RNE, 0);
+            const E *fm[2] = {&dye[j], &we[j]};
+            enc_prodk(ctx, &t, fm, 2, 1);
+            enc_hull(ctx, &me[j], &me[j], &t);
         } else { /* m = dy*w, rounded or contracted into its use */
             const E *fm[2] = {&dye[j], &we[j]};
             enc_prodk(ctx, &me[j], fm, 2, 1);
@@ -287,8 +298,8 @@ const nmo_op nmo_op_rms_norm_bwd = {
     .rounding_doc = "S=sum dy*w*x (any order, acc); dx=rstd*dy*w - x*rstd^3*S/N (any association, "
                     "FMA or not) | rstd*(dy*w - x*(rstd^2 S/N)) | rstd*(m - xh*sum(m*xh)/N) | "
                     "ATen's ((N*w)*dy - (x*rstd)*sum((m*x)*rstd))*RN(RN(1/N)*rstd); "
-                    "dw=sum_i dy*x*rstd (any order, acc); inter plans: m=RN_inter(dy*w), "
-                    "dw terms RN_inter(dy*RN_inter(x*rstd)) (Liger's llama mode)",
+                    "dw=sum_i dy*x*rstd (any order, acc); inter plans: m=RN_inter(dy*w) or dy*w "
+                    "(Liger: W in fp32), dw terms RN_inter(dy*RN_inter(x*rstd)) (Liger's llama mode)",
     .n_in = 4,
     .in = {{"dy", NMO_ROLE_DATA, "output gradient [..., N]"},
            {"x", NMO_ROLE_DATA, "forward input [..., N]"},

@@ -119,13 +119,8 @@ static int load_candidate(cli_problem *pb, const char *spec, nmo_tensor *out, ch
         return cli_error("unknown candidate '%s' for op %s (see numoracle candidates --op %s)",
                          spec, op->name, op->name);
     snprintf(name, namelen, "cpu:%s", cand->name);
-    for (int k = 0; k < c->n_out; k++) {
-        out[k] = c->out[k];
-        out[k].data = NULL;
-        out[k].own = 0;
-        if (nmo_tensor_alloc(&out[k], &err) != NMO_OK) return cli_error("%s", err.msg);
-        (*nread)++;
-    }
+    if (nmo_case_alloc_outputs(c, out, 0, &err) != NMO_OK) return cli_error("%s", err.msg);
+    *nread = c->n_out;
     nmo_cand_args a = {
         .in = c->in, .n_in = c->n_in, .out = out, .n_out = c->n_out,
         .param = c->param, .n_param = op->n_param, .plan = &c->plan,

@@ -1,31 +1,16 @@
-/* numoracle: the engine under test (eut.h). Usage errors print one line
- * "numoracle: error: ..." on stderr and return 2, as the CLI's cli_error does. */
+/* numoracle: the engine under test (eut.h). Usage errors go through the CLI's cli_error
+ * (cli/cli_error.c): one line "numoracle: error: ..." on stderr, return 2. */
 /* Messages and paths are truncated to their fixed buffers on purpose. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli.h"
 #include "eut.h"
 #include "nmo_gpu.h"
 #include "numoracle/cand.h"
-
-static int eut_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int eut_error(const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    for (char *p = msg; *p; p++)
-        if (*p == '\n' || *p == '\r') *p = ' ';
-    fflush(stdout);
-    fprintf(stderr, "numoracle: error: %s\n", msg);
-    return 2;
-}
 
 void cli_plugin_spec(char *path, size_t np, char *name, size_t nn, const char *rest)
 {
@@ -51,10 +36,10 @@ int cli_engine_spec(cli_eut *e, const char *spec, const char *const *expect, int
         snprintf(e->cand, sizeof e->cand, "%s", s + 4);
         for (int i = 0; i < nmo_cand_count(); i++)
             if (strcmp(nmo_cand_at(i)->name, e->cand) == 0) return 0;
-        return eut_error("unknown CPU candidate '%s' (see numoracle candidates --op OP)", e->cand);
+        return cli_error("unknown CPU candidate '%s' (see numoracle candidates --op OP)", e->cand);
     }
     if (strcmp(s, "hip") == 0 || (strncmp(s, "hip:", 4) == 0 && s[4])) {
-        if (!nmo_gpu_enabled()) return eut_error("engine '%s': %s", s, NMO_GPU_NONE_MSG);
+        if (!nmo_gpu_enabled()) return cli_error("engine '%s': %s", s, NMO_GPU_NONE_MSG);
         e->is_kernel = 1;
         if (s[3] == ':') snprintf(e->kname, sizeof e->kname, "%s", s + 4);
         nmo_kernel_set_hip(&e->ks);
@@ -63,18 +48,18 @@ int cli_engine_spec(cli_eut *e, const char *spec, const char *const *expect, int
     if (strncmp(s, "plugin:", 7) == 0 && s[7]) {
         e->is_kernel = 1;
         double tmo; /* a bad NMO_PLUGIN_TIMEOUT is the user's error, not the plugin's skip */
-        if (nmo_plugin_timeout(&tmo, &err) != NMO_OK) return eut_error("%s", err.msg);
+        if (nmo_plugin_timeout(&tmo, &err) != NMO_OK) return cli_error("%s", err.msg);
         cli_plugin_spec(e->path, sizeof e->path, e->kname, sizeof e->kname, s + 7);
-        if (nmo_plugin_check_expected(expect, n_expect, &err) != NMO_OK) return eut_error("%s", err.msg);
+        if (nmo_plugin_check_expected(expect, n_expect, &err) != NMO_OK) return cli_error("%s", err.msg);
         if (nmo_plugin_open(&e->plugin, e->path, &err) != NMO_OK) {
-            if (nmo_plugin_is_expected(e->path, expect, n_expect)) return eut_error("%s", err.msg);
+            if (nmo_plugin_is_expected(e->path, expect, n_expect)) return cli_error("%s", err.msg);
             snprintf(e->load_why, sizeof e->load_why, "plugin not loaded: %s", err.msg);
             return 0;
         }
         nmo_kernel_set_plugin(&e->ks, e->plugin);
         return 0;
     }
-    return eut_error("bad --engine '%s': expected cpu, cpu:NAME, hip[:NAME] or plugin:PATH[:NAME]", s);
+    return cli_error("bad --engine '%s': expected cpu, cpu:NAME, hip[:NAME] or plugin:PATH[:NAME]", s);
 }
 
 void cli_engine_release(cli_eut *e)

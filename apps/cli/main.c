@@ -3,7 +3,6 @@
  * Behaviour is pinned by tests/cli/cases (DESIGN §12). */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,23 +15,6 @@
 #include "campaign/engine.h"
 #include "cli.h"
 #include "nmo_internal.h"
-
-/* ---- errors ------------------------------------------------------------------------ */
-
-int cli_error(const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    /* exactly one line: fold any newline a library message might carry */
-    for (char *p = msg; *p; p++)
-        if (*p == '\n' || *p == '\r') *p = ' ';
-    fflush(stdout);
-    fprintf(stderr, "numoracle: error: %s\n", msg);
-    return CLI_EXIT_USAGE;
-}
 
 /* ---- option parsing ---------------------------------------------------------------- */
 

@@ -192,3 +192,65 @@ def test_cross_entropy_bwd_exp_flush():
                           lambda ins: ce_bwd_ftz(ins, True), fams=("large",))
     print(f"cross_entropy_bwd fp32 large: {fn} FAIL under fn=triton (flush), {fo} under fn=cuda, mutant {fm}")
     assert fn == 0 and fo > 0 and fm > 0
+
+
+# ---- rms_norm_bwd, llama mode: m in fp32, dW terms in bf16 (real fault 7d54ff88) ----------
+
+def rms_bwd_llama_block(ins, fault=False, nsm=132, brow=16):
+    """Liger's _block_rms_norm_backward_kernel in llama mode (ead96b61): m = dY * W_row with
+    W_row promoted to fp32 (an exact fp32 product of two bf16 values), S and dX in fp32; dW
+    terms dY * (X*rstd).to(bf16) in bf16; program p folds the 16-row blocks p, p + nsm, ...
+    into an fp32 dW_row, block by block (tl.sum in fp32; before #950 in bf16: a pairwise
+    tree, each addition rounded to bf16); _dW.sum(0) adds the nsm partials in fp32."""
+    dy, x, w = from_bf16(ins["dy"]), from_bf16(ins["x"]), from_bf16(ins["w"])
+    f32 = np.float32
+    rstd = ins["rstd"].astype(f32)
+    n = x.shape[1]
+    m = (dy * w).astype(f32)
+    xf = x.astype(f32)
+    s = (m * xf).sum(axis=1, dtype=f32)
+    r = rstd[:, None]
+    dx = r * m + r * ((f32(-(1.0 / n)) * (rstd * rstd * s))[:, None] * xf)
+    t = rn_bf16(dy * rn_bf16((xf * r).astype(np.float64)))
+    parts = np.zeros((nsm, n), f32)
+    for b in range(-(-x.shape[0] // brow)):
+        blk = t[b * brow:(b + 1) * brow]
+        if fault:
+            v = list(blk)
+            while len(v) > 1:
+                v = [rn_bf16(v[i] + v[i + 1]) for i in range(0, len(v), 2)]
+            p = v[0].astype(f32)
+        else:
+            p = blk.astype(f32).sum(axis=0, dtype=f32)
+        parts[b % nsm] = parts[b % nsm] + p
+    dw = parts.sum(axis=0, dtype=f32)
+    return {"dx": bf16_bits(rn_bf16(dx.astype(np.float64))), "dw": bf16_bits(rn_bf16(dw.astype(np.float64)))}
+
+
+def test_rms_norm_bwd_llama_m_in_fp32():
+    """dx with m = dy*w kept in fp32 is PASSed under inter=bf16 (the model's hull of m
+    rounded to inter or not, refs/rms_norm_bwd.c); with m only rounded to bf16 (the model
+    before session 6) the cancellation in dx makes it FAIL by thousands of ulps."""
+    p = {"eps": 1e-6}
+    for fam in ("gaussian", "large", "shifted"):
+        ins = numoracle.inputs("rms_norm_bwd", "64x16", "bf16", fam, 1, plan="inter=bf16", params=p)
+        out = rms_bwd_llama_block(ins)
+        assert verdicts("rms_norm_bwd", ins, out, "bf16", "inter=bf16", p) == "PASS"
+        # a mutant: dx scaled by (1 + 2^-7), two bf16 rounding steps off
+        bad = dict(out)
+        dxm = rn_bf16(from_bf16(out["dx"]) * (1 + 2.0 ** -7))
+        bad["dx"] = bf16_bits(dxm)
+        assert verdicts("rms_norm_bwd", ins, bad, "bf16", "inter=bf16", p) == "FAIL"
+
+
+def test_rms_norm_bwd_llama_block_dw_fault():
+    """32768 rows of 16 (the block kernel): the fixed kernel PASSes under the fault
+    config's plan; the before-#950 bf16 block sums FAIL it; under sum=any (no geometry) the
+    fault is not detected (the 32768-term bound is wider than a bf16 ulp of dw)."""
+    p = {"eps": 1e-6}
+    plan = "inter=bf16 sum=blocked:n/132+16:0:132"
+    ins = numoracle.inputs("rms_norm_bwd", "32768x16", "bf16", "gaussian", 1, plan=plan, params=p)
+    assert verdicts("rms_norm_bwd", ins, rms_bwd_llama_block(ins), "bf16", plan, p) == "PASS"
+    bad = rms_bwd_llama_block(ins, fault=True)
+    assert verdicts("rms_norm_bwd", ins, bad, "bf16", plan, p) == "FAIL"
+    assert verdicts("rms_norm_bwd", ins, bad, "bf16", "inter=bf16", p) != "FAIL"
