@@ -2,7 +2,7 @@
  * the same bytes and against the CPU checker (nmo_check), side by side in one process
  * (DESIGN §11).
  *
- * Per case (rms_norm, default correct CPU candidate uploaded, gaussian inputs, seed 1):
+ * Per case (rms_norm, swiglu, softmax; default correct CPU candidate uploaded, gaussian inputs, seed 1):
  *   bytes   = inputs (x, w) + candidate + what the oracle writes (one verdict byte per
  *             element; the per-row arrays are below 0.1% and not counted);
  *   copy    = hipMemcpyAsync device-to-device of `bytes`, median of --iters, event timed;
@@ -80,15 +80,17 @@ static void bench_case(const char *opname, int64_t rows, int64_t cols, nmo_fmt d
     nmo_cand_args ca = {c.in, c.n_in, &out, 1, c.param, op->n_param, &c.plan};
     if (cd->run(&ca, &err) != NMO_OK) die(cd->name, &err);
     int64_t n = nmo_tensor_numel(&out);
-    size_t es = nmo_fmt_bytes(dt), bx = (size_t)nmo_tensor_numel(&c.in[0]) * es,
-           bw = (size_t)nmo_tensor_numel(&c.in[1]) * es, bc = (size_t)n * es;
-    void *dx, *dw, *dc;
-    if (nmo_gpu_alloc(&dx, bx, &err) || nmo_gpu_alloc(&dw, bw, &err) || nmo_gpu_alloc(&dc, bc, &err) ||
-        nmo_gpu_h2d(dx, c.in[0].data, bx, &err) || nmo_gpu_h2d(dw, c.in[1].data, bw, &err) ||
-        nmo_gpu_h2d(dc, out.data, bc, &err))
-        die("upload", &err);
-    const void *ind[2] = {dx, dw};
-    size_t bytes = bx + bw + bc + (size_t)n; /* + one verdict byte per element */
+    /* every input of the operator (softmax: x only; rms_norm, swiglu: two) */
+    size_t es = nmo_fmt_bytes(dt), bc = (size_t)n * es, bin = 0;
+    void *din[3] = {NULL, NULL, NULL}, *dc;
+    for (int k = 0; k < op->n_in && k < 3; k++) {
+        size_t bk = (size_t)nmo_tensor_numel(&c.in[k]) * es;
+        if (nmo_gpu_alloc(&din[k], bk, &err) || nmo_gpu_h2d(din[k], c.in[k].data, bk, &err)) die("upload", &err);
+        bin += bk;
+    }
+    if (nmo_gpu_alloc(&dc, bc, &err) || nmo_gpu_h2d(dc, out.data, bc, &err)) die("upload", &err);
+    const void *ind[3] = {din[0], din[1], din[2]};
+    size_t bytes = bin + bc + (size_t)n; /* + one verdict byte per element */
     void *s0, *s1;
     if (nmo_gpu_alloc(&s0, bytes, &err) || nmo_gpu_alloc(&s1, bytes, &err)) die("copy buffers", &err);
     double *tc = malloc((size_t)iters * sizeof(double)), *tg = malloc((size_t)iters * sizeof(double));
@@ -134,7 +136,8 @@ static void bench_case(const char *opname, int64_t rows, int64_t cols, nmo_fmt d
     fflush(stdout);
     nmo_report_free(&g), nmo_report_free(&r);
     free(tc), free(tg);
-    nmo_gpu_free(s0), nmo_gpu_free(s1), nmo_gpu_free(dx), nmo_gpu_free(dw), nmo_gpu_free(dc);
+    nmo_gpu_free(s0), nmo_gpu_free(s1), nmo_gpu_free(dc);
+    for (int k = 0; k < 3; k++) nmo_gpu_free(din[k]);
     nmo_tensor_free(&out);
     nmo_case_free(&c);
 }

@@ -33,14 +33,21 @@ int nmo_go_time_kernels = 0;
 double nmo_go_ms_k1 = 0, nmo_go_ms_k2 = 0;
 int nmo_gpu_check_scalar = 0;
 
+/* softmax and layer_norm: hip/gpu_oracle_rows_host.h, included at the end of this file */
+static const char *rows_why(const nmo_case *c);
+static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *cand_dev,
+                             const void *const *in_dev, const nmo_check_opts *opts,
+                             nmo_gpu_check_info *info, nmo_err *err);
+
 int nmo_gpu_check_supported(const nmo_case *c, const char **why)
 {
     const char *w = NULL;
     const nmo_plan *p = &c->plan;
     const nmo_fmt_info *ai = nmo_fmt_get(p->acc);
     int rms = strcmp(c->op->name, "rms_norm") == 0, swi = strcmp(c->op->name, "swiglu") == 0;
+    int rows = strcmp(c->op->name, "softmax") == 0 || strcmp(c->op->name, "layer_norm") == 0;
     if (!nmo_gpu_enabled()) w = NMO_GPU_NONE_MSG;
-    else if (!rms && !swi) w = "the GPU tier covers rms_norm and swiglu only";
+    else if (!rms && !swi && !rows) w = "the GPU tier covers rms_norm, swiglu, softmax and layer_norm only";
     else if (p->inter != p->compute) w = "unfused plan (inter != compute): not on the device";
     else if (rms && c->param[1] != 0) w = "offset != 0: not on the device";
     else if (p->compute != NMO_FP32 || p->ftz) w = "the device path needs compute=fp32 without ftz";
@@ -54,6 +61,7 @@ int nmo_gpu_check_supported(const nmo_case *c, const char **why)
     else if (!nmo_tensor_is_packed(&c->in[0]) || !nmo_tensor_is_packed(&c->in[1]))
         w = "inputs must be packed";
     else if (nmo_tensor_numel(&c->out[0]) >= 0x3fffffff) w = "too many elements (2^30 at most)";
+    else if (rows) w = rows_why(c); /* hip/gpu_oracle_rows_host.h */
     if (why) *why = w;
     return w == NULL;
 }
@@ -305,6 +313,8 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
                          nmo_gpu_check_info *info, nmo_err *err)
 {
     if (strcmp(c->op->name, "swiglu") == 0) return check_ew(rep, c, cand_dev, in_dev, opts, info, err);
+    if (strcmp(c->op->name, "softmax") == 0 || strcmp(c->op->name, "layer_norm") == 0)
+        return check_rows(rep, c, cand_dev, in_dev, opts, info, err);
     nmo_check_opts o = {0};
     if (opts) o = *opts;
     memset(rep, 0, sizeof *rep);
@@ -704,3 +714,5 @@ done:
     if (info) *info = inf;
     return s;
 }
+
+#include "gpu_oracle_rows_host.h" /* softmax and layer_norm */

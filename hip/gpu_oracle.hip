@@ -172,7 +172,16 @@ NMO_D double u2d(uint64_t u) { return __builtin_bit_cast(double, u); }
 NMO_D uint64_t d2u(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
 NMO_D double u2d(uint64_t u) { double d; memcpy(&d, &u, 8); return d; }
 #endif
+#if defined(NMO_HIP_SIM)
+/* the simulator: through a volatile. Debian's g++ 12 at -O2 dropped this conversion in
+ * rnd32 where div2 rounds its quotients (the object code stores the binary64 quotient
+ * with no cvtsd2ss; fmin/fmax by comparisons did not change that), which made the
+ * simulated enclosures narrower than the CPU's: hip/gpu_oracle_test.c caught it on
+ * layer_norm (d / s, w / s) */
+NMO_D float fcast(double v) { volatile float y = (float)v; return y; }
+#else
 NMO_D float fcast(double v) { return (float)v; } /* RN (__double2float_rn) */
+#endif
 
 /* nmo_fe_f32_step */
 NMO_D double f32_step(float y, int up)
@@ -1011,3 +1020,5 @@ extern "C" nmo_status nmo_go_ew_judge(const nmo_go_ew_args *a, nmo_go_acc *acc_h
     NMO_RETURN_IF_ERR(nmo_gpu_d2h(acc_host, a->acc, sizeof(nmo_go_acc), err));
     return nmo_gpu_sync_check("gpu oracle: k_swiglu", err);
 }
+
+#include "gpu_oracle_rows_dev.h" /* softmax's and layer_norm's rows: the helpers above, one copy */

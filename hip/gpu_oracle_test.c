@@ -3,7 +3,9 @@
  * element for element the same verdicts, reachable sets R and flags, and the same
  * tensor verdict, counts, width histogram and worst element.
  *
- * Cases: every rms_norm candidate of the registry (correct variants and mutants, run on
+ * Operators: rms_norm, swiglu, softmax and layer_norm (a case nmo_gpu_check_supported
+ * refuses is counted, with its first reason).
+ * Cases: every candidate of the registry for the operator (correct variants and mutants, run on
  * the CPU, their outputs uploaded), every input family, fp32 and bf16 (the dtypes the
  * tier covers), seeds 7 (tests/test_engines.c's) and 1, and the shapes of
  * tests/test_engines.c (3x1025, 8x64, 2x257, 3x4097), hip/nmo_gpu_test.c's odd, short and
@@ -121,13 +123,15 @@ int main(int argc, char **argv)
     int nsh = large ? 10 : 9;
     const nmo_fmt dts[2] = {NMO_FP32, NMO_BF16};
     const uint64_t seeds[2] = {7, 1};
-    const char *opnames[2] = {"rms_norm", "swiglu"};
-    const char *only = getenv("NMO_OPS"); /* a comma list of the two, or all */
+    const char *opnames[4] = {"rms_norm", "swiglu", "softmax", "layer_norm"};
+    const char *only = getenv("NMO_OPS"); /* a comma list of the four, or all */
     int fails_total = 0;
-    for (int oi = 0; oi < 2; oi++) {
+    for (int oi = 0; oi < 4; oi++) {
     if (only && *only && !strstr(only, opnames[oi])) continue;
     const nmo_op *op = nmo_op_find(opnames[oi]);
     nmo_gpu_check_r_compared = nmo_gpu_check_r_differ = 0;
+    long refused = 0;
+    const char *refusal = NULL;
     long skipped = 0, cases = 0, cert_cases = 0, bad_cases = 0, mutant_fail = 0, mutants = 0;
     int64_t elems = 0, diffs = 0, cert_diffs = 0, rows_dev = 0, rows_host = 0, esc = 0, elems_host = 0;
     int64_t long_fp32_dev = 0, fallbacks = 0; /* rows of 4097 fp32 elements (gaussian, default candidate) decided on the device */
@@ -164,6 +168,8 @@ int main(int argc, char **argv)
                         }
                         const char *why = NULL;
                         if (!nmo_gpu_check_supported(&c, &why)) { /* an unfused plan (eager candidates) */
+                            refused++;
+                            if (!refusal) refusal = why;
                             nmo_tensor_free(&out), nmo_case_free(&c);
                             continue;
                         }
@@ -264,6 +270,8 @@ int main(int argc, char **argv)
     }
     if (rms) printf("gpu_oracle_test: r probe entries=%lld kept by both=%lld by neither=%lld differing=%lld\n",
            (long long)(pb + pn + pd), (long long)pb, (long long)pn, (long long)pd);
+    printf("gpu_oracle_test: op=%s cases refused by nmo_gpu_check_supported=%ld (first reason: %s)\n", op->name,
+           refused, refusal ? refusal : "-");
     int ok = bad_cases == 0 && cases > 0 && rows_dev > 0 && mutant_fail > 0 && nmo_gpu_check_r_differ == 0 &&
              (!rms || (nmo_gpu_check_r_compared > 0 && pd == 0 && pb > 0 && elems_host > 0 && long_fp32_dev > 0 && fallbacks > 0));
     printf("gpu_oracle_test: op=%s %s\n", op->name, ok ? "PASS" : "FAIL");

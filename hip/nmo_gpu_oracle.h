@@ -156,6 +156,57 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
                          const void *const *in_dev, const nmo_check_opts *opts,
                          nmo_gpu_check_info *info, nmo_err *err);
 
+
+/* ---- softmax's and layer_norm's rows on the device (hip/gpu_oracle_rows_dev.h, hip/gpu_oracle_rows_host.h) ----
+ * One block a row: the max, e_j = exp(RN(x_j - m)), their sum s, rcp = RN(1/s) and
+ * y_j = hull(e_j / s, e_j rcp) as the fast engine forms them (refs/softmax.c,
+ * engine/row_fast.h), snapped and judged on the device; a row with anything undecided
+ * goes to the CPU checker. */
+typedef struct {
+    const void *x, *cand;     /* x [rows, n], cand [rows, n] (out) */
+    int in_bf16, out_bf16;
+    int64_t rows, n;
+    int nexp, ftzx;           /* fn_ulps[EXP]; nmo_plan_exp_ftz */
+    double k, ua, en;         /* nmo_fe_red_k(n, n, 0); unit roundoff of acc; n 2^-53 */
+    double maxfin_a;          /* largest finite acc value */
+    const uint8_t *skip;      /* NULL, or per row: 1 = the host checks it */
+    int64_t max_ulps;
+    uint8_t *verd;
+    double *rlo, *rhi;        /* NULL, or per element R */
+    double *rstat;            /* NULL, or per row: m, s_lo, s_hi, rcp_lo (0: the host's row) */
+    int64_t *redo;            /* rows the device cannot decide (acc->n_redo of them) */
+    nmo_go_acc *acc;
+    uint16_t *wid;            /* per element: its width (saturated at NMO_GO_HIST), for the histogram */
+    uint8_t *roww;            /* per row: 1 = decided here and holding a width >= 8 */
+} nmo_go_smx_args;
+nmo_status nmo_go_smx_judge(const nmo_go_smx_args *a, nmo_go_acc *acc_host, nmo_err *err);
+
+/* layer_norm (refs/layer_norm.c, norm_two_pass + norm_affine; fused plans): the row sums
+ * on the device (pass 1: the terms x_j; pass 2: d_j^2, d_j = RN(x_j - mean)), each row's
+ * statistics closed on the host by the fast engine's own code (nmo_fenc_dotk_finish,
+ * nmo_fenc_div_si, nmo_fenc_rsqrt, nmo_fenc_sqrt), then every element's affine forms
+ * on the device, snapped and judged. */
+typedef struct {
+    const void *x, *w, *b, *cand; /* x [rows, n]; w, b [n]; cand [rows, n] */
+    int in_bf16, out_bf16;
+    int64_t rows, n;
+    double uc, etac;              /* unit roundoff and underflow term of compute */
+    const double *mean;           /* per row: mean lo, hi (pass 2 and the judge) */
+    const double *stat;           /* per row: rstd lo, hi, sqrt(var + eps) lo, hi (the judge) */
+    const uint8_t *skip;          /* per row: 1 = the host checks it (the judge) */
+    double *part;                 /* per row, 8 doubles: slo, shi, A, Q, exact-path ok, non-finite, 0, 0 */
+    int64_t max_ulps;
+    uint8_t *verd;
+    double *rlo, *rhi;
+    int64_t *redo;
+    nmo_go_acc *acc;
+    uint16_t *wid;                /* as nmo_go_smx_args */
+    uint8_t *roww;
+} nmo_go_ln_args;
+/* pass 1 or 2 of the row sums into a->part (synchronous) */
+nmo_status nmo_go_ln_sums(const nmo_go_ln_args *a, int pass, nmo_err *err);
+nmo_status nmo_go_ln_judge(const nmo_go_ln_args *a, nmo_go_acc *acc_host, nmo_err *err);
+
 #ifdef __cplusplus
 }
 #endif
