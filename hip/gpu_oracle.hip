@@ -900,3 +900,5 @@ extern "C" nmo_status nmo_go_ew_judge(const nmo_go_ew_args *a, nmo_go_acc *acc_h
     NMO_RETURN_IF_ERR(nmo_gpu_d2h(acc_host, a->acc, sizeof(nmo_go_acc), err));
     return nmo_gpu_sync_check("gpu oracle: k_swiglu", err);
 }
+
+#include "gpu_oracle_matmul.inc"
