@@ -50,7 +50,7 @@ int nmo_gpu_mm_supported(const nmo_case *c, const char **why)
     return w == NULL;
 }
 
-int64_t nmo_gpu_mm_refined = 0;
+int64_t nmo_gpu_mm_refined = 0, nmo_gpu_mm_host_every = 0;
 
 enum { M_A, M_B, M_VERD, M_RLO, M_RHI, M_REF, M_REDO, M_ACC, M_CTR, M_KTAB, M_Z, M_N };
 static struct {
@@ -241,7 +241,7 @@ nmo_status nmo_gpu_check_matmul(nmo_report *rep, const nmo_case *c, const void *
     TRY(nmo_go_mm_zeros(B, c->plan.in == NMO_BF16, K * N, zd, &zb, err));
     nmo_go_mm_args ga = {A, B, cand_dev, c->plan.in == NMO_BF16, out_bf16, M, N, K, ktd, kt[K], fc.ua,
                          (double)K * fc.etaa, fc.maxfin_a, rep->max_ulps, verd, rlo, rhi, ref, rcap, redo, hcap,
-                         ctrd, accd};
+                         ctrd, accd, nmo_gpu_mm_host_every};
     TRY(nmo_go_mm_judge(&ga, za + zb > 0, &acc, &ctr, err));
     t1 = mm_now_ms();
     nl = (int64_t)acc.n_redo;

@@ -11,6 +11,7 @@
  * 65x130x300), with --large also 256x256x4096 and with --huge 4096x4096x4096 too (bf16,
  * the default candidate and the mutants, seed 7; 4096^3 gaussian only). A run in which the device decided nothing, no
  * element went through the refinement, or no mutant FAILed, is a failure too.
+ * Every other case sends every 7th element to the CPU checker too (nmo_gpu_mm_host_every).
  * NMO_GO_TEST_CORRUPT=1 moves one R endpoint of every GPU report (the negative control).
  *
  * usage: nmo_gpu_oracle_matmul_test [--quick | --large | --huge (also 4096^3)]   exit 0: all equal; 1: a difference; 2: error */
@@ -108,6 +109,7 @@ int main(int argc, char **argv)
                         nmo_check_opts o = {.mode = NMO_MODE_ESCALATE, .keep_verdicts = 1, .keep_bounds = 1};
                         nmo_report g, r, q;
                         nmo_gpu_check_info info;
+                        nmo_gpu_mm_host_every = (cases & 1) ? 7 : 0; /* the CPU path, every other case */
                         if (nmo_gpu_check(&g, &c, dc, NULL, &o, &info, &err) != NMO_OK) die("gpu check", &err);
                         if (nmo_check(&r, &c, &out, &o, &err) != NMO_OK) die("cpu check", &err);
                         if (corrupt) g.rhi[0][n / 2] = nextafter(g.rhi[0][n / 2], INFINITY);

@@ -119,6 +119,7 @@ typedef struct {
     int64_t *redo, redo_cap;        /* acc->n_redo listed for the CPU checker */
     nmo_go_mm_ctr *ctr;
     nmo_go_acc *acc;
+    int64_t host_every;             /* testing (nmo_gpu_mm_host_every): every k-th element to the CPU */
 } nmo_go_mm_args;
 /* zeros of x[0..n) (dev_out: one device counter) */
 nmo_status nmo_go_mm_zeros(const void *x, int in_bf16, int64_t n, unsigned long long *dev_out,
@@ -159,6 +160,8 @@ nmo_status nmo_gpu_check_matmul(nmo_report *rep, const nmo_case *c, const void *
                                 nmo_gpu_check_info *info, nmo_err *err);
 /* testing: elements the refinement decided (accumulates over checks) */
 extern int64_t nmo_gpu_mm_refined;
+/* testing: when k > 0, every k-th element of C goes to the CPU checker too */
+extern int64_t nmo_gpu_mm_host_every;
 /* gpu_oracle.c's merge of the device's counts (acc) and the CPU checker's report on the
  * units in list (each of n elements, at their own offsets in hp's arrays). */
 nmo_status nmo_go_merge_report(nmo_report *rep, const nmo_check_opts *op, const nmo_go_acc *accp,

@@ -15,9 +15,9 @@ grep -iE "blas|cublas" "$O/setup.log" | head -5
 grep real "$O/ninja.log"
 T=build-dev/hip/drivers
 cuobjdump --dump-resource-usage build-dev/hip/gpu_oracle.o 2>/dev/null | grep -E "Function|REG" | sed -e 's/^ *//' | paste - - | sed -E 's/.*Function ([^ :]*).*REG:([0-9]+).*SHARED:([0-9]+).*/\1 REG=\2 SHARED=\3/' | grep mm >"$O/regs.txt" 2>&1
-( time timeout 100 $T/nmo_gpu_oracle_matmul_bench --iters 5 --cpu-rows 16 ) >"$O/bench.txt" 2>&1; echo "rc=$?" >>"$O/bench.txt"
-( time timeout 60 $T/nmo_gpu_oracle_matmul_test --quick ) >"$O/test_quick.txt" 2>&1; echo "rc=$?" >>"$O/test_quick.txt"
-( time timeout 60 $T/nmo_gpu_oracle_matmul_test --large ) >"$O/test_large.txt" 2>&1; echo "rc=$?" >>"$O/test_large.txt"
+( time timeout 70 $T/nmo_gpu_oracle_matmul_bench --iters 5 --cpu-rows 16 ) >"$O/bench.txt" 2>&1; echo "rc=$?" >>"$O/bench.txt"
+( time timeout 40 $T/nmo_gpu_oracle_matmul_test --quick ) >"$O/test_quick.txt" 2>&1; echo "rc=$?" >>"$O/test_quick.txt"
+( time timeout 45 $T/nmo_gpu_oracle_matmul_test --large ) >"$O/test_large.txt" 2>&1; echo "rc=$?" >>"$O/test_large.txt"
 echo "== bench"; grep -E "^op=|^rc=|^real|error|failed" "$O/bench.txt"
 echo "== quick"; grep -E "matmul_test:|RESULT|^rc=|^real|DIFF" "$O/test_quick.txt" | tail -8
 echo "== large"; grep -E "matmul_test:|RESULT|^rc=|^real|DIFF" "$O/test_large.txt" | tail -8
