@@ -11,8 +11,9 @@
  *             M, N, K, median of --iters (only in a build with -Dcublas_bench=enabled; its
  *             output is then the candidate, else the registry's CPU candidate is);
  *   cpu     = nmo_check on the host copies (NMO_THREADS or every CPU), once, on the first
- *             --cpu-rows rows of C (a row's cost does not depend on the others: the CPU's
- *             GEMM of the row block, its judging), scaled by M / cpu-rows when fewer.
+ *             --cpu-rows rows of C, scaled by M / cpu-rows when fewer: an upper estimate,
+ *             since the per-check costs that do not grow with the rows (B widened to
+ *             binary64, its zero scan) are scaled too; --cpu-rows M measures it whole.
  * Prints
  *   op=matmul gpu_oracle_over_copy=X gpu_over_cpu_oracle=Y gpu_over_cublas=Z dtype=.. shape=MxNxK (details)
  * with X = copy / gpu, Y = cpu / gpu, Z = gpu / cublas (the issue's target: Z <= 3), and
@@ -173,12 +174,12 @@ int main(int argc, char **argv)
     printf("op=matmul gpu_oracle_over_copy=%.3f gpu_over_cpu_oracle=%.1f dtype=%s "
            "shape=%lldx%lldx%lld (gpu %.3f ms, copy %.3f ms of %.1f MB, cpu %.1f ms%s; "
            "candidate %s: %s pass=%lld fail=%lld inconclusive=%lld scaled=%lld; elements on the host %lld, "
-           "refined so far %lld; cpu rows %lld: verdicts %s)\n",
+           "refined so far %lld; of the last check %.3f ms device, %.3f ms host; cpu rows %lld: verdicts %s)\n",
            copy_ms / gpu_ms, cpu_ms / gpu_ms, nmo_fmt_name(dt), M, N, K, gpu_ms, copy_ms,
            (double)(ab + bb + cb + (size_t)(M * N)) / 1e6, cpu_ms,
            cpu_rows < M ? " scaled from fewer rows" : "", cand, nmo_verdict_name(g.verdict), (long long)g.n_pass,
            (long long)g.n_fail, (long long)g.n_inconc, (long long)g.n_scaled, (long long)info.rows_host,
-           (long long)nmo_gpu_mm_refined, cpu_rows, agree ? "equal" : "DIFFERENT");
+           (long long)nmo_gpu_mm_refined, info.ms_device, info.ms_host_redo, cpu_rows, agree ? "equal" : "DIFFERENT");
     if (cublas_ms > 0)
         printf("op=matmul gpu_over_cublas=%.2f cublas_ms=%.3f gpu_ms=%.3f (target <= 3)\n", gpu_ms / cublas_ms,
                cublas_ms, gpu_ms);
