@@ -46,8 +46,9 @@ int nmo_gpu_check_supported(const nmo_case *c, const char **why)
     const nmo_fmt_info *ai = nmo_fmt_get(p->acc);
     int rms = strcmp(c->op->name, "rms_norm") == 0, swi = strcmp(c->op->name, "swiglu") == 0;
     int rows = strcmp(c->op->name, "softmax") == 0 || strcmp(c->op->name, "layer_norm") == 0;
+    if (nmo_gpu_enabled() && strcmp(c->op->name, "matmul") == 0) return nmo_gpu_mm_supported(c, why);
     if (!nmo_gpu_enabled()) w = NMO_GPU_NONE_MSG;
-    else if (!rms && !swi && !rows) w = "the GPU tier covers rms_norm, swiglu, softmax and layer_norm only";
+    else if (!rms && !swi && !rows) w = "the GPU tier covers rms_norm, swiglu, softmax, layer_norm and matmul only";
     else if (p->inter != p->compute) w = "unfused plan (inter != compute): not on the device";
     else if (rms && c->param[1] != 0) w = "offset != 0: not on the device";
     else if (p->compute != NMO_FP32 || p->ftz) w = "the device path needs compute=fp32 without ftz";
@@ -237,7 +238,7 @@ static int cmp_i64(const void *a, const void *b)
 
 /* The report: the device's counts plus the host's (hrep: the units in list, each of
  * ulen elements), the worst of both, and the per-element arrays when asked. */
-static nmo_status merge_report(nmo_report *rep, const nmo_check_opts *op, const nmo_go_acc *accp,
+nmo_status nmo_go_merge_report(nmo_report *rep, const nmo_check_opts *op, const nmo_go_acc *accp,
                                const nmo_report *hp, const nmo_elem_info *wip, const int64_t *list, int64_t nl,
                                int64_t n, int64_t numel, const void *dverd, const void *drlo, const void *drhi,
                                nmo_err *err)
@@ -248,6 +249,7 @@ static nmo_status merge_report(nmo_report *rep, const nmo_check_opts *op, const 
 #define TRY(x) do { if ((s = (x)) != NMO_OK) return s; } while (0)
     rep->n_pass = (int64_t)acc.n_pass;
     rep->n_fail = (int64_t)acc.n_fail;
+    rep->n_scaled = (int64_t)acc.n_scaled;
     for (int i = 0; i <= NMO_GO_HIST; i++) rep->width_hist[i] = (int64_t)acc.hist[i];
     rep->width_max = (int64_t)acc.wmax;
     if (hp) {
@@ -312,6 +314,7 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
                          const void *const *in_dev, const nmo_check_opts *opts,
                          nmo_gpu_check_info *info, nmo_err *err)
 {
+    if (strcmp(c->op->name, "matmul") == 0) return nmo_gpu_check_matmul(rep, c, cand_dev, in_dev, opts, info, err);
     if (strcmp(c->op->name, "swiglu") == 0) return check_ew(rep, c, cand_dev, in_dev, opts, info, err);
     if (strcmp(c->op->name, "softmax") == 0 || strcmp(c->op->name, "layer_norm") == 0)
         return check_rows(rep, c, cand_dev, in_dev, opts, info, err);
@@ -576,7 +579,7 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
     }
     double t4 = now_ms();
 
-    TRY(merge_report(rep, &o, &acc, hrep_ok ? &hrep : NULL, has_wi ? &wi : NULL, list, nl, n, numel, d.verd,
+    TRY(nmo_go_merge_report(rep, &o, &acc, hrep_ok ? &hrep : NULL, has_wi ? &wi : NULL, list, nl, n, numel, d.verd,
                      d.rlo, d.rhi, err));
     if (nk > 0) { /* the single elements, by the checker's rules; escalated as nmo_check counts them */
         nmo__judge_elems(rep, c, 0, een, el, nk, ev, &o);
@@ -698,7 +701,7 @@ static nmo_status check_ew(nmo_report *rep, const nmo_case *c, const void *cand_
         wrep_ok = 1;
     }
     double t2 = now_ms();
-    TRY(merge_report(rep, &o, &acc, hrep_ok ? &hrep : NULL, wrep_ok && wrep.has_worst ? &wrep.worst : NULL, list,
+    TRY(nmo_go_merge_report(rep, &o, &acc, hrep_ok ? &hrep : NULL, wrep_ok && wrep.has_worst ? &wrep.worst : NULL, list,
                      nl, 1, numel, verd, rlo, rhi, err));
     inf.ms_device = t1 - t0;
     inf.ms_host_redo = t2 - t1;

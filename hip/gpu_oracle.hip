@@ -1022,3 +1022,4 @@ extern "C" nmo_status nmo_go_ew_judge(const nmo_go_ew_args *a, nmo_go_acc *acc_h
 }
 
 #include "gpu_oracle_rows_dev.h" /* softmax's and layer_norm's rows: the helpers above, one copy */
+#include "gpu_oracle_matmul.inc"

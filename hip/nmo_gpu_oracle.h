@@ -45,6 +45,7 @@ typedef struct {
     double w_stat[4];
     unsigned long long w_cand;
     unsigned long long n_eredo;     /* rms_norm: single elements left to the host (eredo) */
+    unsigned long long n_scaled;    /* PASS/FAIL decided by the scale rule (matmul only) */
 } nmo_go_acc;
 
 /* The per-case constants of rms_norm's r on the device (nmo_gpu_oracle.c rstd_consts
@@ -112,6 +113,36 @@ extern double nmo_go_ms_k1, nmo_go_ms_k2;
 nmo_status nmo_go_rstd_probe(const nmo_go_rstd_consts *rc, int64_t n, const double *s_dev,
                              const double *m_dev, double *out_dev, int64_t count, nmo_err *err);
 
+/* matmul C = A B (hip/gpu_oracle_matmul.inc, host side hip/gpu_oracle_matmul.c): the
+ * binary64 GEMM of s, sum|a b| and the nonzero counts with the judging epilogue, the
+ * compensated refinement of the undecided elements, the rest listed for the CPU. */
+typedef struct {
+    unsigned long long n_refine;    /* elements listed for the refinement */
+    unsigned long long n_redo_refine; /* of them, left to the CPU checker */
+} nmo_go_mm_ctr;
+typedef struct {
+    const void *A, *B, *cand;       /* A [M,K], B [K,N] (in format), cand [M,N] (out) */
+    int in_bf16, out_bf16;
+    int64_t M, N, K;
+    const double *ktab;             /* nmo_fe_dot_k(K, m) for m = 0..K (device) */
+    double kK;                      /* ktab[K] */
+    double ua, keta, maxfin_a;      /* acc's unit roundoff, K eta_acc, acc's largest finite */
+    int64_t max_ulps;
+    uint8_t *verd;
+    double *rlo, *rhi;
+    int64_t *refine, refine_cap;    /* ctr->n_refine listed (the first refine_cap) */
+    int64_t *redo, redo_cap;        /* acc->n_redo listed for the CPU checker */
+    nmo_go_mm_ctr *ctr;
+    nmo_go_acc *acc;
+    int64_t host_every;             /* testing (nmo_gpu_mm_host_every): every k-th element to the CPU */
+} nmo_go_mm_args;
+/* zeros of x[0..n) (dev_out: one device counter) */
+nmo_status nmo_go_mm_zeros(const void *x, int in_bf16, int64_t n, unsigned long long *dev_out,
+                           unsigned long long *host_out, nmo_err *err);
+/* the three kernels (count: nonzero counts kept; else every count is K), acc and ctr back */
+nmo_status nmo_go_mm_judge(const nmo_go_mm_args *a, int count, nmo_go_acc *acc_host,
+                           nmo_go_mm_ctr *ctr_host, nmo_err *err);
+
 /* ---- the checker -------------------------------------------------------------------- */
 
 typedef struct {
@@ -143,6 +174,23 @@ extern int64_t nmo_gpu_check_r_compared, nmo_gpu_check_r_differ;
  * r, or the device kept one the host flags. NMO_ERR_UNSUPPORTED when r is on the host. */
 nmo_status nmo_gpu_rstd_probe(const nmo_case *c, const double *s, const int64_t *m, int64_t count,
                               int64_t *both, int64_t *neither, int64_t *differ, nmo_err *err);
+
+/* matmul's checker (hip/gpu_oracle_matmul.c): nmo_gpu_check and nmo_gpu_check_supported
+ * hand matmul cases to these. */
+int nmo_gpu_mm_supported(const nmo_case *c, const char **why);
+nmo_status nmo_gpu_check_matmul(nmo_report *rep, const nmo_case *c, const void *cand_dev,
+                                const void *const *in_dev, const nmo_check_opts *opts,
+                                nmo_gpu_check_info *info, nmo_err *err);
+/* testing: elements the refinement decided (accumulates over checks) */
+extern int64_t nmo_gpu_mm_refined;
+/* testing: when k > 0, every k-th element of C goes to the CPU checker too */
+extern int64_t nmo_gpu_mm_host_every;
+/* gpu_oracle.c's merge of the device's counts (acc) and the CPU checker's report on the
+ * units in list (each of n elements, at their own offsets in hp's arrays). */
+nmo_status nmo_go_merge_report(nmo_report *rep, const nmo_check_opts *op, const nmo_go_acc *accp,
+                               const nmo_report *hp, const nmo_elem_info *wip, const int64_t *list,
+                               int64_t nl, int64_t n, int64_t numel, const void *dverd, const void *drlo,
+                               const void *drhi, nmo_err *err);
 
 /* 1 when the GPU tier checks this case (else 0, and *why says what it lacks). */
 int nmo_gpu_check_supported(const nmo_case *c, const char **why);
