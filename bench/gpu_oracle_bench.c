@@ -2,14 +2,16 @@
  * the same bytes and against the CPU checker (nmo_check), side by side in one process
  * (DESIGN §11).
  *
- * Per case (rms_norm, default correct CPU candidate uploaded, gaussian inputs, seed 1):
+ * Per case (rms_norm, swiglu, softmax; default correct CPU candidate uploaded, gaussian inputs, seed 1):
  *   bytes   = inputs (x, w) + candidate + what the oracle writes (one verdict byte per
  *             element; the per-row arrays are below 0.1% and not counted);
  *   copy    = hipMemcpyAsync device-to-device of `bytes`, median of --iters, event timed;
  *   gpu     = nmo_gpu_check wall time (host clock: the device kernels, their transfers,
  *             the host's row statistics and the rows it sends back), median of --iters,
  *             inputs and candidate already in device memory, verdicts left there;
- *   cpu     = nmo_check on the host copies (NMO_THREADS or every online CPU), one run.
+ *   cpu     = nmo_check on the host copies (NMO_THREADS or every online CPU), one run;
+ *   kernels = one more nmo_gpu_check with its kernels event-timed (nmo_go_time_kernels:
+ *             k_rms_rows, then k_rms_elems or k_swiglu), in ms.
  * Prints per case
  *   op=rms_norm gpu_oracle_over_copy=X gpu_over_cpu_oracle=Y dtype=... shape=... (details)
  * with X = copy / gpu (the fraction of copy speed) and Y = cpu / gpu, and checks that the
@@ -78,15 +80,17 @@ static void bench_case(const char *opname, int64_t rows, int64_t cols, nmo_fmt d
     nmo_cand_args ca = {c.in, c.n_in, &out, 1, c.param, op->n_param, &c.plan};
     if (cd->run(&ca, &err) != NMO_OK) die(cd->name, &err);
     int64_t n = nmo_tensor_numel(&out);
-    size_t es = nmo_fmt_bytes(dt), bx = (size_t)nmo_tensor_numel(&c.in[0]) * es,
-           bw = (size_t)nmo_tensor_numel(&c.in[1]) * es, bc = (size_t)n * es;
-    void *dx, *dw, *dc;
-    if (nmo_gpu_alloc(&dx, bx, &err) || nmo_gpu_alloc(&dw, bw, &err) || nmo_gpu_alloc(&dc, bc, &err) ||
-        nmo_gpu_h2d(dx, c.in[0].data, bx, &err) || nmo_gpu_h2d(dw, c.in[1].data, bw, &err) ||
-        nmo_gpu_h2d(dc, out.data, bc, &err))
-        die("upload", &err);
-    const void *ind[2] = {dx, dw};
-    size_t bytes = bx + bw + bc + (size_t)n; /* + one verdict byte per element */
+    /* every input of the operator (softmax: x only; rms_norm, swiglu: two) */
+    size_t es = nmo_fmt_bytes(dt), bc = (size_t)n * es, bin = 0;
+    void *din[3] = {NULL, NULL, NULL}, *dc;
+    for (int k = 0; k < op->n_in && k < 3; k++) {
+        size_t bk = (size_t)nmo_tensor_numel(&c.in[k]) * es;
+        if (nmo_gpu_alloc(&din[k], bk, &err) || nmo_gpu_h2d(din[k], c.in[k].data, bk, &err)) die("upload", &err);
+        bin += bk;
+    }
+    if (nmo_gpu_alloc(&dc, bc, &err) || nmo_gpu_h2d(dc, out.data, bc, &err)) die("upload", &err);
+    const void *ind[3] = {din[0], din[1], din[2]};
+    size_t bytes = bin + bc + (size_t)n; /* + one verdict byte per element */
     void *s0, *s1;
     if (nmo_gpu_alloc(&s0, bytes, &err) || nmo_gpu_alloc(&s1, bytes, &err)) die("copy buffers", &err);
     double *tc = malloc((size_t)iters * sizeof(double)), *tg = malloc((size_t)iters * sizeof(double));
@@ -107,6 +111,13 @@ static void bench_case(const char *opname, int64_t rows, int64_t cols, nmo_fmt d
         if (i == iters / 2) inf_med = info;
         if (i < iters - 1) nmo_report_free(&g);
     }
+    /* one more check with its kernels event-timed (one synchronization each) */
+    nmo_report tr;
+    nmo_go_time_kernels = 1;
+    if (nmo_gpu_check(&tr, &c, dc, ind, &o, NULL, &err) != NMO_OK) die("gpu check (timed kernels)", &err);
+    nmo_go_time_kernels = 0;
+    double k1 = nmo_go_ms_k1, k2 = nmo_go_ms_k2;
+    nmo_report_free(&tr);
     double t0 = now_ms();
     if (nmo_check(&r, &c, &out, &o, &err) != NMO_OK) die("cpu check", &err);
     double cpu = now_ms() - t0;
@@ -116,15 +127,17 @@ static void bench_case(const char *opname, int64_t rows, int64_t cols, nmo_fmt d
     int agree = g.verdict == r.verdict && g.n_pass == r.n_pass && g.n_fail == r.n_fail && g.n_inconc == r.n_inconc;
     *bad |= !agree;
     printf("op=%s gpu_oracle_over_copy=%.3f gpu_over_cpu_oracle=%.1f dtype=%s shape=%lldx%lld bytes=%zu "
-           "copy_ms=%.4f gpu_ms=%.3f (device %.3f host_stats %.3f host_rows %.3f, rows on host %lld of %lld) "
+           "copy_ms=%.4f gpu_ms=%.3f (device %.3f host_stats %.3f host_rows %.3f, rows on host %lld of %lld, "
+           "single elements on host %lld; kernels: rows %.4f elements %.4f) "
            "cpu_ms=%.1f verdict=%s pass=%lld agree=%d\n",
            opname, copy / gpu, cpu / gpu, nmo_fmt_name(dt), (long long)rows, (long long)cols, bytes, copy, gpu,
            inf_med.ms_device, inf_med.ms_host_stats, inf_med.ms_host_redo, (long long)inf_med.rows_host,
-           (long long)rows, cpu, nmo_verdict_name(g.verdict), (long long)g.n_pass, agree);
+           (long long)rows, (long long)inf_med.elems_host, k1, k2, cpu, nmo_verdict_name(g.verdict), (long long)g.n_pass, agree);
     fflush(stdout);
     nmo_report_free(&g), nmo_report_free(&r);
     free(tc), free(tg);
-    nmo_gpu_free(s0), nmo_gpu_free(s1), nmo_gpu_free(dx), nmo_gpu_free(dw), nmo_gpu_free(dc);
+    nmo_gpu_free(s0), nmo_gpu_free(s1), nmo_gpu_free(dc);
+    for (int k = 0; k < 3; k++) nmo_gpu_free(din[k]);
     nmo_tensor_free(&out);
     nmo_case_free(&c);
 }

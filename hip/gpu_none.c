@@ -88,3 +88,15 @@ nmo_status nmo_go_ew_judge(const nmo_go_ew_args *a, nmo_go_acc *acc_host, nmo_er
     (void)a, (void)acc_host;
     return NONE(err);
 }
+nmo_status nmo_go_mm_zeros(const void *x, int in_bf16, int64_t n, unsigned long long *dev_out,
+                           unsigned long long *host_out, nmo_err *err)
+{
+    (void)x, (void)in_bf16, (void)n, (void)dev_out, (void)host_out;
+    return NONE(err);
+}
+nmo_status nmo_go_mm_judge(const nmo_go_mm_args *a, int count, nmo_go_acc *acc_host,
+                           nmo_go_mm_ctr *ctr_host, nmo_err *err)
+{
+    (void)a, (void)count, (void)acc_host, (void)ctr_host;
+    return NONE(err);
+}

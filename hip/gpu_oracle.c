@@ -12,9 +12,13 @@
 #include "nmo_gpu_oracle.h"
 #include "nmo_internal.h"
 #include "engine/enc_fast.h"
+#include "engine/enc_cert.h"
 
 /* refs/rms_norm.c (fast engine): a row's r from its sum of squares */
 void nmo_ref_rms_norm_rstd_fast(nmo_fctx *ctx, const nmo_case *c, double s, int64_t m, nmo_fenc *r);
+/* refs/rms_norm.c (certified engine): elements js[0..m) of row u from the row's r */
+void nmo_ref_rms_norm_elems_cert(nmo_cctx *ctx, const nmo_case *c, int64_t u, const nmo_cenc *r, const int64_t *js,
+                                 int64_t m, nmo_fenc *out);
 
 static double now_ms(void)
 {
@@ -24,6 +28,16 @@ static double now_ms(void)
 }
 
 int nmo_gpu_check_host_every = 0;
+int64_t nmo_gpu_check_elem_every = 0, nmo_gpu_check_elem_cap = 0;
+int nmo_go_time_kernels = 0;
+double nmo_go_ms_k1 = 0, nmo_go_ms_k2 = 0;
+int nmo_gpu_check_scalar = 0;
+
+/* softmax and layer_norm: hip/gpu_oracle_rows_host.h, included at the end of this file */
+static const char *rows_why(const nmo_case *c);
+static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *cand_dev,
+                             const void *const *in_dev, const nmo_check_opts *opts,
+                             nmo_gpu_check_info *info, nmo_err *err);
 
 int nmo_gpu_check_supported(const nmo_case *c, const char **why)
 {
@@ -31,8 +45,10 @@ int nmo_gpu_check_supported(const nmo_case *c, const char **why)
     const nmo_plan *p = &c->plan;
     const nmo_fmt_info *ai = nmo_fmt_get(p->acc);
     int rms = strcmp(c->op->name, "rms_norm") == 0, swi = strcmp(c->op->name, "swiglu") == 0;
+    int rows = strcmp(c->op->name, "softmax") == 0 || strcmp(c->op->name, "layer_norm") == 0;
+    if (nmo_gpu_enabled() && strcmp(c->op->name, "matmul") == 0) return nmo_gpu_mm_supported(c, why);
     if (!nmo_gpu_enabled()) w = NMO_GPU_NONE_MSG;
-    else if (!rms && !swi) w = "the GPU tier covers rms_norm and swiglu only";
+    else if (!rms && !swi && !rows) w = "the GPU tier covers rms_norm, swiglu, softmax, layer_norm and matmul only";
     else if (p->inter != p->compute) w = "unfused plan (inter != compute): not on the device";
     else if (rms && c->param[1] != 0) w = "offset != 0: not on the device";
     else if (p->compute != NMO_FP32 || p->ftz) w = "the device path needs compute=fp32 without ftz";
@@ -46,6 +62,7 @@ int nmo_gpu_check_supported(const nmo_case *c, const char **why)
     else if (!nmo_tensor_is_packed(&c->in[0]) || !nmo_tensor_is_packed(&c->in[1]))
         w = "inputs must be packed";
     else if (nmo_tensor_numel(&c->out[0]) >= 0x3fffffff) w = "too many elements (2^30 at most)";
+    else if (rows) w = rows_why(c); /* hip/gpu_oracle_rows_host.h */
     if (why) *why = w;
     return w == NULL;
 }
@@ -81,14 +98,16 @@ static nmo_status cand_rows(nmo_tensor *t, const void *cand_dev, const int64_t *
 /* Device scratch, kept between checks and grown when a case needs more (cudaMalloc and
  * cudaFree cost more than a whole check of 16M elements); one check at a time. */
 enum { B_X, B_W, B_VERD, B_RLO, B_RHI, B_S, B_M, B_BAD, B_RROW, B_SKIP, B_REDO, B_ACC, B_RSTAT, B_KTAB,
-       B_PS, B_PM, B_PO, B_N };
+       B_PS, B_PM, B_PO, B_EREDO, B_N };
 static struct {
     pthread_mutex_t mu;
     void *p[B_N];
     size_t cap[B_N];
     double *ktab_host;  /* the k table last uploaded to B_KTAB (skip the upload when equal) */
     int64_t ktab_n;
-} scratch = {PTHREAD_MUTEX_INITIALIZER, {0}, {0}, NULL, -1};
+    nmo_plan ktab_plan; /* the plan it was built for, and the geometry overrun it noted */
+    int64_t ktab_geo;
+} scratch = {PTHREAD_MUTEX_INITIALIZER, {0}, {0}, NULL, -1, {0}, 0};
 
 static nmo_status dev_get(void **out, int k, size_t bytes, nmo_err *err)
 {
@@ -126,18 +145,33 @@ static nmo_status rstd_consts(nmo_go_rstd_consts *rc, nmo_fctx *fc, const nmo_ca
 {
     void *kd;
     NMO_RETURN_IF_ERR(dev_get(&kd, B_KTAB, (size_t)(n + 1) * sizeof(double), err));
+    /* the table is a function of the plan and n: the same plan (byte for byte) and n as the
+     * last upload reuse it (and its geometry note) */
+    if (scratch.ktab_n == n && memcmp(&scratch.ktab_plan, &c->plan, sizeof c->plan) == 0) {
+        if (scratch.ktab_geo > fc->geo_over) fc->geo_over = scratch.ktab_geo;
+        goto consts;
+    }
     double *kt = malloc((size_t)(n + 1) * sizeof(double));
     if (!kt) return nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for the k table");
+    int64_t g0 = fc->geo_over;
+    fc->geo_over = 0;
     for (int64_t m = 0; m <= n; m++) kt[m] = nmo_fe_dot_k(fc, n, m);
+    int64_t geo = fc->geo_over;
+    if (g0 > fc->geo_over) fc->geo_over = g0;
     if (scratch.ktab_n == n && memcmp(kt, scratch.ktab_host, (size_t)(n + 1) * sizeof(double)) == 0) {
         free(kt);
+        memcpy(&scratch.ktab_plan, &c->plan, sizeof c->plan);
+        scratch.ktab_geo = geo;
     } else {
         nmo_status s = nmo_gpu_h2d(kd, kt, (size_t)(n + 1) * sizeof(double), err);
         free(scratch.ktab_host);
         scratch.ktab_host = kt;
         scratch.ktab_n = s == NMO_OK ? n : -1;
+        memcpy(&scratch.ktab_plan, &c->plan, sizeof c->plan);
+        scratch.ktab_geo = geo;
         NMO_RETURN_IF_ERR(s);
     }
+consts:
     rc->ktab = kd;
     rc->ua = fc->ua;
     rc->keta = (fc->ftz ? 2.0 : 1.0) * (double)n * fc->etaa; /* nmo_fenc_dot_d_finish, daz 0 */
@@ -204,7 +238,7 @@ static int cmp_i64(const void *a, const void *b)
 
 /* The report: the device's counts plus the host's (hrep: the units in list, each of
  * ulen elements), the worst of both, and the per-element arrays when asked. */
-static nmo_status merge_report(nmo_report *rep, const nmo_check_opts *op, const nmo_go_acc *accp,
+nmo_status nmo_go_merge_report(nmo_report *rep, const nmo_check_opts *op, const nmo_go_acc *accp,
                                const nmo_report *hp, const nmo_elem_info *wip, const int64_t *list, int64_t nl,
                                int64_t n, int64_t numel, const void *dverd, const void *drlo, const void *drhi,
                                nmo_err *err)
@@ -215,6 +249,7 @@ static nmo_status merge_report(nmo_report *rep, const nmo_check_opts *op, const 
 #define TRY(x) do { if ((s = (x)) != NMO_OK) return s; } while (0)
     rep->n_pass = (int64_t)acc.n_pass;
     rep->n_fail = (int64_t)acc.n_fail;
+    rep->n_scaled = (int64_t)acc.n_scaled;
     for (int i = 0; i <= NMO_GO_HIST; i++) rep->width_hist[i] = (int64_t)acc.hist[i];
     rep->width_max = (int64_t)acc.wmax;
     if (hp) {
@@ -264,7 +299,7 @@ static nmo_status merge_report(nmo_report *rep, const nmo_check_opts *op, const 
 }
 
 typedef struct {
-    void *x, *w, *verd, *rlo, *rhi, *s, *m, *bad, *rrow, *skip, *redo, *acc, *rstat;
+    void *x, *w, *verd, *rlo, *rhi, *s, *m, *bad, *rrow, *skip, *redo, *acc, *rstat, *eredo;
 } dev_bufs;
 
 static nmo_status check_ew(nmo_report *rep, const nmo_case *c, const void *cand_dev,
@@ -279,7 +314,10 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
                          const void *const *in_dev, const nmo_check_opts *opts,
                          nmo_gpu_check_info *info, nmo_err *err)
 {
+    if (strcmp(c->op->name, "matmul") == 0) return nmo_gpu_check_matmul(rep, c, cand_dev, in_dev, opts, info, err);
     if (strcmp(c->op->name, "swiglu") == 0) return check_ew(rep, c, cand_dev, in_dev, opts, info, err);
+    if (strcmp(c->op->name, "softmax") == 0 || strcmp(c->op->name, "layer_norm") == 0)
+        return check_rows(rep, c, cand_dev, in_dev, opts, info, err);
     nmo_check_opts o = {0};
     if (opts) o = *opts;
     memset(rep, 0, sizeof *rep);
@@ -308,7 +346,11 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
     dev_bufs d = {0};
     nmo_status s = NMO_OK;
     pthread_mutex_lock(&scratch.mu);
-    double *hs = NULL, *hr = NULL, *hstat = NULL;
+    double *hs = NULL, *hr = NULL, *hstat = NULL, *ev = NULL;
+    int64_t *el = NULL, *js = NULL, nk = 0, ngroups = 0;
+    nmo_fenc *een = NULL;
+    nmo_cctx cc;
+    int cc_ok = 0;
     int64_t *hm = NULL, *list = malloc((size_t)rows * sizeof(int64_t));
     uint8_t *hbad = NULL, *hskip = NULL;
     nmo_go_acc acc;
@@ -342,8 +384,12 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
     TRY(dev_get(&d.rstat, B_RSTAT, (size_t)rows * 4 * sizeof(double), err));
     TRY(nmo_fctx_init(&fc, &c->plan, err));
     fc_ok = 1;
+    const int64_t ecap = nmo_gpu_check_elem_cap > 0 ? nmo_gpu_check_elem_cap : numel / 64 + 4096;
+    TRY(dev_get(&d.eredo, B_EREDO, (size_t)ecap * sizeof(int64_t), err));
     nmo_go_rms_args ga = {d.x, d.w, cand_dev, in_bf16, out_bf16, rows, n, NULL, {0}, NULL,
-                          rep->max_ulps, fc.uc, fc.etac, d.verd, d.rlo, d.rhi, d.rstat, d.redo, d.acc};
+                          rep->max_ulps, fc.uc, fc.etac, d.verd, d.rlo, d.rhi, d.rstat, d.redo, d.acc,
+                          d.eredo, ecap, nmo_gpu_check_elem_every, 0};
+    ga.vec4 = n % 4 == 0 && ((uintptr_t)d.x | (uintptr_t)d.w | (uintptr_t)cand_dev) % 16 == 0 && !nmo_gpu_check_scalar;
     if (rdev) {
         TRY(rstd_consts(&ga.rc, &fc, c, n, err));
     } else {
@@ -425,10 +471,65 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
         for (int64_t r = 0; r < rows; r++)
             if (hskip[r]) list[nl++] = r;
     qsort(list, (size_t)nl, sizeof(int64_t), cmp_i64);
+    int64_t ne = (int64_t)acc.n_eredo;
+    if (ne > ecap) { /* more single elements than the list holds: the CPU checker on everything */
+        TRY(cand_alloc(&hc, c, err));
+        TRY(nmo_gpu_d2h(hc.data, cand_dev, (size_t)numel * nmo_fmt_bytes(c->plan.out), err));
+        TRY(nmo__check_units(rep, c, &hc, &o, NULL, -1, err));
+        inf.rows_host = rows;
+        goto done;
+    }
     inf.rows_host = nl;
     inf.rows_device = rows - nl;
-    if (nl > 0) {
+    /* the single elements the device left, in rows it decided (a row sent whole may have
+     * listed some before its verdict: dropped, the CPU checker redoes it): each by the
+     * certified engine from the row's r. That r is the device's, checked equal to the
+     * host fast engine's from the same sum (unflagged, so the certified r: DESIGN
+     * section 5); its scale (mag) is the host's. */
+    if (ne > 0) {
+        el = malloc((size_t)ne * sizeof(int64_t)), js = malloc((size_t)ne * sizeof(int64_t));
+        een = malloc((size_t)ne * sizeof(nmo_fenc)), ev = malloc((size_t)ne * sizeof(double));
+        if (!el || !js || !een || !ev) {
+            s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for %lld elements", (long long)ne);
+            goto done;
+        }
+        TRY(nmo_gpu_d2h(el, d.eredo, (size_t)ne * sizeof(int64_t), err));
+        qsort(el, (size_t)ne, sizeof(int64_t), cmp_i64);
+        for (int64_t i = 0; i < ne; i++) {
+            int64_t row = el[i] / n;
+            if (!bsearch(&row, list, (size_t)nl, sizeof(int64_t), cmp_i64)) el[nk++] = el[i];
+        }
+    }
+    if (nk > 0) {
         TRY(cand_alloc(&hc, c, err));
+        TRY(cand_rows(&hc, cand_dev, el, nk, 1, err));
+        for (int64_t i = 0; i < nk; i++) ev[i] = nmo_tensor_get(&hc, el[i]);
+        TRY(nmo_cctx_init(&cc, &c->plan, err));
+        cc_ok = 1;
+        for (int64_t g0 = 0, g1; g0 < nk; g0 = g1) {
+            const int64_t row = el[g0] / n;
+            for (g1 = g0; g1 < nk && el[g1] / n == row; g1++) js[g1] = el[g1] % n;
+            double rs[4];
+            if (rdev) TRY(nmo_gpu_d2h(rs, (const double *)d.rstat + 4 * row, sizeof rs, err));
+            else rs[0] = hs[row], rs[1] = (double)hm[row], rs[2] = hr[3 * row], rs[3] = hr[3 * row + 1];
+            nmo_fenc rf;
+            nmo_ref_rms_norm_rstd_fast(&fc, c, rs[0], (int64_t)rs[1], &rf);
+            if (rf.flags != 0 || rf.lo != rs[2] || rf.hi != rs[3]) {
+                s = nmo_err_set(err, NMO_ERR_GENERIC, "gpu oracle: the device's r of row %lld is not the host's",
+                                (long long)row);
+                goto done;
+            }
+            nmo_cenc rc;
+            nmo_cenc_init(&cc, &rc);
+            nmo_cenc_set_fenc(&cc, &rc, &rf);
+            nmo_ref_rms_norm_elems_cert(&cc, c, row, &rc, js + g0, g1 - g0, een + g0);
+            nmo_cenc_clear(&cc, &rc);
+            ngroups++;
+        }
+    }
+    inf.elems_host = nk;
+    if (nl > 0) {
+        if (!hc.data) TRY(cand_alloc(&hc, c, err));
         TRY(cand_rows(&hc, cand_dev, list, nl, n, err));
         TRY(nmo__check_units(&hrep, c, &hc, &o, list, nl, err));
         hrep_ok = 1;
@@ -478,8 +579,13 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
     }
     double t4 = now_ms();
 
-    TRY(merge_report(rep, &o, &acc, hrep_ok ? &hrep : NULL, has_wi ? &wi : NULL, list, nl, n, numel, d.verd,
+    TRY(nmo_go_merge_report(rep, &o, &acc, hrep_ok ? &hrep : NULL, has_wi ? &wi : NULL, list, nl, n, numel, d.verd,
                      d.rlo, d.rhi, err));
+    if (nk > 0) { /* the single elements, by the checker's rules; escalated as nmo_check counts them */
+        nmo__judge_elems(rep, c, 0, een, el, nk, ev, &o);
+        rep->n_unc += nk, rep->n_escalated += nk, rep->units_escalated += ngroups;
+        rep->verdict = rep->n_fail ? NMO_FAIL : rep->n_inconc ? NMO_INCONCLUSIVE : NMO_PASS;
+    }
     inf.ms_device = (t1 - t0) + (t3 - t2);
     inf.ms_host_stats = t2 - t1;
     inf.ms_host_redo = t4 - t3;
@@ -487,10 +593,12 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
 done:
 #undef TRY
     if (fc_ok) nmo_fctx_clear(&fc);
+    if (cc_ok) nmo_cctx_clear(&cc);
     if (hrep_ok) nmo_report_free(&hrep);
     nmo_tensor_free(&hc);
     pthread_mutex_unlock(&scratch.mu);
     free(hs), free(hr), free(hm), free(list), free(hbad), free(hskip), free(hstat);
+    free(el), free(js), free(een), free(ev);
     if (s != NMO_OK) nmo_report_free(rep);
     if (info) *info = inf;
     return s;
@@ -593,7 +701,7 @@ static nmo_status check_ew(nmo_report *rep, const nmo_case *c, const void *cand_
         wrep_ok = 1;
     }
     double t2 = now_ms();
-    TRY(merge_report(rep, &o, &acc, hrep_ok ? &hrep : NULL, wrep_ok && wrep.has_worst ? &wrep.worst : NULL, list,
+    TRY(nmo_go_merge_report(rep, &o, &acc, hrep_ok ? &hrep : NULL, wrep_ok && wrep.has_worst ? &wrep.worst : NULL, list,
                      nl, 1, numel, verd, rlo, rhi, err));
     inf.ms_device = t1 - t0;
     inf.ms_host_redo = t2 - t1;
@@ -609,3 +717,5 @@ done:
     if (info) *info = inf;
     return s;
 }
+
+#include "gpu_oracle_rows_host.h" /* softmax and layer_norm */

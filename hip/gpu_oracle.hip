@@ -172,7 +172,16 @@ NMO_D double u2d(uint64_t u) { return __builtin_bit_cast(double, u); }
 NMO_D uint64_t d2u(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
 NMO_D double u2d(uint64_t u) { double d; memcpy(&d, &u, 8); return d; }
 #endif
+#if defined(NMO_HIP_SIM)
+/* the simulator: through a volatile. Debian's g++ 12 at -O2 dropped this conversion in
+ * rnd32 where div2 rounds its quotients (the object code stores the binary64 quotient
+ * with no cvtsd2ss; fmin/fmax by comparisons did not change that), which made the
+ * simulated enclosures narrower than the CPU's: hip/gpu_oracle_test.c caught it on
+ * layer_norm (d / s, w / s) */
+NMO_D float fcast(double v) { volatile float y = (float)v; return y; }
+#else
 NMO_D float fcast(double v) { return (float)v; } /* RN (__double2float_rn) */
+#endif
 
 /* nmo_fe_f32_step */
 NMO_D double f32_step(float y, int up)
@@ -374,22 +383,53 @@ NMO_D int mul3_exact_ends(double ad, double rl, double rh, double plo, double ph
     return 1;
 }
 
+/* a candidate's bits (bf16: the 16 low bits) */
+NMO_D uint32_t cand_bits(const void *cand, int out_bf16, int64_t i)
+{
+    return out_bf16 ? (uint32_t)((const uint16_t *)cand)[i] : ((const uint32_t *)cand)[i];
+}
+
+/* Four consecutive 16- or 32-bit words p[i..i+3] in one 8- or 16-byte load (the caller
+ * checks the alignment: nmo_go_rms_args.vec4); the simulator copies bytes. */
+struct alignas(16) nmo_u128 {
+    uint64_t a, b;
+};
+NMO_D void load4_bits(const void *p, int w16, int64_t i, uint32_t *u)
+{
+    if (w16) {
+        uint64_t v;
+#if defined(NMO_HIP_SIM)
+        memcpy(&v, (const uint16_t *)p + i, 8);
+#else
+        v = *(const uint64_t *)((const uint16_t *)p + i);
+#endif
+        for (int q = 0; q < 4; q++) u[q] = (uint32_t)(v >> (16 * q)) & 0xffffu; /* little endian */
+    } else {
+        nmo_u128 v;
+#if defined(NMO_HIP_SIM)
+        memcpy(&v, (const uint32_t *)p + i, 16);
+#else
+        v = *(const nmo_u128 *)((const uint32_t *)p + i);
+#endif
+        u[0] = (uint32_t)v.a, u[1] = (uint32_t)(v.a >> 32), u[2] = (uint32_t)v.b, u[3] = (uint32_t)(v.b >> 32);
+    }
+}
+
+/* an input word as a double (bf16: the top half of an fp32) */
+NMO_D double in_of_bits(uint32_t u, int bf16) { return (double)u2f(bf16 ? u << 16 : u); }
+
 /* The judge of one element on its compute enclosure [l, h] (check.c judge_class_bf16 /
  * judge_class_fp32): 0 when the host must judge it (non-finite or wide R); else *fail
  * and the key of nmo_go_acc.worst, *wd the width. */
-NMO_D int judge_elem(const void *cand, int out_bf16, int64_t i, double l, double h, int64_t max_ulps,
+NMO_D int judge_elem(uint32_t cb, int out_bf16, int64_t i, double l, double h, int64_t max_ulps,
                      uint8_t *verd, double *rlo, double *rhi, int *fail, unsigned long long *key, int64_t *wdp)
 {
     uint32_t ul = f2u((float)l), uh = f2u((float)h);
     int spec = ((ul & 0x7fffffffu) > 0x7f7fffffu) | ((uh & 0x7fffffffu) > 0x7f7fffffu);
-    uint32_t cb;
     if (out_bf16) {
         ul = (ul + 0x7fffu + ((ul >> 16) & 1u)) >> 16;
         uh = (uh + 0x7fffu + ((uh >> 16) & 1u)) >> 16;
         spec |= ((ul & 0x7fffu) >= 0x7f80u) | ((uh & 0x7fffu) >= 0x7f80u);
-        cb = ((const uint16_t *)cand)[i];
-    } else {
-        cb = ((const uint32_t *)cand)[i];
     }
     int64_t ol = ord_bits(ul, out_bf16), oh = ord_bits(uh, out_bf16), oc = ord_bits(cb, out_bf16);
     int64_t mc = oc < 0 ? -oc : oc;
@@ -424,10 +464,11 @@ NMO_D int judge_elem(const void *cand, int out_bf16, int64_t i, double l, double
  *   no longer stall the element pass.
  * k_rms_elems: a block a row (grid-stride): every element as nmo_fe_mul3_row_kernel
  *   computes it, an undecided snap by nmo_fe_snap's general test and
- *   nmo_fe_mul3_exact_ends as nmo_fenc_mul3 does, the store and the judge. A row with an
- *   element still undecided (or a non-finite value, a wide or non-finite R) goes to the
- *   host whole: one shared flag and one barrier a row decide that, and each thread keeps
- *   its counts in registers until then (one fold a block at the end). */
+ *   nmo_fe_mul3_exact_ends as nmo_fenc_mul3 does, the store and the judge. An element
+ *   still undecided after that goes to the host alone (a list: the certified engine
+ *   from the row's r); a row with a non-finite value, a wide or non-finite R goes to
+ *   the host whole: one shared flag and one barrier a row decide that, and each thread
+ *   keeps its counts in registers until then (one fold a block at the end). */
 constexpr int RPB = 8; /* rows per block in k_rms_rows */
 
 __global__ void __launch_bounds__(BLK) k_rms_rows(nmo_go_rms_args a)
@@ -443,11 +484,19 @@ __global__ void __launch_bounds__(BLK) k_rms_rows(nmo_go_rms_args a)
         unsigned m = 0;
         int bad = 0;
         if (row < a.rows)
-            for (int64_t j = lane; j < n; j += 32) {
-                double v = load_in(a.x, a.in_bf16, row * n + j);
-                s = dadd(s, dmul(v, v)); /* the square is exact */
-                m += v != 0;
-                bad |= !(dabs(v) <= 0x1p1000); /* inf, NaN */
+            for (int64_t j0 = (int64_t)lane * 4; j0 < n; j0 += 32 * 4) { /* four words a load where aligned */
+                const int cnt = n - j0 < 4 ? (int)(n - j0) : 4;
+                uint32_t xb[4] = {0, 0, 0, 0};
+                if (a.vec4 && cnt == 4) load4_bits(a.x, a.in_bf16, row * n + j0, xb);
+                else
+                    for (int q = 0; q < cnt; q++)
+                        xb[q] = a.in_bf16 ? ((const uint16_t *)a.x)[row * n + j0 + q] : ((const uint32_t *)a.x)[row * n + j0 + q];
+                for (int q = 0; q < cnt; q++) {
+                    double v = in_of_bits(xb[q], a.in_bf16);
+                    s = dadd(s, dmul(v, v)); /* the square is exact */
+                    m += v != 0;
+                    bad |= !(dabs(v) <= 0x1p1000); /* inf, NaN */
+                }
             }
         ss[t] = s, sm[t] = m, sb[t] = bad;
         __syncthreads();
@@ -465,7 +514,61 @@ __global__ void __launch_bounds__(BLK) k_rms_rows(nmo_go_rms_args a)
     }
 }
 
-constexpr int NWIDE = 4; /* widths >= 8 a thread holds for its row before the fold */
+/* Element i = (row, j) of rms_norm from its input points and the row's r = [rl, rh]
+ * (rm = max |r|): nmo_fe_mul3_row_kernel operation for operation, an undecided snap by
+ * nmo_fe_snap's general test and nmo_fe_mul3_exact_ends as nmo_fenc_mul3 does. Returns
+ * 0 with [*l, *h] (the compute enclosure), 1 when the element goes to the host alone (its
+ * snap undecided; testing: every elem_every-th element), 2 when the row goes to the host
+ * (a non-finite input). A function of its arguments only: both passes of k_rms_elems
+ * see the same answers. */
+NMO_D int rms_elem(const nmo_go_rms_args &a, double xv, double wv, double rl, double rh, double rm, int64_t i,
+                   double *lp, double *hp)
+{
+    double ad = dmul(xv, wv); /* exact */
+    double p1 = dmul(ad, rl), p2 = dmul(ad, rh);
+    double plo = p1 < p2 ? p1 : p2, phi = p1 < p2 ? p2 : p1;
+    double ax = dabs(xv), aw = dabs(wv);
+    double mm = ax > rm ? ax : rm;
+    mm = mm > aw ? mm : aw;
+    double eta = dmul(a.etac, mm);
+    double vlo = dsub(dsub(plo, dmul(dabs(plo), a.uc)), eta);
+    double vhi = dadd(dadd(phi, dmul(dabs(phi), a.uc)), eta);
+    double elo = dadd(dmul(dabs(vlo), 0x1p-50), dmul(eta, 0x1p-50));
+    double ehi = dadd(dmul(dabs(vhi), 0x1p-50), dmul(eta, 0x1p-50));
+    double l, h;
+    int okl = rn32_try(vlo, dadd(dadd(elo, dmul(dabs(vlo), 0x1p-50)), 0x1p-1060), &l);
+    int okh = rn32_try(vhi, dadd(dadd(ehi, dmul(dabs(vhi), 0x1p-50)), 0x1p-1060), &h);
+    int fin = (dabs(xv) <= 0x1p1000) & (dabs(wv) <= 0x1p1000);
+    if (!fin) return 2;
+    if (!(okl & okh)) { /* nmo_fenc_mul3: nmo_fe_snap's general test, then the exact ends */
+        int unc = 0;
+        l = snap32(0, vlo, elo, &unc);
+        h = snap32(0, vhi, ehi, &unc);
+        if (unc && !mul3_exact_ends(ad, rl, rh, plo, phi, eta, a.uc, &l, &h)) return 1;
+    }
+    if (a.elem_every > 0 && i % a.elem_every == 0) return 1; /* testing: the host's element path */
+    *lp = l, *hp = h;
+    return 0;
+}
+
+/* Four consecutive words of x, w and the candidate at row, j0 (cnt of them): one 8- or
+ * 16-byte load each where aligned (vec4), else one word at a time. */
+NMO_D void rms_load(const nmo_go_rms_args &a, int64_t row, int64_t j0, int cnt, uint32_t *xb, uint32_t *wb,
+                    uint32_t *cb4)
+{
+    const int64_t n = a.n;
+    if (a.vec4 && cnt == 4) {
+        load4_bits(a.x, a.in_bf16, row * n + j0, xb);
+        load4_bits(a.w, a.in_bf16, j0, wb);
+        load4_bits(a.cand, a.out_bf16, row * n + j0, cb4);
+        return;
+    }
+    for (int q = 0; q < cnt; q++) {
+        xb[q] = a.in_bf16 ? ((const uint16_t *)a.x)[row * n + j0 + q] : ((const uint32_t *)a.x)[row * n + j0 + q];
+        wb[q] = a.in_bf16 ? ((const uint16_t *)a.w)[j0 + q] : ((const uint32_t *)a.w)[j0 + q];
+        cb4[q] = cand_bits(a.cand, a.out_bf16, row * n + j0 + q);
+    }
+}
 
 __global__ void __launch_bounds__(BLK, 3) k_rms_elems(nmo_go_rms_args a)
 {
@@ -491,50 +594,37 @@ __global__ void __launch_bounds__(BLK, 3) k_rms_elems(nmo_go_rms_args a)
             continue;
         }
         const double rm = dabs(rl) > dabs(rh) ? dabs(rl) : dabs(rh);
-        int redo = 0;
+        int redo = 0, nwide = 0;
         unsigned long long rpass = 0, rfail = 0, rwmax = 0, rworst = 0;
         unsigned rw[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        int64_t wide[NWIDE];
-        int nw = 0;
-        for (int64_t j = t; j < n; j += BLK) {
-            const int64_t i = row * n + j;
-            /* nmo_fe_mul3_row_kernel, operation for operation */
-            double xv = load_in(a.x, a.in_bf16, i), wv = load_in(a.w, a.in_bf16, j);
-            double ad = dmul(xv, wv); /* exact */
-            double p1 = dmul(ad, rl), p2 = dmul(ad, rh);
-            double plo = p1 < p2 ? p1 : p2, phi = p1 < p2 ? p2 : p1;
-            double ax = dabs(xv), aw = dabs(wv);
-            double mm = ax > rm ? ax : rm;
-            mm = mm > aw ? mm : aw;
-            double eta = dmul(a.etac, mm);
-            double vlo = dsub(dsub(plo, dmul(dabs(plo), a.uc)), eta);
-            double vhi = dadd(dadd(phi, dmul(dabs(phi), a.uc)), eta);
-            double elo = dadd(dmul(dabs(vlo), 0x1p-50), dmul(eta, 0x1p-50));
-            double ehi = dadd(dmul(dabs(vhi), 0x1p-50), dmul(eta, 0x1p-50));
-            double l, h;
-            int okl = rn32_try(vlo, dadd(dadd(elo, dmul(dabs(vlo), 0x1p-50)), 0x1p-1060), &l);
-            int okh = rn32_try(vhi, dadd(dadd(ehi, dmul(dabs(vhi), 0x1p-50)), 0x1p-1060), &h);
-            int fin = (dabs(xv) <= 0x1p1000) & (dabs(wv) <= 0x1p1000);
-            if (!fin) { redo = 1; break; }
-            if (!(okl & okh)) { /* nmo_fenc_mul3: nmo_fe_snap's general test, then the exact ends */
-                int unc = 0;
-                l = snap32(0, vlo, elo, &unc);
-                h = snap32(0, vhi, ehi, &unc);
-                if (unc && !mul3_exact_ends(ad, rl, rh, plo, phi, eta, a.uc, &l, &h)) { redo = 1; break; }
+        /* four consecutive elements a thread, BLK * 4 a block pass */
+        for (int64_t j0 = (int64_t)t * 4; j0 < n && !redo; j0 += BLK * 4) {
+            const int cnt = n - j0 < 4 ? (int)(n - j0) : 4;
+            uint32_t xb[4] = {0, 0, 0, 0}, wb[4] = {0, 0, 0, 0}, cb4[4] = {0, 0, 0, 0};
+            rms_load(a, row, j0, cnt, xb, wb, cb4);
+            for (int q = 0; q < cnt; q++) {
+                const int64_t i = row * n + j0 + q;
+                double l = 0, h = 0;
+                int st = rms_elem(a, in_of_bits(xb[q], a.in_bf16), in_of_bits(wb[q], a.in_bf16), rl, rh, rm, i, &l, &h);
+                if (st == 2) { redo = 1; break; }
+                if (st == 1) { /* to the host alone */
+                    unsigned long long slot = at_inc(&a.acc->n_eredo);
+                    if (slot < (unsigned long long)a.eredo_cap) a.eredo[slot] = i;
+                    continue;
+                }
+                int fl = 0;
+                unsigned long long key = 0;
+                int64_t wd = 0;
+                if (!judge_elem(cb4[q], a.out_bf16, i, l, h, a.max_ulps, a.verd, a.rlo, a.rhi, &fl, &key, &wd)) {
+                    redo = 1;
+                    break;
+                }
+                if (fl) rfail++; else rpass++;
+                rworst = key > rworst ? key : rworst;
+                rwmax = (unsigned long long)wd > rwmax ? (unsigned long long)wd : rwmax;
+                if (wd < 8) rw[wd]++;
+                else nwide++; /* binned by the second pass, once the row is the device's */
             }
-            int fl = 0;
-            unsigned long long key = 0;
-            int64_t wd = 0;
-            if (!judge_elem(a.cand, a.out_bf16, i, l, h, a.max_ulps, a.verd, a.rlo, a.rhi, &fl, &key, &wd)) {
-                redo = 1;
-                break;
-            }
-            if (fl) rfail++; else rpass++;
-            rworst = key > rworst ? key : rworst;
-            rwmax = (unsigned long long)wd > rwmax ? (unsigned long long)wd : rwmax;
-            if (wd < 8) rw[wd]++;
-            else if (nw < NWIDE) wide[nw++] = wd;
-            else { redo = 1; break; } /* more wide widths than registers: the host's row */
         }
         /* the row's verdict: redo anywhere sends it to the host (one flag, one barrier) */
         if (redo) s_flag[k] = 1;
@@ -550,7 +640,26 @@ __global__ void __launch_bounds__(BLK, 3) k_rms_elems(nmo_go_rms_args a)
         wmax = rwmax > wmax ? rwmax : wmax;
         worst = rworst > worst ? rworst : worst;
         for (int q = 0; q < 8; q++) wc[q] += rw[q];
-        for (int q = 0; q < nw; q++) at_add32(&s_hist[wide[q] < NMO_GO_HIST ? wide[q] : NMO_GO_HIST], 1);
+        /* widths >= 8 (fp32 outputs: most elements): a second pass over this thread's
+         * elements of the row, the same answers (rms_elem), each width binned in the
+         * block's shared histogram; a row sent to the host never reaches this, so
+         * nothing is taken back */
+        for (int64_t j0 = (int64_t)t * 4; nwide > 0 && j0 < n; j0 += BLK * 4) {
+            const int cnt = n - j0 < 4 ? (int)(n - j0) : 4;
+            uint32_t xb[4] = {0, 0, 0, 0}, wb[4] = {0, 0, 0, 0}, cb4[4] = {0, 0, 0, 0};
+            rms_load(a, row, j0, cnt, xb, wb, cb4);
+            for (int q = 0; q < cnt; q++) {
+                const int64_t i = row * n + j0 + q;
+                double l = 0, h = 0;
+                if (rms_elem(a, in_of_bits(xb[q], a.in_bf16), in_of_bits(wb[q], a.in_bf16), rl, rh, rm, i, &l, &h) != 0)
+                    continue;
+                int fl = 0;
+                unsigned long long key = 0;
+                int64_t wd = 0;
+                judge_elem(cb4[q], a.out_bf16, i, l, h, a.max_ulps, NULL, NULL, NULL, &fl, &key, &wd);
+                if (wd >= 8) at_add32(&s_hist[wd < NMO_GO_HIST ? wd : NMO_GO_HIST], 1);
+            }
+        }
     }
     /* one fold a block */
     s_pass[t] = pass, s_fail[t] = fail, s_wmax[t] = wmax, s_worst[t] = worst;
@@ -803,7 +912,8 @@ __global__ void __launch_bounds__(BLK) k_swiglu(nmo_go_ew_args a)
         int fl = 0;
         unsigned long long key = 0;
         int64_t wd = 0;
-        if (ok) ok = judge_elem(a.cand, a.out_bf16, i, l, h, a.max_ulps, a.verd, a.rlo, a.rhi, &fl, &key, &wd);
+        if (ok) ok = judge_elem(cand_bits(a.cand, a.out_bf16, i), a.out_bf16, i, l, h, a.max_ulps, a.verd, a.rlo, a.rhi,
+                                &fl, &key, &wd);
         if (!ok) {
             unsigned long long k = at_inc(&a.acc->n_redo);
             if (k < (unsigned long long)a.redo_cap) a.redo[k] = i;
@@ -861,10 +971,15 @@ extern "C" nmo_status nmo_go_rms_judge(const nmo_go_rms_args *a, nmo_go_acc *acc
     NMO_RETURN_IF_ERR(nmo_gpu_init(err));
     hipStream_t st = (hipStream_t)nmo_gpu_stream();
     NMO_RETURN_IF_ERR(nmo_gpu_fill_async(a->acc, 0, sizeof(nmo_go_acc), err));
+    const int tk = nmo_go_time_kernels;
+    nmo_go_ms_k1 = nmo_go_ms_k2 = 0;
+    if (tk) NMO_RETURN_IF_ERR(nmo_gpu_timer_start(err));
     if (!a->rrow) {
         int64_t g = (a->rows + RPB - 1) / RPB;
         nmo_launch(k_rms_rows, dim3((int)(g < 65535 ? g : 65535)), dim3(BLK), 0, st, *a);
     }
+    if (tk) NMO_RETURN_IF_ERR(nmo_gpu_timer_stop(&nmo_go_ms_k1, err));
+    if (tk) NMO_RETURN_IF_ERR(nmo_gpu_timer_start(err));
     /* at most 16 blocks an SM's worth (132 SMs): each block folds its counts once; the
      * simulator takes 3 blocks, so that every block walks several rows (the flag slots) */
 #if defined(NMO_HIP_SIM)
@@ -873,6 +988,7 @@ extern "C" nmo_status nmo_go_rms_judge(const nmo_go_rms_args *a, nmo_go_acc *acc
     const int64_t gmax = 132 * 16;
 #endif
     nmo_launch(k_rms_elems, dim3(grid_for(a->rows < gmax ? a->rows : gmax)), dim3(BLK), 0, st, *a);
+    if (tk) NMO_RETURN_IF_ERR(nmo_gpu_timer_stop(&nmo_go_ms_k2, err));
     nmo_launch(k_rms_gather, dim3(1), dim3(1), 0, st, *a);
     NMO_RETURN_IF_ERR(nmo_gpu_d2h(acc_host, a->acc, sizeof(nmo_go_acc), err));
     return nmo_gpu_sync_check("gpu oracle: k_rms_rows/k_rms_elems", err);
@@ -896,7 +1012,14 @@ extern "C" nmo_status nmo_go_ew_judge(const nmo_go_ew_args *a, nmo_go_acc *acc_h
     NMO_RETURN_IF_ERR(nmo_gpu_fill_async(a->acc, 0, sizeof(nmo_go_acc), err));
     int64_t g = (a->numel + BLK * 8 - 1) / (BLK * 8); /* 8 elements a thread */
     g = g < 1 ? 1 : g > 65535 ? 65535 : g;
+    const int tk = nmo_go_time_kernels;
+    nmo_go_ms_k1 = nmo_go_ms_k2 = 0;
+    if (tk) NMO_RETURN_IF_ERR(nmo_gpu_timer_start(err));
     nmo_launch(k_swiglu, dim3((int)g), dim3(BLK), 0, st, *a);
+    if (tk) NMO_RETURN_IF_ERR(nmo_gpu_timer_stop(&nmo_go_ms_k2, err));
     NMO_RETURN_IF_ERR(nmo_gpu_d2h(acc_host, a->acc, sizeof(nmo_go_acc), err));
     return nmo_gpu_sync_check("gpu oracle: k_swiglu", err);
 }
+
+#include "gpu_oracle_rows_dev.h" /* softmax's and layer_norm's rows: the helpers above, one copy */
+#include "gpu_oracle_matmul.inc"

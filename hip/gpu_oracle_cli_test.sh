@@ -9,7 +9,8 @@ set -u
 NMO="$1"
 fail=0 n=0 fails=0
 strip() { grep -v -E '^  (time|kernel time|device):'; }
-for spec in "rms_norm:hip hip:mut_no_eps hip:mut_w_off1 cpu cpu:mut_store_rz" "swiglu:hip cpu cpu:mut_swap"; do
+for spec in "rms_norm:hip hip:mut_no_eps hip:mut_w_off1 cpu cpu:mut_store_rz" "swiglu:hip cpu cpu:mut_swap" \
+    "softmax:hip hip:mut_skip_last cpu cpu:mut_store_rz" "layer_norm:hip cpu cpu:mut_no_eps"; do
 op=${spec%%:*}
 for dt in bf16 fp32; do
     for shape in 8x64 3x1025 5x3; do
@@ -31,12 +32,17 @@ done
 done
 # a mutant's FAIL: at least the mut_no_eps / mut_w_off1 runs on the wider shapes
 [ "$fails" -ge 4 ] || { echo "only $fails mutant runs FAIL"; fail=1; }
-out=$("$NMO" check --op softmax --dtype bf16 --shape 8x64 --candidate cpu --oracle-device gpu 2>&1); rc=$?
+out=$("$NMO" check --op gelu --dtype bf16 --shape 8x64 --candidate cpu --oracle-device gpu 2>&1); rc=$?
 [ "$rc" = 2 ] && printf '%s' "$out" | grep -q 'oracle-device gpu: the GPU tier covers' ||
-    { echo "softmax: rc=$rc: $out"; fail=1; }
+    { echo "gelu: rc=$rc: $out"; fail=1; }
+out=$("$NMO" check --op softmax --dtype fp32 --shape 3x1025 --plan acc=fp64 --candidate cpu --oracle-device gpu 2>&1); rc=$?
+[ "$rc" = 2 ] && printf '%s' "$out" | grep -q 'softmax on the device needs acc=fp32' ||
+    { echo "softmax acc=fp64: rc=$rc: $out"; fail=1; }
 out=$("$NMO" check --op rms_norm --dtype bf16 --shape 8x64 --candidate cpu --oracle-device tpu 2>&1); rc=$?
 [ "$rc" = 2 ] && printf '%s' "$out" | grep -q "expected cpu or gpu" || { echo "tpu: rc=$rc: $out"; fail=1; }
 # a row longer than the declared geometry holds: refused (exit 2), as the CPU oracle refuses it
+out=$("$NMO" check --op softmax --dtype fp32 --shape 3x1025 --plan sum=blocked:2:2 --candidate cpu --oracle-device gpu 2>&1); rc=$?
+[ "$rc" = 2 ] && printf '%s' "$out" | grep -q "plan field 'sum' holds fewer terms" || { echo "softmax geometry capacity: rc=$rc: $out"; fail=1; }
 out=$("$NMO" check --op rms_norm --dtype fp32 --shape 3x1025 --plan sum=blocked:2:2 --candidate cpu --oracle-device gpu 2>&1); rc=$?
 [ "$rc" = 2 ] && printf '%s' "$out" | grep -q "plan field 'sum' holds fewer terms" || { echo "geometry capacity: rc=$rc: $out"; fail=1; }
 echo "gpu_oracle_cli_test: $n comparisons, $fails mutant runs FAIL, result $([ $fail = 0 ] && echo PASS || echo FAIL)"

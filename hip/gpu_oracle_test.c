@@ -1,9 +1,11 @@
 /* nmo_gpu_oracle_test: the GPU tier (nmo_gpu_check) against the CPU checker (nmo_check,
  * fast engine + escalation) and, on cases of at most 4200 elements, against the certified engine alone:
  * element for element the same verdicts, reachable sets R and flags, and the same
- * tensor verdict, counts and worst element.
+ * tensor verdict, counts, width histogram and worst element.
  *
- * Cases: every rms_norm candidate of the registry (correct variants and mutants, run on
+ * Operators: rms_norm, swiglu, softmax and layer_norm (a case nmo_gpu_check_supported
+ * refuses is counted, with its first reason).
+ * Cases: every candidate of the registry for the operator (correct variants and mutants, run on
  * the CPU, their outputs uploaded), every input family, fp32 and bf16 (the dtypes the
  * tier covers), seeds 7 (tests/test_engines.c's) and 1, and the shapes of
  * tests/test_engines.c (3x1025, 8x64, 2x257, 3x4097), hip/nmo_gpu_test.c's odd, short and
@@ -12,7 +14,11 @@
  * (1x1, 5x3, 1x4096). A run in which the device decided no row, or no mutant FAILed, is
  * a failure too (the comparison would then say nothing about the device). Every other
  * case sends every third row to the CPU checker too (nmo_gpu_check_host_every), so the
- * merge of device and host rows is compared as well.
+ * merge of device and host rows is compared as well; one case in three sends every 97th
+ * element of the rows the device decides to the host's single-element path
+ * (nmo_gpu_check_elem_every: the certified engine from the device's r, the path of the
+ * elements whose snap the device cannot decide), and a run in which that path redid no
+ * element fails.
  *
  * usage: nmo_gpu_oracle_test [--large | --quick]    exit 0: all equal; 1: a difference; 2: error
  * (--quick: the shapes 8x64, 2x257, 1x1, 5x3 and seed 7 only, for the CPU simulator) */
@@ -49,7 +55,10 @@ static int64_t diff_reports(const nmo_report *a, const nmo_report *b, int64_t n,
 
 static int same_summary(const nmo_report *a, const nmo_report *b)
 {
+    for (int i = 0; i <= NMO_WIDTH_HIST; i++)
+        if (a->width_hist[i] != b->width_hist[i]) return 0;
     return a->verdict == b->verdict && a->n_pass == b->n_pass && a->n_fail == b->n_fail &&
+           a->width_max == b->width_max && a->n_wide == b->n_wide && a->n_nonfinite == b->n_nonfinite &&
            a->n_inconc == b->n_inconc && a->has_worst == b->has_worst &&
            (!a->has_worst || (a->worst.index == b->worst.index && a->worst.verdict == b->worst.verdict &&
                               same_d(a->worst.dist_ulps, b->worst.dist_ulps)));
@@ -114,15 +123,18 @@ int main(int argc, char **argv)
     int nsh = large ? 10 : 9;
     const nmo_fmt dts[2] = {NMO_FP32, NMO_BF16};
     const uint64_t seeds[2] = {7, 1};
-    const char *opnames[2] = {"rms_norm", "swiglu"};
-    const char *only = getenv("NMO_OPS"); /* a comma list of the two, or all */
+    const char *opnames[4] = {"rms_norm", "swiglu", "softmax", "layer_norm"};
+    const char *only = getenv("NMO_OPS"); /* a comma list of the four, or all */
     int fails_total = 0;
-    for (int oi = 0; oi < 2; oi++) {
+    for (int oi = 0; oi < 4; oi++) {
     if (only && *only && !strstr(only, opnames[oi])) continue;
     const nmo_op *op = nmo_op_find(opnames[oi]);
     nmo_gpu_check_r_compared = nmo_gpu_check_r_differ = 0;
+    long refused = 0;
+    const char *refusal = NULL;
     long skipped = 0, cases = 0, cert_cases = 0, bad_cases = 0, mutant_fail = 0, mutants = 0;
-    int64_t elems = 0, diffs = 0, cert_diffs = 0, rows_dev = 0, rows_host = 0, esc = 0;
+    int64_t elems = 0, diffs = 0, cert_diffs = 0, rows_dev = 0, rows_host = 0, esc = 0, elems_host = 0;
+    int64_t long_fp32_dev = 0, fallbacks = 0; /* rows of 4097 fp32 elements (gaussian, default candidate) decided on the device */
     for (int ci = 0; ci < nmo_cand_count(); ci++) {
         const nmo_cand *cd = nmo_cand_at(ci);
         if (strcmp(cd->op, op->name) != 0) continue;
@@ -136,7 +148,10 @@ int main(int argc, char **argv)
                         /* the 16M-element shape: one seed, the default candidate and mutants on bf16 */
                         if (h == 9 && (si || di == 0 || (cd->correct && cd != nmo_cand_find(op->name, NULL))))
                             continue;
-                        if (quick && (si || !(h == 1 || h == 2 || h == 6 || h == 7))) continue;
+                        /* --quick: also 3x4097 for the default candidate (16 elements a thread a
+                         * row: the fp32 widths >= 8 of whole rows, binned on the device) */
+                        int is_def = cd == nmo_cand_find(op->name, NULL);
+                        if (quick && (si || !(h == 1 || h == 2 || h == 6 || h == 7 || (h == 3 && is_def)))) continue;
                         nmo_plan p;
                         if (nmo_cand_plan(&p, cd, dts[di], &err) != NMO_OK) die("plan", &err);
                         nmo_case c;
@@ -153,6 +168,8 @@ int main(int argc, char **argv)
                         }
                         const char *why = NULL;
                         if (!nmo_gpu_check_supported(&c, &why)) { /* an unfused plan (eager candidates) */
+                            refused++;
+                            if (!refusal) refusal = why;
                             nmo_tensor_free(&out), nmo_case_free(&c);
                             continue;
                         }
@@ -166,6 +183,9 @@ int main(int argc, char **argv)
                         nmo_gpu_check_info info;
                         nmo_gpu_check_host_every = (cases & 1) ? 3 : 0; /* the merge path, every other case */
                         nmo_gpu_check_host_r = (cases & 3) == 2;          /* r from the host, one case in four */
+                        nmo_gpu_check_elem_every = cases % 3 == 1 ? 97 : 0; /* the single-element path, one in three */
+                        nmo_gpu_check_scalar = cases % 5 == 3;            /* one-word loads where 16-byte ones could be */
+                        nmo_gpu_check_elem_cap = cases % 6 == 4 ? 2 : 0;  /* a list too short: everything on the CPU */
                         if (nmo_gpu_check(&g, &c, dc, NULL, &o, &info, &err) != NMO_OK) die("gpu check", &err);
                         if (nmo_check(&r, &c, &out, &o, &err) != NMO_OK) die("cpu check", &err);
                         if (corrupt) g.rhi[0][n / 2] = nextafter(g.rhi[0][n / 2], INFINITY); /* control */
@@ -209,6 +229,10 @@ int main(int argc, char **argv)
                         diffs += d;
                         rows_dev += info.rows_device;
                         rows_host += info.rows_host;
+                        fallbacks += nmo_gpu_check_elem_cap > 0 && info.rows_host == shapes[h][0] && info.rows_device == 0;
+                        elems_host += info.elems_host;
+                        if (h == 3 && is_def && di == 0 && f == NMO_FAM_GAUSSIAN && !nmo_gpu_check_host_every)
+                            long_fp32_dev += info.rows_device;
                         esc += r.n_escalated;
                         nmo_report_free(&g), nmo_report_free(&r);
                         nmo_gpu_free(dc);
@@ -224,6 +248,12 @@ int main(int argc, char **argv)
     printf("gpu_oracle_test: units decided on the device=%lld units sent to the CPU checker=%lld "
            "(cpu elements escalated=%lld)\n",
            (long long)rows_dev, (long long)rows_host, (long long)esc);
+    printf("gpu_oracle_test: single elements the certified engine redid from the device's r=%lld\n",
+           (long long)elems_host);
+    printf("gpu_oracle_test: checks whose single-element list overflowed (the CPU checker on everything)=%lld\n",
+           (long long)fallbacks);
+    printf("gpu_oracle_test: fp32 rows of 4097 (gaussian, default candidate) decided on the device=%lld\n",
+           (long long)long_fp32_dev);
     printf("gpu_oracle_test: mutant cases=%ld of which FAIL=%ld\n", mutants, mutant_fail);
     printf("gpu_oracle_test: device r compared with the host's=%lld differing=%lld\n",
            (long long)nmo_gpu_check_r_compared, (long long)nmo_gpu_check_r_differ);
@@ -240,8 +270,10 @@ int main(int argc, char **argv)
     }
     if (rms) printf("gpu_oracle_test: r probe entries=%lld kept by both=%lld by neither=%lld differing=%lld\n",
            (long long)(pb + pn + pd), (long long)pb, (long long)pn, (long long)pd);
+    printf("gpu_oracle_test: op=%s cases refused by nmo_gpu_check_supported=%ld (first reason: %s)\n", op->name,
+           refused, refusal ? refusal : "-");
     int ok = bad_cases == 0 && cases > 0 && rows_dev > 0 && mutant_fail > 0 && nmo_gpu_check_r_differ == 0 &&
-             (!rms || (nmo_gpu_check_r_compared > 0 && pd == 0 && pb > 0));
+             (!rms || (nmo_gpu_check_r_compared > 0 && pd == 0 && pb > 0 && elems_host > 0 && long_fp32_dev > 0 && fallbacks > 0));
     printf("gpu_oracle_test: op=%s %s\n", op->name, ok ? "PASS" : "FAIL");
     fails_total += !ok;
     }

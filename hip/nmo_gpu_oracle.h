@@ -8,10 +8,13 @@
  * correctly rounded sqrt and division, else the host's fast engine:
  * refs/rms_norm.c nmo_ref_rms_norm_rstd_fast), snaps it to the compute lattice, rounds
  * it into R and judges the candidate, which stays in device memory. A unit (an rms_norm
- * row, a swiglu element) the device cannot decide (an undecided snap, a non-finite value,
- * R wider than max_ulps, a flagged statistic) goes to the CPU checker (fast engine and
- * escalation: nmo__check_units), so the verdicts are the certified engine's, element for
- * element (hip/gpu_oracle_test.c checks it). Implemented by hip/gpu_oracle.c over
+ * row, a swiglu element) the device cannot decide (a non-finite value, R wider than
+ * max_ulps, a flagged statistic) goes to the CPU checker (fast engine and escalation:
+ * nmo__check_units); an rms_norm element whose snap alone is undecided goes to the
+ * certified engine alone, from the row's r (the device's, which is the certified one:
+ * refs/rms_norm.c nmo_ref_rms_norm_elems_cert), judged by the checker's rules
+ * (nmo__judge_elems). So the verdicts are the certified engine's, element for element
+ * (hip/gpu_oracle_test.c checks it). Implemented by hip/gpu_oracle.c over
  * hip/gpu_oracle.hip; with -Dgpu=none every call fails with NMO_ERR_UNSUPPORTED. */
 #ifndef NMO_GPU_ORACLE_H
 #define NMO_GPU_ORACLE_H
@@ -41,6 +44,8 @@ typedef struct {
      * (s, m, r_lo, r_hi as rstat) and its candidate's bits */
     double w_stat[4];
     unsigned long long w_cand;
+    unsigned long long n_eredo;     /* rms_norm: single elements left to the host (eredo) */
+    unsigned long long n_scaled;    /* PASS/FAIL decided by the scale rule (matmul only) */
 } nmo_go_acc;
 
 /* The per-case constants of rms_norm's r on the device (nmo_gpu_oracle.c rstd_consts
@@ -69,6 +74,12 @@ typedef struct {
     double *rstat;            /* per row: s, m, r_lo, r_hi (r: 0 when the host computes it) */
     int64_t *redo;            /* rows the device cannot decide (acc->n_redo of them) */
     nmo_go_acc *acc;          /* counts of the rows decided here */
+    /* elements of rows decided here whose snap neither the fast path nor the exact ends
+     * decide (acc->n_eredo; the first eredo_cap listed): the host escalates them alone */
+    int64_t *eredo;
+    int64_t eredo_cap;
+    int64_t elem_every;       /* testing: > 0 lists every elem_every-th element too */
+    int vec4;                 /* 1: n % 4 == 0 and x, w, cand 16-byte aligned (vector loads) */
 } nmo_go_rms_args;
 
 /* An elementwise operator (swiglu): y[i] from x0[i], x1[i]. */
@@ -93,9 +104,44 @@ nmo_status nmo_go_rowsumsq(const void *x, int in_bf16, int64_t rows, int64_t n, 
 /* rms_norm's fused row kernel (sum of squares, r when rrow is NULL, y = x r w, the judge)
  * and the gather of the worst element, then acc copied to *acc_host (synchronous). */
 nmo_status nmo_go_rms_judge(const nmo_go_rms_args *a, nmo_go_acc *acc_host, nmo_err *err);
+/* Profiling (the bench): when set, nmo_go_rms_judge and nmo_go_ew_judge time their
+ * kernels with events (one synchronization each): k1 = k_rms_rows (0 when r is the
+ * host's), k2 = k_rms_elems or k_swiglu, in ms. */
+extern int nmo_go_time_kernels;
+extern double nmo_go_ms_k1, nmo_go_ms_k2;
 /* Testing: the device's r (rstd_dev) of count (s, m) pairs: out[4i..] = lo, hi, ok, 0. */
 nmo_status nmo_go_rstd_probe(const nmo_go_rstd_consts *rc, int64_t n, const double *s_dev,
                              const double *m_dev, double *out_dev, int64_t count, nmo_err *err);
+
+/* matmul C = A B (hip/gpu_oracle_matmul.inc, host side hip/gpu_oracle_matmul.c): the
+ * binary64 GEMM of s, sum|a b| and the nonzero counts with the judging epilogue, the
+ * compensated refinement of the undecided elements, the rest listed for the CPU. */
+typedef struct {
+    unsigned long long n_refine;    /* elements listed for the refinement */
+    unsigned long long n_redo_refine; /* of them, left to the CPU checker */
+} nmo_go_mm_ctr;
+typedef struct {
+    const void *A, *B, *cand;       /* A [M,K], B [K,N] (in format), cand [M,N] (out) */
+    int in_bf16, out_bf16;
+    int64_t M, N, K;
+    const double *ktab;             /* nmo_fe_dot_k(K, m) for m = 0..K (device) */
+    double kK;                      /* ktab[K] */
+    double ua, keta, maxfin_a;      /* acc's unit roundoff, K eta_acc, acc's largest finite */
+    int64_t max_ulps;
+    uint8_t *verd;
+    double *rlo, *rhi;
+    int64_t *refine, refine_cap;    /* ctr->n_refine listed (the first refine_cap) */
+    int64_t *redo, redo_cap;        /* acc->n_redo listed for the CPU checker */
+    nmo_go_mm_ctr *ctr;
+    nmo_go_acc *acc;
+    int64_t host_every;             /* testing (nmo_gpu_mm_host_every): every k-th element to the CPU */
+} nmo_go_mm_args;
+/* zeros of x[0..n) (dev_out: one device counter) */
+nmo_status nmo_go_mm_zeros(const void *x, int in_bf16, int64_t n, unsigned long long *dev_out,
+                           unsigned long long *host_out, nmo_err *err);
+/* the three kernels (count: nonzero counts kept; else every count is K), acc and ctr back */
+nmo_status nmo_go_mm_judge(const nmo_go_mm_args *a, int count, nmo_go_acc *acc_host,
+                           nmo_go_mm_ctr *ctr_host, nmo_err *err);
 
 /* ---- the checker -------------------------------------------------------------------- */
 
@@ -105,11 +151,19 @@ typedef struct {
     double ms_device;      /* wall time of the device kernels and their transfers */
     double ms_host_stats;  /* the host's row statistics */
     double ms_host_redo;   /* the CPU checker on the rows sent back */
+    int64_t elems_host;    /* rms_norm: single elements the certified engine redid */
 } nmo_gpu_check_info;
 
 /* Testing (hip/gpu_oracle_test.c): when k > 0, every k-th row also goes to the CPU
  * checker, so that the merge of device and host rows is exercised on every case. */
 extern int nmo_gpu_check_host_every;
+/* Testing: when k > 0, every k-th element of the rows decided on the device also goes to
+ * the host's single-element path (the certified engine from the row's r). */
+extern int64_t nmo_gpu_check_elem_every;
+/* Testing: when > 0, the length of that list (beyond it: the CPU checker on everything). */
+extern int64_t nmo_gpu_check_elem_cap;
+/* Testing: 1 = element loads one word at a time even where 16-byte loads could be used. */
+extern int nmo_gpu_check_scalar;
 /* Testing: when set, every r the device kept is compared with the host fast engine's r
  * from the same sum (nmo_ref_rms_norm_rstd_fast); the counts accumulate here. */
 extern int nmo_gpu_check_verify_r;
@@ -120,6 +174,23 @@ extern int64_t nmo_gpu_check_r_compared, nmo_gpu_check_r_differ;
  * r, or the device kept one the host flags. NMO_ERR_UNSUPPORTED when r is on the host. */
 nmo_status nmo_gpu_rstd_probe(const nmo_case *c, const double *s, const int64_t *m, int64_t count,
                               int64_t *both, int64_t *neither, int64_t *differ, nmo_err *err);
+
+/* matmul's checker (hip/gpu_oracle_matmul.c): nmo_gpu_check and nmo_gpu_check_supported
+ * hand matmul cases to these. */
+int nmo_gpu_mm_supported(const nmo_case *c, const char **why);
+nmo_status nmo_gpu_check_matmul(nmo_report *rep, const nmo_case *c, const void *cand_dev,
+                                const void *const *in_dev, const nmo_check_opts *opts,
+                                nmo_gpu_check_info *info, nmo_err *err);
+/* testing: elements the refinement decided (accumulates over checks) */
+extern int64_t nmo_gpu_mm_refined;
+/* testing: when k > 0, every k-th element of C goes to the CPU checker too */
+extern int64_t nmo_gpu_mm_host_every;
+/* gpu_oracle.c's merge of the device's counts (acc) and the CPU checker's report on the
+ * units in list (each of n elements, at their own offsets in hp's arrays). */
+nmo_status nmo_go_merge_report(nmo_report *rep, const nmo_check_opts *op, const nmo_go_acc *accp,
+                               const nmo_report *hp, const nmo_elem_info *wip, const int64_t *list,
+                               int64_t nl, int64_t n, int64_t numel, const void *dverd, const void *drlo,
+                               const void *drhi, nmo_err *err);
 
 /* 1 when the GPU tier checks this case (else 0, and *why says what it lacks). */
 int nmo_gpu_check_supported(const nmo_case *c, const char **why);
@@ -132,6 +203,57 @@ int nmo_gpu_check_supported(const nmo_case *c, const char **why);
 nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_dev,
                          const void *const *in_dev, const nmo_check_opts *opts,
                          nmo_gpu_check_info *info, nmo_err *err);
+
+
+/* ---- softmax's and layer_norm's rows on the device (hip/gpu_oracle_rows_dev.h, hip/gpu_oracle_rows_host.h) ----
+ * One block a row: the max, e_j = exp(RN(x_j - m)), their sum s, rcp = RN(1/s) and
+ * y_j = hull(e_j / s, e_j rcp) as the fast engine forms them (refs/softmax.c,
+ * engine/row_fast.h), snapped and judged on the device; a row with anything undecided
+ * goes to the CPU checker. */
+typedef struct {
+    const void *x, *cand;     /* x [rows, n], cand [rows, n] (out) */
+    int in_bf16, out_bf16;
+    int64_t rows, n;
+    int nexp, ftzx;           /* fn_ulps[EXP]; nmo_plan_exp_ftz */
+    double k, ua, en;         /* nmo_fe_red_k(n, n, 0); unit roundoff of acc; n 2^-53 */
+    double maxfin_a;          /* largest finite acc value */
+    const uint8_t *skip;      /* NULL, or per row: 1 = the host checks it */
+    int64_t max_ulps;
+    uint8_t *verd;
+    double *rlo, *rhi;        /* NULL, or per element R */
+    double *rstat;            /* NULL, or per row: m, s_lo, s_hi, rcp_lo (0: the host's row) */
+    int64_t *redo;            /* rows the device cannot decide (acc->n_redo of them) */
+    nmo_go_acc *acc;
+    uint16_t *wid;            /* per element: its width (saturated at NMO_GO_HIST), for the histogram */
+    uint8_t *roww;            /* per row: 1 = decided here and holding a width >= 8 */
+} nmo_go_smx_args;
+nmo_status nmo_go_smx_judge(const nmo_go_smx_args *a, nmo_go_acc *acc_host, nmo_err *err);
+
+/* layer_norm (refs/layer_norm.c, norm_two_pass + norm_affine; fused plans): the row sums
+ * on the device (pass 1: the terms x_j; pass 2: d_j^2, d_j = RN(x_j - mean)), each row's
+ * statistics closed on the host by the fast engine's own code (nmo_fenc_dotk_finish,
+ * nmo_fenc_div_si, nmo_fenc_rsqrt, nmo_fenc_sqrt), then every element's affine forms
+ * on the device, snapped and judged. */
+typedef struct {
+    const void *x, *w, *b, *cand; /* x [rows, n]; w, b [n]; cand [rows, n] */
+    int in_bf16, out_bf16;
+    int64_t rows, n;
+    double uc, etac;              /* unit roundoff and underflow term of compute */
+    const double *mean;           /* per row: mean lo, hi (pass 2 and the judge) */
+    const double *stat;           /* per row: rstd lo, hi, sqrt(var + eps) lo, hi (the judge) */
+    const uint8_t *skip;          /* per row: 1 = the host checks it (the judge) */
+    double *part;                 /* per row, 8 doubles: slo, shi, A, Q, exact-path ok, non-finite, 0, 0 */
+    int64_t max_ulps;
+    uint8_t *verd;
+    double *rlo, *rhi;
+    int64_t *redo;
+    nmo_go_acc *acc;
+    uint16_t *wid;                /* as nmo_go_smx_args */
+    uint8_t *roww;
+} nmo_go_ln_args;
+/* pass 1 or 2 of the row sums into a->part (synchronous) */
+nmo_status nmo_go_ln_sums(const nmo_go_ln_args *a, int pass, nmo_err *err);
+nmo_status nmo_go_ln_judge(const nmo_go_ln_args *a, nmo_go_acc *acc_host, nmo_err *err);
 
 #ifdef __cplusplus
 }

@@ -31,6 +31,11 @@ struct nmo_bind_result {
     void *lo_bits[NMO_MAX_TENSORS], *hi_bits[NMO_MAX_TENSORS];
 };
 
+/* NMO_BIND_DEVICE_OUT's checker (bind.h); set once, before the checks that use it */
+static nmo_bind_device_checker device_checker;
+NMO_API void nmo_bind_set_device_checker(nmo_bind_device_checker fn) { device_checker = fn; }
+NMO_API int nmo_bind_has_device_checker(void) { return device_checker != NULL; }
+
 NMO_API int nmo_bind_api_version(void) { return NMO_API_VERSION; }
 
 static int bfail(nmo_bind_result *r, int s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -616,8 +621,18 @@ static int run_check(nmo_bind_result *r, bprob *p, const nmo_bind_req *q)
     co.keep_verdicts = !bounds_only && (q->flags & NMO_BIND_VERDICTS);
     co.keep_bounds = bounds_only || (q->flags & NMO_BIND_BOUNDS);
     nmo_report rep;
-    if (nmo_check(&rep, &p->c, bounds_only ? NULL : cand, &co, &err) != NMO_OK)
+    if (q->flags & NMO_BIND_DEVICE_OUT) { /* outputs in device memory: the GPU tier judges them */
+        nmo_bind_device_checker dc = device_checker;
+        if (bounds_only || op->n_out != 1)
+            return bfail(r, NMO_ERR_USAGE, "outputs in device memory: one output of op %s to judge", op->name);
+        if (!dc)
+            return bfail(r, NMO_ERR_UNSUPPORTED, "outputs in device memory, but no device checker is installed "
+                         "(libnumoracle_gpu.so of a -Dgpu=cuda|hip|sim build: nmo_bind_set_device_checker)");
+        int s = dc(&rep, &p->c, cand[0].data, &co, &err);
+        if (s != NMO_OK) return bfail(r, s, "%s", err.msg);
+    } else if (nmo_check(&rep, &p->c, bounds_only ? NULL : cand, &co, &err) != NMO_OK) {
         return bfail(r, NMO_ERR_USAGE, "%s", err.msg);
+    }
 
     describe_outputs(r, p);
     for (int k = 0; k < op->n_out; k++) {

@@ -435,13 +435,64 @@ static int64_t judge_fast_run(check_worker *w, int k, const nmo_fenc *e, int64_t
     return i;
 }
 
+/* The general judge of one element (enclosure e, candidate value v; NAN without a
+ * candidate) into the worker's counts, histogram, worst element and the report's
+ * per-element arrays: the one copy of the counting rules (worker_main, nmo__judge_elems). */
+static void judge_general(check_worker *w, int k, int64_t idx, const nmo_fenc *e, double v)
+{
+    const nmo_check_opts o = w->o;
+    nmo_report *rep = w->rep;
+    nmo_elem_info info;
+    uint32_t bf;
+    nmo_verdict vd = judge_core(&info, e, v, &w->c->plan, rep->max_ulps, &bf);
+    if (o.keep_bounds) {
+        rep->rlo[k][idx] = info.rlo;
+        rep->rhi[k][idx] = info.rhi;
+        rep->bflags[k][idx] = (uint8_t)bf;
+    }
+    if (o.keep_enc) rep->enc[k][idx] = *e;
+    if (!(bf & (NMO_BF_NONFINITE | NMO_BF_MUST_NAN))) {
+        int64_t wd = info.width_ulps;
+        w->width_hist[wd < NMO_WIDTH_HIST ? wd : NMO_WIDTH_HIST]++;
+        if (wd > w->width_max) w->width_max = wd;
+    }
+    if (!w->cand) return;
+    if (o.keep_verdicts) rep->verdicts[k][idx] = (uint8_t)vd;
+    if (vd == NMO_PASS) {
+        w->n_pass++;
+        w->n_scaled += (bf & NMO_BF_SCALED) != 0;
+    } else if (vd == NMO_FAIL) {
+        w->n_fail++;
+    } else {
+        w->n_inconc++;
+        if (bf & NMO_BF_NONFINITE) {
+            w->n_nonfinite++;
+            if (info.rlo == -INFINITY && info.rhi == INFINITY) w->n_unbounded++;
+            else w->n_overflow++;
+        } else if (bf & NMO_BF_WIDE) {
+            w->n_wide++;
+            w->n_noscale += (bf & NMO_BF_NOSCALE) != 0;
+        } else {
+            w->n_nan++; /* a NaN candidate where NaN is possible, not certain */
+        }
+    }
+    /* the worst element: a PASS only competes by width */
+    if (w->has_worst && vd == NMO_PASS && (w->worst.verdict != NMO_PASS || info.width_ulps <= w->worst.width_ulps))
+        return;
+    info.k = k;
+    info.index = idx;
+    if (!w->has_worst || nmo__elem_worse(&info, &w->worst)) {
+        w->worst = info;
+        w->has_worst = 1;
+    }
+}
+
 static void *worker_main(void *arg)
 {
     check_worker *w = arg;
     if (w->status != NMO_OK) return NULL;
     const nmo_case *c = w->c;
     const nmo_op *op = c->op;
-    nmo_report *rep = w->rep;
     const nmo_check_opts o = w->o;
     const nmo_tensor *cand = w->cand;
     nmo_status s = NMO_OK;
@@ -449,7 +500,6 @@ static void *worker_main(void *arg)
     int64_t cap[NMO_MAX_TENSORS] = {0};
     double *cbuf = NULL;
     int64_t ccap = 0;
-    nmo_elem_info info;
     /* the common case judged on raw bits: a candidate, RNE store into bf16 or fp32 */
     int fastj = cand && !o.keep_bounds && !o.keep_enc && !c->plan.ftz && !c->plan.round_sr &&
                 c->plan.round == NMO_RNE && (c->plan.out == NMO_BF16 || c->plan.out == NMO_FP32);
@@ -487,7 +537,10 @@ static void *worker_main(void *arg)
                     if (s != NMO_OK) goto done;
                     w->cc_ready = 1;
                 }
-                if (op->eval_cert_unc) { /* independent elements: only the flagged ones */
+                if (op->eval_cert_unc_stat) { /* the unit's statistic, then the flagged elements */
+                    op->eval_cert_unc_stat(&w->fc, &w->cc, c, u, buf);
+                    w->n_escalated += unc;
+                } else if (op->eval_cert_unc) { /* independent elements: only the flagged ones */
                     op->eval_cert_unc(&w->cc, c, u, buf);
                     w->n_escalated += unc;
                 } else {
@@ -503,53 +556,8 @@ static void *worker_main(void *arg)
             if (fastj) i0 = judge_fast_run(w, k, buf[k], beg[k], cnt[k], str[k]);
             if (i0 >= cnt[k]) continue;
             if (cand && cnt[k]) nmo_tensor_load_f64(cbuf, &cand[k], beg[k], cnt[k], str[k]);
-            for (int64_t i = i0; i < cnt[k]; i++) {
-                int64_t idx = beg[k] + i * str[k];
-                uint32_t bf;
-                double v = cand ? cbuf[i] : NAN;
-                nmo_verdict vd = judge_core(&info, &buf[k][i], v, &c->plan, rep->max_ulps, &bf);
-                if (o.keep_bounds) {
-                    rep->rlo[k][idx] = info.rlo;
-                    rep->rhi[k][idx] = info.rhi;
-                    rep->bflags[k][idx] = (uint8_t)bf;
-                }
-                if (o.keep_enc) rep->enc[k][idx] = buf[k][i];
-                if (!(bf & (NMO_BF_NONFINITE | NMO_BF_MUST_NAN))) {
-                    int64_t wd = info.width_ulps;
-                    w->width_hist[wd < NMO_WIDTH_HIST ? wd : NMO_WIDTH_HIST]++;
-                    if (wd > w->width_max) w->width_max = wd;
-                }
-                if (!cand) continue;
-                if (o.keep_verdicts) rep->verdicts[k][idx] = (uint8_t)vd;
-                if (vd == NMO_PASS) {
-                    w->n_pass++;
-                    w->n_scaled += (bf & NMO_BF_SCALED) != 0;
-                } else if (vd == NMO_FAIL) {
-                    w->n_fail++;
-                } else {
-                    w->n_inconc++;
-                    if (bf & NMO_BF_NONFINITE) {
-                        w->n_nonfinite++;
-                        if (info.rlo == -INFINITY && info.rhi == INFINITY) w->n_unbounded++;
-                        else w->n_overflow++;
-                    } else if (bf & NMO_BF_WIDE) {
-                        w->n_wide++;
-                        w->n_noscale += (bf & NMO_BF_NOSCALE) != 0;
-                    } else {
-                        w->n_nan++; /* a NaN candidate where NaN is possible, not certain */
-                    }
-                }
-                /* the worst element: a PASS only competes by width */
-                if (w->has_worst && vd == NMO_PASS &&
-                    (w->worst.verdict != NMO_PASS || info.width_ulps <= w->worst.width_ulps))
-                    continue;
-                info.k = k;
-                info.index = idx;
-                if (!w->has_worst || nmo__elem_worse(&info, &w->worst)) {
-                    w->worst = info;
-                    w->has_worst = 1;
-                }
-            }
+            for (int64_t i = i0; i < cnt[k]; i++)
+                judge_general(w, k, beg[k] + i * str[k], &buf[k][i], cand ? cbuf[i] : NAN);
         }
     }
 done:
@@ -561,6 +569,42 @@ done:
     w->status = s;
     mpfr_free_cache(); /* MPFR's caches are per thread: a worker's die with it otherwise (leaked) */
     return NULL;
+}
+
+/* A worker's counts, histogram and worst element added to the report's. */
+static void worker_merge(nmo_report *rep, const check_worker *x)
+{
+    rep->n_pass += x->n_pass, rep->n_fail += x->n_fail, rep->n_inconc += x->n_inconc;
+    rep->n_nonfinite += x->n_nonfinite, rep->n_wide += x->n_wide;
+    rep->n_overflow += x->n_overflow, rep->n_unbounded += x->n_unbounded;
+    rep->n_noscale += x->n_noscale, rep->n_nan += x->n_nan, rep->n_scaled += x->n_scaled;
+    rep->n_unc += x->n_unc, rep->n_escalated += x->n_escalated;
+    rep->units_escalated += x->units_escalated;
+    rep->n_term_esc += x->n_term_esc;
+    rep->n_sum_cert += x->n_sum_cert;
+    for (int i = 0; i <= NMO_WIDTH_HIST; i++) rep->width_hist[i] += x->width_hist[i];
+    if (x->width_max > rep->width_max) rep->width_max = x->width_max;
+    if (x->has_worst && (!rep->has_worst || nmo__elem_worse(&x->worst, &rep->worst))) {
+        rep->worst = x->worst;
+        rep->has_worst = 1;
+    }
+}
+
+/* Elements idx[0..m) of output k, with enclosures e[] (computed by the caller: the GPU
+ * tier's single escalated elements) and candidate values v[] (NULL: no candidate),
+ * judged and counted into rep as nmo_check counts them (rep set up by the caller: its
+ * max_ulps and the per-element arrays opts asks for; rep->verdict is left to it). */
+void nmo__judge_elems(nmo_report *rep, const nmo_case *c, int k, const nmo_fenc *e, const int64_t *idx,
+                      int64_t m, const double *v, const nmo_check_opts *opts)
+{
+    check_worker w;
+    memset(&w, 0, sizeof w);
+    w.c = c;
+    w.o = *opts;
+    w.rep = rep;
+    w.cand = v ? c->out : NULL; /* only tested for presence by judge_general */
+    for (int64_t i = 0; i < m; i++) judge_general(&w, k, idx[i], &e[i], v ? v[i] : NAN);
+    worker_merge(rep, &w);
 }
 
 /* Absent inputs (nmo_case.absent): only NMO_IN_OPTIONAL ones, of an op that encloses
@@ -761,32 +805,17 @@ nmo_status nmo__check_units(nmo_report *rep, const nmo_case *c, const nmo_tensor
     } else if (s == NMO_OK) {
         worker_main(&w[0]);
     }
-    int has_worst = 0;
     for (int t = 0; t < nt; t++) {
         check_worker *x = &w[t];
         if (s == NMO_OK && x->status != NMO_OK) {
             s = x->status;
             if (err) *err = x->err;
         }
-        rep->n_pass += x->n_pass, rep->n_fail += x->n_fail, rep->n_inconc += x->n_inconc;
-        rep->n_nonfinite += x->n_nonfinite, rep->n_wide += x->n_wide;
-        rep->n_overflow += x->n_overflow, rep->n_unbounded += x->n_unbounded;
-        rep->n_noscale += x->n_noscale, rep->n_nan += x->n_nan, rep->n_scaled += x->n_scaled;
-        rep->n_unc += x->n_unc, rep->n_escalated += x->n_escalated;
-        rep->units_escalated += x->units_escalated;
-        rep->n_term_esc += x->n_term_esc;
-        rep->n_sum_cert += x->n_sum_cert;
         if (x->geo_over > geo_over) geo_over = x->geo_over;
-        for (int i = 0; i <= NMO_WIDTH_HIST; i++) rep->width_hist[i] += x->width_hist[i];
-        if (x->width_max > rep->width_max) rep->width_max = x->width_max;
-        if (x->has_worst && (!has_worst || nmo__elem_worse(&x->worst, &rep->worst))) {
-            rep->worst = x->worst;
-            has_worst = 1;
-        }
+        worker_merge(rep, x);
     }
     for (int t = nt - 1; t >= 0; t--) worker_clear(&w[t]);
     for (int k = 0; k < NMO_MAX_TENSORS; k++) free(tab[k]);
-    rep->has_worst = has_worst;
     if (!cand) rep->verdict = NMO_INCONCLUSIVE;
     else if (rep->n_fail) rep->verdict = NMO_FAIL;
     else if (rep->n_inconc) rep->verdict = NMO_INCONCLUSIVE;

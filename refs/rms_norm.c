@@ -20,6 +20,9 @@
  * (Inductor does not keep the intermediate cast): judge it under the fused plan.
  * Not covered: kernels that divide each square by N before summing, the offset
  * distributed over the product, arithmetic in the storage dtype (Liger "none"). */
+#include <stdlib.h>
+#include <string.h>
+
 #include "refs/norm_common.h"
 
 void NMO_REF(nmo_ref_rms_norm_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
@@ -50,6 +53,97 @@ void NMO_REF(nmo_ref_rms_norm_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nm
     enc_clear(ctx, &r);
 }
 
+/* Elements js[0..m) (increasing) of row u from the row's r, out[i] for element js[i]:
+ * nmo_ref_rms_norm_eval's formulas element by element (enc_mul3_row and norm_rms_scale
+ * compute each element from x_j, r and w_j alone), so each out[i] is what that function
+ * writes for element js[i] given the same r. Escalation of single elements
+ * (nmo_ref_rms_norm_eval_unc_cert). Scratch slots 2-5. */
+void NMO_REF(nmo_ref_rms_norm_elems)(E_CTX *ctx, const nmo_case *c, int64_t u, const E *r, const int64_t *js,
+                                     int64_t m, nmo_fenc *out);
+void NMO_REF(nmo_ref_rms_norm_elems)(E_CTX *ctx, const nmo_case *c, int64_t u, const E *r, const int64_t *js,
+                                     int64_t m, nmo_fenc *out)
+{
+    int64_t n = c->in[1].dims[0];
+    double *xr = enc_dvec(ctx, 2, n), *wr = enc_dvec(ctx, 3, n);
+    double *x = enc_dvec(ctx, 4, m > 0 ? m : 1), *w = enc_dvec(ctx, 5, m > 0 ? m : 1);
+    nmo_tensor_load_f64(xr, &c->in[0], u * n, n, 1);
+    nmo_tensor_load_f64(wr, &c->in[1], 0, n, 1);
+    for (int64_t i = 0; i < m; i++) x[i] = xr[js[i]], w[i] = wr[js[i]];
+    double offset = c->param[1];
+    if (c->plan.inter == c->plan.compute && offset == 0) {
+        enc_mul3_row(ctx, out, x, r, w, m);
+    } else {
+        E xe, y, off, wo;
+        enc_init(ctx, &xe), enc_init(ctx, &y), enc_init(ctx, &off), enc_init(ctx, &wo);
+        enc_const(ctx, &off, offset);
+        for (int64_t i = 0; i < m; i++) {
+            enc_set_d(ctx, &xe, x[i]);
+            norm_rms_scale(ctx, c, &y, &xe, r, w[i], offset, &off, &wo);
+            enc_export(ctx, &out[i], &y);
+        }
+        enc_clear(ctx, &xe), enc_clear(ctx, &y), enc_clear(ctx, &off), enc_clear(ctx, &wo);
+    }
+}
+
+#ifdef NMO_ENGINE_CERT
+void nmo_ref_rms_norm_elems_fast(struct nmo_fctx *ctx, const nmo_case *c, int64_t u, const nmo_fenc *r,
+                                 const int64_t *js, int64_t m, nmo_fenc *out);
+void nmo_ref_rms_norm_eval_unc_cert(struct nmo_fctx *fc, nmo_cctx *ctx, const nmo_case *c, int64_t u,
+                                    nmo_fenc **out);
+
+/* Escalation of row u's flagged elements only (op->eval_cert_unc_stat): out[0] holds the
+ * fast engine's row. The row's r by the certified engine (as nmo_ref_rms_norm_eval_cert
+ * computes it), then each element flagged NMO_EF_UNC from that r: first by the fast
+ * engine's element formula (fc given, the certified r unflagged, finite and exactly the
+ * binary64 pair it exports), whose decided results are the certified engine's for the
+ * same inputs (the fast engine's contract, primitive by primitive: DESIGN section 5,
+ * tested by tests/test_engines.c), then by the certified engine where that one is unsure.
+ * The unflagged elements already are the certified ones: the fast r they came from was
+ * decided, so it is the certified r (a flagged r flags every element of the row). */
+void nmo_ref_rms_norm_eval_unc_cert(struct nmo_fctx *fc, nmo_cctx *ctx, const nmo_case *c, int64_t u,
+                                    nmo_fenc **out)
+{
+    int64_t n = c->in[1].dims[0], m = 0;
+    for (int64_t j = 0; j < n; j++) m += (out[0][j].flags & NMO_EF_UNC) != 0;
+    if (m == 0) return;
+    int64_t *js = malloc((size_t)m * 2 * sizeof(int64_t));
+    nmo_fenc *t = malloc((size_t)m * sizeof(nmo_fenc));
+    if (!js || !t) { /* no memory for the lists: the whole row, as eval_cert */
+        free(js), free(t);
+        nmo_ref_rms_norm_eval_cert(ctx, c, u, out);
+        return;
+    }
+    for (int64_t j = 0, i = 0; j < n; j++)
+        if (out[0][j].flags & NMO_EF_UNC) js[i++] = j;
+    double *x = enc_dvec(ctx, 0, n);
+    nmo_tensor_load_f64(x, &c->in[0], u * n, n, 1);
+    E r;
+    enc_init(ctx, &r);
+    norm_rms_rstd(ctx, &r, x, n, c->param[0]);
+    nmo_fenc rf;
+    enc_export(ctx, &rf, &r);
+    int exact = rf.flags == 0 && isfinite(rf.lo) && isfinite(rf.hi) && mpfr_cmp_d(r.lo, rf.lo) == 0 &&
+                mpfr_cmp_d(r.hi, rf.hi) == 0;
+    int64_t m2 = m, *js2 = js + m;
+    if (fc && exact) {
+        nmo_ref_rms_norm_elems_fast(fc, c, u, &rf, js, m, t);
+        m2 = 0;
+        for (int64_t i = 0; i < m; i++) {
+            if (t[i].flags & NMO_EF_UNC) js2[m2++] = js[i];
+            else out[0][js[i]] = t[i];
+        }
+    } else {
+        memcpy(js2, js, (size_t)m * sizeof(int64_t));
+    }
+    if (m2 > 0) {
+        nmo_ref_rms_norm_elems_cert(ctx, c, u, &r, js2, m2, t);
+        for (int64_t i = 0; i < m2; i++) out[0][js2[i]] = t[i];
+    }
+    enc_clear(ctx, &r);
+    free(js), free(t);
+}
+#endif
+
 #ifdef NMO_ENGINE_FAST
 #include "refs/ref_common.h"
 
@@ -69,6 +163,8 @@ void nmo_ref_rms_norm_rstd_fast(nmo_fctx *ctx, const nmo_case *c, double s, int6
 }
 
 void NMO_REF_CERT(nmo_ref_rms_norm_eval)(nmo_cctx *ctx, const nmo_case *c, int64_t u, nmo_fenc **out);
+void nmo_ref_rms_norm_eval_unc_cert(struct nmo_fctx *fc, nmo_cctx *ctx, const nmo_case *c, int64_t u,
+                                    nmo_fenc **out);
 
 static nmo_status rms_norm_setup(nmo_case *c, nmo_err *err)
 {
@@ -106,5 +202,6 @@ const nmo_op nmo_op_rms_norm = {
     .unit_span = nmo_ref_unit_span_rows,
     .eval_fast = NMO_REF_FAST(nmo_ref_rms_norm_eval),
     .eval_cert = NMO_REF_CERT(nmo_ref_rms_norm_eval),
+    .eval_cert_unc_stat = nmo_ref_rms_norm_eval_unc_cert,
 };
 #endif

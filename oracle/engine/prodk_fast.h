@@ -134,6 +134,16 @@ static inline double nmo_fe_lowbit(double v)
  * bounded dynamic range summed in fp32). Under that condition the binary64 sum below is
  * exact too (multiples of Q below 2^53 Q), so both engines decide and compute it with
  * these same double operations. term(j, &a, &b) gives the point factors (0: not points). */
+/* The closing condition of nmo_fe_sum_exact_core from Q (INFINITY: no nonzero term) and
+ * A = sum |t_j| (the GPU tier forms both on the device: hip/gpu_oracle_rows_host.h). */
+static inline int nmo_fe_sum_exact_ok(nmo_fmt af, int ftz, double Q, double A)
+{
+    if (Q == INFINITY) return 1;
+    const nmo_fmt_info *ai = nmo_fmt_get(af);
+    if (ftz && Q < ai->min_normal) return 0;
+    return A < ldexp(Q, ai->prec);
+}
+
 static inline int nmo_fe_sum_exact_core(nmo_fmt cf, nmo_fmt af, int ftz, int k,
                                         const double *a, const double *b, int64_t n, double *s)
 {
@@ -148,11 +158,8 @@ static inline int nmo_fe_sum_exact_core(nmo_fmt cf, nmo_fmt af, int ftz, int k,
         A += fabs(t);
         S += t;
     }
-    if (Q == INFINITY) { *s = 0; return 1; }
-    const nmo_fmt_info *ai = nmo_fmt_get(af);
-    if (ftz && Q < ai->min_normal) return 0;
-    if (!(A < ldexp(Q, ai->prec))) return 0;
-    *s = S;
+    if (!nmo_fe_sum_exact_ok(af, ftz, Q, A)) return 0;
+    *s = Q == INFINITY ? 0 : S;
     return 1;
 }
 
@@ -182,6 +189,28 @@ static inline int nmo_fe_dotk_exact(nmo_fctx *c, const nmo_fenc *const *f, int k
  * Total: [sum P_lo - E, sum P_hi + E], E = K u_a A' + g A + sum eta_j + keta_a with
  * A = sum max|P_j|, A' = A (1 + g) + sum eta_j >= sum |T_j|, K = n or n - 1.
  * binary64 error of sum P and A: (n + k) 2^-53 A, taken as (n + k + 4) 2^-52 A. */
+/* The close of nmo_fenc_dotk (the bound above) from its binary64 sums slo, shi, A, SR and
+ * Rmax over the terms, formed in any order: the GPU tier's row reductions
+ * (hip/gpu_oracle_rows_dev.h) call it with their own sums, each within the binary64
+ * error err allows (Jeannerod & Rump 2013, Thm 4.1, in binary64). r->mag is the caller's. */
+static inline void nmo_fenc_dotk_finish(nmo_fctx *c, nmo_fenc *r, double slo, double shi, double A,
+                                        double SR, double Rmax, int k, int64_t n, int rounds, uint32_t fl)
+{
+    double g = nmo_fe_gamma(c->uc, rounds), eta_in = 2.0 * rounds * c->etac * SR;
+    if (rounds > 0 && nmo_fe_partial_ovf(c, Rmax * (1 + g) + 2.0 * rounds * c->etac * Rmax, &fl)) {
+        nmo_fenc_set_all(r, fl);
+        return;
+    }
+    double K = nmo_fe_red_k(c, n, n, k != 1), keta_a; /* n - 1 or n for sum=any */
+    if (k == 1) keta_a = c->ftz && n > 1 ? (double)(n - 1) * c->etaa : 0;
+    else keta_a = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
+    if (!(K < INFINITY)) { nmo_fenc_set_all(r, fl); return; }
+    double a2 = A * (1 + g) + eta_in;
+    double keta = g * A + eta_in + keta_a;
+    double err = (double)(n + k + 4) * 0x1p-52 * A * (1 + g) + (keta + eta_in) * 0x1p-48;
+    nmo_fe_red_finish(c, r, slo, shi, a2, K, keta, err, fl);
+}
+
 static inline void nmo_fenc_dotk(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *const *f, int k,
                                  int64_t n, int rounds)
 {
@@ -220,19 +249,7 @@ static inline void nmo_fenc_dotk(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *const
         r->mag = mg;
         return;
     }
-    double g = nmo_fe_gamma(c->uc, rounds), eta_in = 2.0 * rounds * c->etac * SR;
-    if (rounds > 0 && nmo_fe_partial_ovf(c, Rmax * (1 + g) + 2.0 * rounds * c->etac * Rmax, &fl)) {
-        nmo_fenc_set_all(r, fl);
-        return;
-    }
-    double K = nmo_fe_red_k(c, n, n, k != 1), keta_a; /* n - 1 or n for sum=any */
-    if (k == 1) keta_a = c->ftz && n > 1 ? (double)(n - 1) * c->etaa : 0;
-    else keta_a = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa;
-    if (!(K < INFINITY)) { nmo_fenc_set_all(r, fl); return; }
-    double a2 = A * (1 + g) + eta_in;
-    double keta = g * A + eta_in + keta_a;
-    double err = (double)(n + k + 4) * 0x1p-52 * A * (1 + g) + (keta + eta_in) * 0x1p-48;
-    nmo_fe_red_finish(c, r, slo, shi, a2, K, keta, err, fl);
+    nmo_fenc_dotk_finish(c, r, slo, shi, A, SR, Rmax, k, n, rounds, fl);
     r->mag = nmo_mag_fin(r, mg);
 }
 

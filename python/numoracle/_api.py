@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ctypes
+import sys
+import warnings
 import hashlib
 import json
 import os
@@ -150,8 +152,11 @@ class _Case:
             raise Error(2, f"bad max_ulps {max_ulps!r}: expected a positive integer")
         self.ins = [(n, as_buffer(a, self.dtype, f"input {n if n is not None else i}", Error))
                     for i, (n, a) in enumerate(_pairs(inputs, "input"))]
-        self.outs = [(n, as_buffer(a, self.dtype, f"output {n if n is not None else i}", Error))
-                     for i, (n, a) in enumerate(_pairs(outputs, "output"))]
+        pairs = list(_pairs(outputs, "output"))
+        dev_ok = len(pairs) == 1 and _on_cuda(pairs[0][1]) and _gpu_or_say()
+        self.outs = [(n, as_buffer(a, self.dtype, f"output {n if n is not None else i}", Error, dev_ok))
+                     for i, (n, a) in enumerate(pairs)]
+        self.on_device = any(b.on_device for _, b in self.outs)
 
     def _tensors(self, lst):
         arr = (_lib.BindTensor * max(1, len(lst)))()
@@ -366,9 +371,35 @@ def check(op: str, inputs: Tensors, outputs: Tensors, *, dtype: Optional[str] = 
     return _run_check(case, details, name)
 
 
+def _on_cuda(a) -> bool:
+    """a torch CUDA tensor, or a DLPack producer on kDLCUDA"""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(a, torch.Tensor):
+        return a.device.type == "cuda"
+    try:
+        return hasattr(a, "__dlpack_device__") and int(a.__dlpack_device__()[0]) == 2
+    except Exception:  # a producer that cannot say: the host path decides
+        return False
+
+
+def _gpu_or_say() -> bool:
+    """True when the GPU tier is installed; else warn once why the output is copied"""
+    ok, why = _lib.gpu()
+    global _gpu_warned
+    if not ok and not _gpu_warned:
+        _gpu_warned = True
+        warnings.warn(f"numoracle: output in CUDA memory copied to the host: {why}", RuntimeWarning, stacklevel=4)
+    return ok
+
+
+_gpu_warned = False
+
+
 def _run_check(case: _Case, details: bool, name: Optional[str]) -> Report:
     lib = _lib.load()
     flags = (_lib.FLAG_VERDICTS | _lib.FLAG_BOUNDS) if details else 0
+    if getattr(case, "on_device", False):
+        flags |= _lib.FLAG_DEVICE_OUT
     q, keep = case.request(True, flags, name)
     r = _result(lib.nmo_bind_check(byref(q)))  # releases the GIL while it runs
     try:

@@ -6,7 +6,10 @@ passed one of its arrays, so it is already imported: ``sys.modules``).
 NumPy has no bfloat16 or fp8: such data are passed as ``uint16`` / ``uint8`` bit patterns
 together with ``dtype="bf16"`` (or an fp8 name), and the raw integers are read as that
 format. PyTorch tensors carry bf16 and fp8 natively; tensors on a GPU are copied to the
-host once, non-contiguous ones made contiguous."""
+host once, non-contiguous ones made contiguous. An output in CUDA memory (a torch CUDA
+tensor, a DLPack tensor of device type kDLCUDA) stays there when the GPU tier is at hand
+(``device_ok``: libnumoracle_gpu.so loaded, see ``_lib.gpu``): its device pointer goes to
+the library (``Buf.on_device``), and only the inputs are copied to the host."""
 
 from __future__ import annotations
 
@@ -55,12 +58,14 @@ class Buf:
     DLPack capsule). ``kind`` is the family of the original ("numpy", "torch", "other")
     so that results can be handed back in the same kind."""
 
-    __slots__ = ("dtype", "shape", "ptr", "keep", "kind", "device")
+    __slots__ = ("dtype", "shape", "ptr", "keep", "kind", "device", "on_device", "host")
 
     def __init__(self, dtype: str, shape: Tuple[int, ...], ptr: int, keep: Any, kind: str,
-                 device: Optional[Any] = None):
+                 device: Optional[Any] = None, on_device: bool = False, host: Any = None):
         self.dtype, self.shape, self.ptr, self.keep, self.kind = dtype, shape, ptr, keep, kind
         self.device = device
+        self.on_device = on_device  # ptr is device memory (never read from the host)
+        self.host = host            # on_device: a callable giving the bytes (a failure's repro)
 
     def nbytes(self) -> int:
         n = FMT_BYTES.get(self.dtype, 0)
@@ -69,6 +74,8 @@ class Buf:
         return n
 
     def tobytes(self) -> bytes:
+        if self.on_device:
+            return self.host() if self.host else b""
         return ctypes.string_at(self.ptr, self.nbytes()) if self.nbytes() else b""
 
 
@@ -102,11 +109,16 @@ def _numpy(obj, hint, what, Error) -> Buf:
                a, "numpy")
 
 
-def _torch(obj, hint, what, Error) -> Buf:
+def _torch(obj, hint, what, Error, device_ok=False) -> Buf:
     t = obj.detach()
     device = t.device
     if t.layout is not sys.modules["torch"].strided:
         raise Error(2, f"{what}: a {t.layout} tensor; pass a dense (strided) one")
+    if device_ok and t.device.type == "cuda" and t.is_contiguous() and not t.is_conj() and not t.is_neg():
+        dt = _elem(str(t.dtype).replace("torch.", ""), hint, what, Error)
+        sys.modules["torch"].cuda.synchronize(t.device)  # the kernel that wrote it has finished
+        return Buf(dt, tuple(int(d) for d in t.shape), t.data_ptr() if t.numel() else 0, t, "torch", device,
+                   on_device=True, host=lambda: t.cpu().contiguous().view(sys.modules["torch"].uint8).numpy().tobytes())
     if t.device.type != "cpu":
         t = t.to("cpu")  # once: the check runs on the host
     if t.is_conj():
@@ -189,11 +201,15 @@ _DL_CODES = {(2, 64): "float64", (2, 32): "float32", (2, 16): "float16", (4, 16)
              (10, 8): "float8_e4m3fn", (11, 8): "float8_e4m3fnuz", (12, 8): "float8_e5m2",
              (13, 8): "float8_e5m2fnuz"}
 _DL_HOST = (1, 3, 11)  # kDLCPU, kDLCUDAHost, kDLROCMHost: readable from the host
+_DL_CUDA = 2  # kDLCUDA: the GPU tier reads it in place (device_ok)
 
 
-def _dlpack(obj, hint, what, Error) -> Buf:
+def _dlpack(obj, hint, what, Error, device_ok=False) -> Buf:
     dev = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else (1, 0)
-    if int(dev[0]) not in _DL_HOST:
+    on_dev = device_ok and int(dev[0]) == _DL_CUDA
+    if on_dev:
+        cap = obj.__dlpack__()  # stream None: the producer orders its work before ours (DLPack)
+    elif int(dev[0]) not in _DL_HOST:
         try:  # DLPack 1.0 consumers may ask the producer for a host copy
             cap = obj.__dlpack__(dl_device=(1, 0), copy=True)
         except (TypeError, BufferError, NotImplementedError) as e:
@@ -207,7 +223,7 @@ def _dlpack(obj, hint, what, Error) -> Buf:
     # DLTensor; it stays valid while the capsule lives (its destructor calls the deleter)
     ptr = get(cap, b"dltensor")
     t = _DLTensor.from_address(ptr)
-    if t.device.device_type not in _DL_HOST:
+    if not (on_dev and t.device.device_type == _DL_CUDA) and t.device.device_type not in _DL_HOST:
         raise Error(2, f"{what}: DLPack tensor on device type {t.device.device_type}; copy it to the host first")
     key = (t.dtype.code, t.dtype.bits)
     if t.dtype.lanes != 1 or key not in _DL_CODES:
@@ -222,24 +238,25 @@ def _dlpack(obj, hint, what, Error) -> Buf:
         if not ok:
             raise Error(2, f"{what}: a strided (non-contiguous) DLPack tensor; pass a contiguous one")
     return Buf(_elem(_DL_CODES[key], hint, what, Error), shape, (t.data or 0) + t.byte_offset, (obj, cap),
-               "other")
+               "other", on_device=on_dev)
 
 
-def as_buffer(obj: Any, hint: Optional[str], what: str, Error) -> Buf:
+def as_buffer(obj: Any, hint: Optional[str], what: str, Error, device_ok: bool = False) -> Buf:
     """``obj`` as packed host memory (see the module doc). ``hint``: the call's dtype
-    (numoracle name), which raw-bits arrays take; ``what`` names the tensor in errors."""
+    (numoracle name), which raw-bits arrays take; ``what`` names the tensor in errors;
+    ``device_ok``: a CUDA tensor may stay in device memory (``Buf.on_device``)."""
     np = sys.modules.get("numpy")
     if np is not None and isinstance(obj, np.ndarray):
         return _numpy(obj, hint, what, Error)
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(obj, torch.Tensor):
-        return _torch(obj, hint, what, Error)
+        return _torch(obj, hint, what, Error, device_ok)
     if isinstance(obj, memoryview):
         return _memoryview(obj, hint, what, Error)
     if hasattr(obj, "__array_interface__"):
         return _array_interface(obj, hint, what, Error)
     if hasattr(obj, "__dlpack__"):
-        return _dlpack(obj, hint, what, Error)
+        return _dlpack(obj, hint, what, Error, device_ok)
     if hasattr(obj, "__cuda_array_interface__"):
         raise Error(2, f"{what}: a device array without a host view; copy it to the host (or pass a torch tensor)")
     raise Error(2, f"{what}: {type(obj).__name__} is not an array (NumPy, PyTorch, __array_interface__ or "

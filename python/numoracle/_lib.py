@@ -46,6 +46,7 @@ class BindReq(Structure):
 # bind.h constants
 FLAG_VERDICTS = 1
 FLAG_BOUNDS = 2
+FLAG_DEVICE_OUT = 4  # NMO_BIND_DEVICE_OUT: outputs are device pointers (the GPU tier)
 A_VERDICTS, A_RLO, A_RHI, A_FLAGS, A_LO_BITS, A_HI_BITS = range(6)
 
 _lock = threading.Lock()
@@ -73,6 +74,8 @@ def _declare(lib: ctypes.CDLL) -> None:
         "nmo_bind_array": ([R, c_int, c_int, POINTER(c_int64)], c_void_p),
         "nmo_bind_free": ([R], None),
         "nmo_version": ([], c_char_p),
+        "nmo_bind_set_device_checker": ([c_void_p], None),
+        "nmo_bind_has_device_checker": ([], c_int),
     }
     for name, (args, res) in sig.items():
         fn = getattr(lib, name)
@@ -163,3 +166,46 @@ def library_path() -> str:
     load()
     assert _where is not None
     return f"{_where[0]} ({_where[1]})"
+
+
+_gpu_state: Optional[Tuple[bool, str]] = None
+
+
+def gpu() -> Tuple[bool, str]:
+    """(True, where) when the GPU tier is installed into the loaded libnumoracle: outputs
+    in CUDA memory are then judged there (bind.h NMO_BIND_DEVICE_OUT); else (False, why).
+    The tier is libnumoracle_gpu.so of a -Dgpu=cuda|hip|sim build: ``$NUMORACLE_GPU_LIB``,
+    else next to the loaded libnumoracle, else the build tree's hip/ beside its oracle/,
+    else the system path. Looked up once."""
+    global _gpu_state
+    if _gpu_state is not None:
+        return _gpu_state
+    lib = load()
+    with _lock:
+        if _gpu_state is not None:
+            return _gpu_state
+        here = os.path.dirname(_where[0]) if _where else ""
+        env = os.environ.get("NUMORACLE_GPU_LIB")
+        cands = [env] if env else [os.path.join(here, "libnumoracle_gpu.so"),
+                                   os.path.join(os.path.dirname(here), "hip", "libnumoracle_gpu.so"),
+                                   "libnumoracle_gpu.so"]
+        tried = []
+        for p in cands:
+            if p != "libnumoracle_gpu.so" and not os.path.exists(p):
+                tried.append(p + " (absent)")
+                continue
+            try:
+                g = ctypes.CDLL(p)
+                g.nmo_gpu_bind_checker.restype = c_void_p
+                g.nmo_gpu_bind_platform.restype = c_char_p
+                fn = g.nmo_gpu_bind_checker()
+            except (OSError, AttributeError) as e:
+                tried.append(f"{p} ({e})")
+                continue
+            lib.nmo_bind_set_device_checker(fn)
+            _gpu_state = (True, f"{p} ({g.nmo_gpu_bind_platform().decode()})")
+            globals()["_gpu_keep"] = g
+            return _gpu_state
+        _gpu_state = (False, "no GPU tier (libnumoracle_gpu.so of a -Dgpu=cuda|hip|sim build; set "
+                             "NUMORACLE_GPU_LIB): tried " + "; ".join(tried))
+        return _gpu_state

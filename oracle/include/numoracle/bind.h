@@ -55,6 +55,9 @@ typedef struct {
 /* nmo_bind_req.flags */
 #define NMO_BIND_VERDICTS 1u /* keep per-element verdicts (NMO_BIND_A_VERDICTS) */
 #define NMO_BIND_BOUNDS 2u   /* keep R and its flags (NMO_BIND_A_RLO ... NMO_BIND_A_HI_BITS) */
+#define NMO_BIND_DEVICE_OUT 4u /* out[].data are device pointers (CUDA/HIP memory of the GPU
+                                  tier's device): judged by the device checker that
+                                  nmo_bind_set_device_checker installed, never read here */
 
 typedef struct {
     int api_version;       /* NMO_API_VERSION the caller was written for */
@@ -140,6 +143,21 @@ NMO_API int nmo_bind_tensor_at(const nmo_bind_result *r, int k, nmo_bind_tensor 
 NMO_API const void *nmo_bind_array(const nmo_bind_result *r, int kind, int k, int64_t *n);
 
 NMO_API void nmo_bind_free(nmo_bind_result *r);
+
+/* The device checker of NMO_BIND_DEVICE_OUT requests (issue 22): the GPU tier lives in
+ * hip/, above this library, so a build with -Dgpu=cuda|hip|sim ships it as
+ * libnumoracle_gpu.so, whose nmo_gpu_bind_checker() returns this function; a binding
+ * installs it here (the Python package does when an output is a CUDA tensor). Its
+ * arguments are (nmo_report *rep, const nmo_case *c, const void *cand_dev,
+ * const nmo_check_opts *opts, nmo_err *err) of numoracle/check.h and op.h (void here so
+ * that this header stays free of them); it returns an nmo_status and fills rep as
+ * nmo_check does. NULL uninstalls. Without one, a NMO_BIND_DEVICE_OUT request fails with
+ * NMO_ERR_UNSUPPORTED naming what to load. Install it before the checks that use it. */
+typedef int (*nmo_bind_device_checker)(void *rep, const void *c, const void *cand_dev, const void *opts,
+                                       void *err);
+NMO_API void nmo_bind_set_device_checker(nmo_bind_device_checker fn);
+/* 1 when a device checker is installed */
+NMO_API int nmo_bind_has_device_checker(void);
 
 /* ---- the four-judgment matrix for a binding's callable (numoracle/contract.h) ----------- */
 

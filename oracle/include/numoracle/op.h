@@ -166,6 +166,15 @@ typedef struct nmo_op {
      * eval_cert would, and leave the others. The checker then escalates elements, not
      * whole units (a large unit stays cheap to escalate). */
     void (*eval_cert_unc)(struct nmo_cctx *ctx, const nmo_case *c, int64_t u, nmo_fenc **out);
+    /* Optional, for units whose elements share one statistic and are otherwise computed
+     * independently (a norm's row: r, then x_j r w_j): as eval_cert_unc, the flagged
+     * elements only, after the statistic once by the certified engine. fc (the fast
+     * engine's context of this check, or NULL) may compute a flagged element from the
+     * certified statistic where the fast formula decides it (its decided results are
+     * the certified engine's for the same inputs); the rest by the certified engine.
+     * Takes precedence over eval_cert_unc. */
+    void (*eval_cert_unc_stat)(struct nmo_fctx *fc, struct nmo_cctx *ctx, const nmo_case *c, int64_t u,
+                               nmo_fenc **out);
     /* Required when an input is NMO_IN_OPTIONAL: element i (a row) of every optional input
      * k as a kernel recomputes it, enclosed: out[k] (k indexes the op's inputs; the optional
      * inputs have the same number of elements). Both engines, same formulas; the fast one

@@ -1,0 +1,263 @@
+/* numoracle GPU tier (issue 22): the host side of softmax and layer_norm on the device. Part of
+ * hip/gpu_oracle.c's translation unit (included at its end, not a public header): it
+ * shares that file's device scratch (dev_get under scratch.mu), the candidate copies
+ * (cand_alloc, cand_rows) and the report merge (merge_report), one copy of each.
+ * The kernel and why its verdicts are the certified engine's: hip/gpu_oracle_rows_dev.h. */
+
+/* The plans softmax and layer_norm need on the device beyond nmo_gpu_check_supported's
+ * common conditions (fused, fp32 compute without ftz, RNE, bf16/fp32, packed); NULL when
+ * the case is supported. */
+static const char *rows_why(const nmo_case *c)
+{
+    const nmo_plan *p = &c->plan;
+    int ln = strcmp(c->op->name, "layer_norm") == 0;
+    if (p->acc != NMO_FP32)
+        return ln ? "layer_norm on the device needs acc=fp32 (the exact-sum test of nmo_fe_dotk_exact on fp32 terms)"
+                  : "softmax on the device needs acc=fp32 (the sum snaps to the fp32 lattice)";
+    if (p->fn_ulps[NMO_FN_DIV] != 0 || p->fn_ulps[NMO_FN_RCP] != 0)
+        return ln ? "layer_norm on the device needs correctly rounded division (fn=cuda, ocml, cr: d/s and w/s)"
+                  : "softmax on the device needs correctly rounded division (fn=cuda, ocml, cr: the fast path of "
+                    "nmo_fenc_divmul_row)";
+    if (c->shape[c->nshape - 1] < 1) return "rows must not be empty";
+    if (ln && (!nmo_tensor_is_packed(&c->in[2]) || nmo_tensor_numel(&c->in[2]) != c->shape[c->nshape - 1]))
+        return "layer_norm's b must be packed, of the row's length";
+    return NULL;
+}
+
+/* A layer_norm row sum closed by the fast engine's code (nmo_fenc_dotk with k factors,
+ * rounds = 0) from the device's sums q (k_ln_sums: slo, shi, A, Q, exact-path ok,
+ * non-finite): the exact sum when nmo_fe_dotk_exact's conditions hold (the device
+ * checked them term by term; the binary64 sum is then exact in any order), else
+ * nmo_fenc_dotk_finish. 0 when the row goes to the CPU checker. */
+static int ln_close(nmo_fctx *fc, const double *q, int k, int64_t n, nmo_fenc *r)
+{
+    if (q[5] != 0) return 0;
+    double Q = q[3] >= 0x1p1023 ? INFINITY : q[3];
+    if (q[4] != 0 && nmo_fe_sum_exact_ok(fc->af, fc->ftz, Q, q[2])) {
+        r->lo = r->hi = Q == INFINITY ? 0 : q[0];
+        r->flags = fc->force_unc;
+    } else {
+        nmo_fenc_dotk_finish(fc, r, q[0], q[1], q[2], 0, 0, k, n, 0, 0);
+    }
+    r->mag = 0; /* the error scale: not needed (a wide R is the host's) */
+    return r->flags == 0 && isfinite(r->lo) && isfinite(r->hi);
+}
+
+/* layer_norm's statistics: the two passes of row sums on the device, each row closed
+ * on the host (norm_two_pass's steps: the sum, mean = sum / N, the sum of d^2,
+ * var = ss / N, v = var + RN(eps), rstd = rsqrt(v), s = sqrt(v), by the fast engine's
+ * primitives); a row with a flag or a non-finite value: hskip[r] = 1 (the host's). */
+static nmo_status ln_stats(nmo_go_ln_args *ga, nmo_fctx *fc, const nmo_case *c, uint8_t *hskip, nmo_err *err)
+{
+    const int64_t rows = ga->rows, n = ga->n;
+    void *part, *mean, *stat;
+    NMO_RETURN_IF_ERR(dev_get(&part, B_S, (size_t)rows * 8 * sizeof(double), err));
+    NMO_RETURN_IF_ERR(dev_get(&mean, B_M, (size_t)rows * 2 * sizeof(double), err));
+    NMO_RETURN_IF_ERR(dev_get(&stat, B_RROW, (size_t)rows * 4 * sizeof(double), err));
+    ga->part = part, ga->mean = mean, ga->stat = stat;
+    double *hp = malloc((size_t)rows * 8 * sizeof(double)), *hm = malloc((size_t)rows * 2 * sizeof(double)),
+           *hs = malloc((size_t)rows * 4 * sizeof(double));
+    nmo_status s = NMO_OK;
+    nmo_fenc *mu = malloc((size_t)rows * sizeof(nmo_fenc));
+    if (!hp || !hm || !hs || !mu) {
+        s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for %lld rows", (long long)rows);
+        goto out;
+    }
+    if ((s = nmo_go_ln_sums(ga, 1, err)) != NMO_OK) goto out;
+    if ((s = nmo_gpu_d2h(hp, part, (size_t)rows * 8 * sizeof(double), err)) != NMO_OK) goto out;
+    for (int64_t r = 0; r < rows; r++) {
+        nmo_fenc sum;
+        int ok = ln_close(fc, hp + 8 * r, 1, n, &sum);
+        if (ok) nmo_fenc_div_si(fc, &mu[r], &sum, n);
+        ok = ok && mu[r].flags == 0 && isfinite(mu[r].lo) && isfinite(mu[r].hi);
+        if (!ok) hskip[r] = 1;
+        hm[2 * r] = ok ? mu[r].lo : 0, hm[2 * r + 1] = ok ? mu[r].hi : 0;
+    }
+    if ((s = nmo_gpu_h2d(mean, hm, (size_t)rows * 2 * sizeof(double), err)) != NMO_OK) goto out;
+    if ((s = nmo_go_ln_sums(ga, 2, err)) != NMO_OK) goto out;
+    if ((s = nmo_gpu_d2h(hp, part, (size_t)rows * 8 * sizeof(double), err)) != NMO_OK) goto out;
+    nmo_fenc ep;
+    nmo_fenc_const(fc, &ep, c->param[0]);
+    for (int64_t r = 0; r < rows; r++) {
+        hs[4 * r] = hs[4 * r + 1] = hs[4 * r + 2] = hs[4 * r + 3] = 0;
+        if (hskip[r]) continue;
+        nmo_fenc ss, var, v, rs, sd;
+        if (!ln_close(fc, hp + 8 * r, 2, n, &ss)) { hskip[r] = 1; continue; }
+        nmo_fenc_div_si(fc, &var, &ss, n);
+        nmo_fenc_add(fc, &v, &var, &ep);
+        nmo_fenc_rsqrt(fc, &rs, &v);
+        nmo_fenc_sqrt(fc, &sd, &v);
+        if ((rs.flags | sd.flags) != 0 || !isfinite(rs.lo) || !isfinite(rs.hi) || !isfinite(sd.lo) ||
+            !isfinite(sd.hi)) {
+            hskip[r] = 1;
+            continue;
+        }
+        hs[4 * r] = rs.lo, hs[4 * r + 1] = rs.hi, hs[4 * r + 2] = sd.lo, hs[4 * r + 3] = sd.hi;
+    }
+    s = nmo_gpu_h2d(stat, hs, (size_t)rows * 4 * sizeof(double), err);
+out:
+    free(hp), free(hm), free(hs), free(mu);
+    return s;
+}
+
+/* softmax (one kernel, k_smx) or layer_norm (ln_stats, then k_ln_judge) on the device, the rows it left and the worst element's row
+ * by the CPU checker (nmo__check_units, as nmo_check runs them), the merge. */
+static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *cand_dev,
+                             const void *const *in_dev, const nmo_check_opts *opts,
+                             nmo_gpu_check_info *info, nmo_err *err)
+{
+    nmo_check_opts o = {0};
+    if (opts) o = *opts;
+    memset(rep, 0, sizeof *rep);
+    nmo_gpu_check_info inf = {0};
+    const char *why = NULL;
+    if (!nmo_gpu_check_supported(c, &why)) return nmo_err_set(err, NMO_ERR_UNSUPPORTED, "gpu oracle: %s", why);
+    if (o.mode == NMO_MODE_CERT || o.keep_enc)
+        return nmo_err_set(err, NMO_ERR_UNSUPPORTED,
+                           "gpu oracle: the device tier is the fast engine (no certified-only mode, no enclosures kept)");
+    NMO_RETURN_IF_ERR(nmo_op_check_plan(c->op, &c->plan, err));
+    double t0 = now_ms();
+    const int64_t n = c->shape[c->nshape - 1], rows = c->op->units(c), numel = rows * n;
+    if (nmo_tensor_numel(&c->in[0]) != numel || nmo_tensor_numel(&c->out[0]) != numel)
+        return nmo_err_set(err, NMO_ERR_SIZE, "gpu oracle: %s shape mismatch", c->op->name);
+    const size_t ies = nmo_fmt_bytes(c->plan.in);
+    rep->mode = NMO_MODE_ESCALATE;
+    rep->max_ulps = o.max_ulps > 0 ? o.max_ulps : nmo_plan_max_ulps(&c->plan);
+    rep->n_out = 1;
+    rep->out_n[0] = numel;
+    rep->n = numel;
+    rep->units = rows;
+    nmo_status s = NMO_OK;
+    void *x, *verd, *rlo = NULL, *rhi = NULL, *redo, *accd, *skipd = NULL;
+    int64_t *list = NULL;
+    uint8_t *hskip = NULL;
+    nmo_tensor hc = {0};
+    nmo_report hrep, wrep;
+    int hrep_ok = 0, wrep_ok = 0, fc_ok = 0;
+    memset(&hrep, 0, sizeof hrep);
+    memset(&wrep, 0, sizeof wrep);
+    nmo_go_acc acc;
+    nmo_fctx fc;
+    pthread_mutex_lock(&scratch.mu);
+#define TRY(x) do { if ((s = (x)) != NMO_OK) goto done; } while (0)
+    TRY(nmo_fctx_init(&fc, &c->plan, err));
+    fc_ok = 1;
+    /* the sum's multiplier from the plan (sum=any: n - 1; a declared geometry: its own);
+     * a row longer than the geometry holds is refused, as nmo_check refuses it */
+    const int ln = strcmp(c->op->name, "layer_norm") == 0;
+    const double k = nmo_fe_red_k(&fc, n, n, 0);
+    if (ln) (void)nmo_fe_red_k(&fc, n, n, 1); /* its second sum is a dot product */
+    if (fc.geo_over) {
+        s = nmo_err_set(err, NMO_ERR_UNSUPPORTED,
+                        "gpu oracle: plan field 'sum' holds fewer terms than %s reduces at this shape (%lld); the "
+                        "CPU oracle names the geometry to declare",
+                        c->op->name, (long long)fc.geo_over);
+        goto done;
+    }
+    if (!(list = malloc((size_t)rows * sizeof(int64_t)))) {
+        s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for %lld rows", (long long)rows);
+        goto done;
+    }
+    if (in_dev) {
+        x = (void *)in_dev[0];
+    } else {
+        TRY(dev_get(&x, B_X, (size_t)numel * ies, err));
+        TRY(nmo_gpu_h2d(x, c->in[0].data, (size_t)numel * ies, err));
+    }
+    TRY(dev_get(&verd, B_VERD, (size_t)numel, err));
+    if (o.keep_bounds) {
+        TRY(dev_get(&rlo, B_RLO, (size_t)numel * sizeof(double), err));
+        TRY(dev_get(&rhi, B_RHI, (size_t)numel * sizeof(double), err));
+    }
+    TRY(dev_get(&redo, B_REDO, (size_t)rows * sizeof(int64_t), err));
+    TRY(dev_get(&accd, B_ACC, sizeof(nmo_go_acc), err));
+    void *wid, *roww; /* the widths for the histogram (k_row_hist) */
+    TRY(dev_get(&wid, B_PM, (size_t)numel * sizeof(uint16_t), err));
+    TRY(dev_get(&roww, B_BAD, (size_t)rows, err));
+    /* the host's rows: all of them under force_unc (every fast value flagged), every
+     * k-th one when testing the merge (nmo_gpu_check_host_every); layer_norm's rows whose
+     * statistics are flagged (ln_stats) */
+    if (fc.force_unc || nmo_gpu_check_host_every > 0 || ln) {
+        if (!(hskip = calloc((size_t)rows, 1))) {
+            s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for %lld rows", (long long)rows);
+            goto done;
+        }
+        for (int64_t r = 0; r < rows; r++)
+            hskip[r] = fc.force_unc ||
+                       (nmo_gpu_check_host_every > 0 && r % nmo_gpu_check_host_every == 0);
+        TRY(dev_get(&skipd, B_SKIP, (size_t)rows, err));
+    }
+    if (ln) {
+        const void *w = in_dev ? in_dev[1] : NULL, *b = in_dev ? in_dev[2] : NULL;
+        if (!in_dev) {
+            void *wd, *bd;
+            TRY(dev_get(&wd, B_W, (size_t)n * ies, err));
+            TRY(dev_get(&bd, B_PS, (size_t)n * ies, err));
+            TRY(nmo_gpu_h2d(wd, c->in[1].data, (size_t)n * ies, err));
+            TRY(nmo_gpu_h2d(bd, c->in[2].data, (size_t)n * ies, err));
+            w = wd, b = bd;
+        }
+        nmo_go_ln_args la = {x, w, b, cand_dev, c->plan.in == NMO_BF16, c->plan.out == NMO_BF16, rows, n,
+                             fc.uc, fc.etac, NULL, NULL, skipd, NULL, rep->max_ulps, verd, rlo, rhi, redo, accd,
+                             wid, roww};
+        TRY(ln_stats(&la, &fc, c, hskip, err));
+        TRY(nmo_gpu_h2d(skipd, hskip, (size_t)rows, err));
+        TRY(nmo_go_ln_judge(&la, &acc, err));
+    } else {
+        if (skipd) TRY(nmo_gpu_h2d(skipd, hskip, (size_t)rows, err));
+        nmo_go_smx_args ga = {x, cand_dev, c->plan.in == NMO_BF16, c->plan.out == NMO_BF16, rows, n,
+                              c->plan.fn_ulps[NMO_FN_EXP], nmo_plan_exp_ftz(&c->plan), k, fc.ua,
+                              (double)n * 0x1p-53, fc.maxfin_a, skipd, rep->max_ulps, verd, rlo, rhi, NULL,
+                              redo, accd, wid, roww};
+        TRY(nmo_go_smx_judge(&ga, &acc, err));
+    }
+    double t1 = now_ms();
+    int64_t nl = (int64_t)acc.n_redo;
+    if (nl > rows) {
+        s = nmo_err_set(err, NMO_ERR_GENERIC, "gpu oracle: %lld rows sent back of %lld", (long long)nl, (long long)rows);
+        goto done;
+    }
+    if (nl > 0) TRY(nmo_gpu_d2h(list, redo, (size_t)nl * sizeof(int64_t), err));
+    if (hskip)
+        for (int64_t r = 0; r < rows; r++)
+            if (hskip[r]) list[nl++] = r;
+    qsort(list, (size_t)nl, sizeof(int64_t), cmp_i64);
+    inf.rows_host = nl;
+    inf.rows_device = rows - nl;
+    int64_t wrow = -1;
+    if (acc.n_pass + acc.n_fail > 0) wrow = (0x3fffffff - (int64_t)(acc.worst & 0x3fffffffull)) / n;
+    if (nl > 0 || wrow >= 0) {
+        TRY(cand_alloc(&hc, c, err));
+        TRY(cand_rows(&hc, cand_dev, list, nl, n, err));
+        if (wrow >= 0) TRY(cand_rows(&hc, cand_dev, &wrow, 1, n, err));
+    }
+    if (nl > 0) {
+        TRY(nmo__check_units(&hrep, c, &hc, &o, list, nl, err));
+        hrep_ok = 1;
+    }
+    if (wrow >= 0) { /* the worst element's details: its row by the CPU checker (the row's
+                      * worst is the device's worst: the same order, nmo__elem_worse) */
+        nmo_check_opts wo = {0};
+        wo.mode = NMO_MODE_ESCALATE;
+        wo.max_ulps = o.max_ulps;
+        TRY(nmo__check_units(&wrep, c, &hc, &wo, &wrow, 1, err));
+        wrep_ok = 1;
+    }
+    double t2 = now_ms();
+    TRY(merge_report(rep, &o, &acc, hrep_ok ? &hrep : NULL, wrep_ok && wrep.has_worst ? &wrep.worst : NULL, list,
+                     nl, n, numel, verd, rlo, rhi, err));
+    inf.ms_device = t1 - t0;
+    inf.ms_host_redo = t2 - t1;
+    rep->seconds = (now_ms() - t0) * 1e-3;
+done:
+#undef TRY
+    if (fc_ok) nmo_fctx_clear(&fc);
+    if (hrep_ok) nmo_report_free(&hrep);
+    if (wrep_ok) nmo_report_free(&wrep);
+    nmo_tensor_free(&hc);
+    pthread_mutex_unlock(&scratch.mu);
+    free(list), free(hskip);
+    if (s != NMO_OK) nmo_report_free(rep);
+    if (info) *info = inf;
+    return s;
+}
