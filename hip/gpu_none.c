@@ -100,3 +100,18 @@ nmo_status nmo_go_mm_judge(const nmo_go_mm_args *a, int count, nmo_go_acc *acc_h
     (void)a, (void)count, (void)acc_host, (void)ctr_host;
     return NONE(err);
 }
+nmo_status nmo_go_smx_judge(const nmo_go_smx_args *a, nmo_go_acc *acc_host, nmo_err *err)
+{
+    (void)a, (void)acc_host;
+    return NONE(err);
+}
+nmo_status nmo_go_ln_sums(const nmo_go_ln_args *a, int pass, nmo_err *err)
+{
+    (void)a, (void)pass;
+    return NONE(err);
+}
+nmo_status nmo_go_ln_judge(const nmo_go_ln_args *a, nmo_go_acc *acc_host, nmo_err *err)
+{
+    (void)a, (void)acc_host;
+    return NONE(err);
+}

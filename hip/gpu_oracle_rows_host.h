@@ -1,7 +1,7 @@
 /* numoracle GPU tier (issue 22): the host side of softmax and layer_norm on the device. Part of
  * hip/gpu_oracle.c's translation unit (included at its end, not a public header): it
  * shares that file's device scratch (dev_get under scratch.mu), the candidate copies
- * (cand_alloc, cand_rows) and the report merge (merge_report), one copy of each.
+ * (cand_alloc, cand_rows) and the report merge (gpu_oracle.c nmo_go_merge_report), one copy of each.
  * The kernel and why its verdicts are the certified engine's: hip/gpu_oracle_rows_dev.h. */
 
 /* The plans softmax and layer_norm need on the device beyond nmo_gpu_check_supported's
@@ -244,7 +244,7 @@ static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *can
         wrep_ok = 1;
     }
     double t2 = now_ms();
-    TRY(merge_report(rep, &o, &acc, hrep_ok ? &hrep : NULL, wrep_ok && wrep.has_worst ? &wrep.worst : NULL, list,
+    TRY(nmo_go_merge_report(rep, &o, &acc, hrep_ok ? &hrep : NULL, wrep_ok && wrep.has_worst ? &wrep.worst : NULL, list,
                      nl, n, numel, verd, rlo, rhi, err));
     inf.ms_device = t1 - t0;
     inf.ms_host_redo = t2 - t1;
