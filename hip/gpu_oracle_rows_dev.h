@@ -45,7 +45,7 @@ struct row_tally {
         int fl = 0;
         unsigned long long key = 0;
         int64_t wd = 0;
-        if (!judge_elem(cand, out_bf16, i, l, h, max_ulps, verd, rlo, rhi, &fl, &key, &wd)) { redo = 1; return; }
+        if (!judge_elem(cand_bits(cand, out_bf16, i), out_bf16, i, l, h, max_ulps, verd, rlo, rhi, &fl, &key, &wd)) { redo = 1; return; }
         if (fl) fail++; else pass++;
         worst = key > worst ? key : worst;
         wmax = (unsigned long long)wd > wmax ? (unsigned long long)wd : wmax;
