@@ -105,14 +105,17 @@ static const int preset_fast[NMO_FN_COUNT] = {112, 64, 2, 3, 2, 1, 8300, 2, 115,
  * this kernel; the preset still allows their flush, nmo_plan_exp_ftz: Liger's
  * cross_entropy_bwd showed it);
  * tl.log is libdevice's __nv_logf (no lg2.approx in the PTX; Triton turned its fast log
- * off, triton-lang/triton#4777), at most 0.86 ulps on every positive input, so fast's
- * caveat near x = 1 does not apply to this preset (64 is loose: the CUDA Math API gives
- * logf 1 ulp; kept until the Liger campaign's correct runs are judged again under 1);
+ * off, triton-lang/triton#4777), at most 0.86 ulps on every positive input: 1 ulp, the
+ * CUDA Math API's logf figure (fast's caveat near x = 1 does not apply to this preset);
  * fp32 '/' div.full.f32, 2 ulps (PTX ISA, div.full); tl.sqrt sqrt.approx.f32 (fast's 3,
  * conservative); tl.rsqrt rsqrt.approx.f32 (2); tanh and erf through libdevice when a
- * kernel calls them (2, as cuda); sigmoid = exp + div + 1 = 115; sin/cos sin.approx /
- * cos.approx (fast's 64). */
-static const int preset_triton[NMO_FN_COUNT] = {112, 64, 2, 3, 2, 2, 2, 2, 115, 64, 64};
+ * kernel calls them (2, as cuda); sin/cos sin.approx / cos.approx (fast's 64).
+ * tl.sigmoid is Triton's own formula 1 / (1 + tl.exp(-x)) (PTX: ex2.approx.f32 and
+ * div.full.f32, nothing else; measured on every fp32 input, triton_sigmoid_probe.py,
+ * results/triton-h200/triton_sigmoid_probe.txt: the division within 0.975 ulps of
+ * 1/RN(1 + e), subnormal quotients kept, +0 exactly for every x <= -0x1.62e43p+6): it is
+ * modelled step by step (nmo_plan_sigmoid_composed), the 115 below is never used by it. */
+static const int preset_triton[NMO_FN_COUNT] = {112, 1, 2, 3, 2, 2, 2, 2, 115, 64, 64};
 
 #define NMO_FN_ULP_MAX (1 << 30)
 
@@ -207,6 +210,19 @@ void nmo_plan_default(nmo_plan *p, nmo_fmt dtype)
 int nmo_plan_exp_ftz(const nmo_plan *p)
 {
     return strcmp(p->fn_name, "triton") == 0 || strcmp(p->fn_name, "fast") == 0;
+}
+
+/* Measured for tl.exp only (triton_fn_probe.txt: every fp32 x >= 0x1.62e43p+6 gives +inf,
+ * every smaller x a finite value); __expf (fn=fast) shares the mechanism but was not
+ * measured, so it keeps the generic overflow side. */
+double nmo_plan_exp_inf_from(const nmo_plan *p)
+{
+    return strcmp(p->fn_name, "triton") == 0 ? 0x1.62e43p+6 : INFINITY;
+}
+
+int nmo_plan_sigmoid_composed(const nmo_plan *p)
+{
+    return strcmp(p->fn_name, "triton") == 0;
 }
 
 long nmo_plan_max_ulps(const nmo_plan *p)

@@ -190,3 +190,120 @@ Test(enclosure_pointwise, exp_flush_cuda_not)
     cr_expect_gt(n, 100);
     cr_expect_eq(z, 0);
 }
+
+/* fn=triton's measured edges (plan.c, results/triton-h200/triton_fn_probe.txt and
+ * triton_sigmoid_probe.txt): tl.exp is +inf exactly for every fp32 x >= 0x1.62e43p+6 and
+ * finite below; tl.sigmoid is 1/(1 + tl.exp(-x)) alone, +0 exactly for x <= -0x1.62e43p+6;
+ * tl.log within 1 ulp. One fp32 point through both engines; returns the certified
+ * enclosure and expects the fast one (when certain) to equal it. */
+enum { G_EXP, G_SIGMOID, G_LOG };
+static nmo_fenc eval1(const char *text, int g, double x)
+{
+    nmo_plan p;
+    nmo_err err = {{0}};
+    nmo_plan_default(&p, NMO_FP32);
+    cr_assert_eq(nmo_plan_parse(&p, text, &err), NMO_OK, "%s", err.msg);
+    nmo_fctx fc;
+    nmo_cctx cc;
+    cr_assert_eq(nmo_fctx_init(&fc, &p, &err), NMO_OK);
+    cr_assert_eq(nmo_cctx_init(&cc, &p, &err), NMO_OK);
+    nmo_fenc a, r, e;
+    nmo_cenc ca, cr;
+    nmo_fenc_set_d(&fc, &a, x);
+    nmo_cenc_init(&cc, &ca), nmo_cenc_init(&cc, &cr);
+    nmo_cenc_set_d(&cc, &ca, x);
+    switch (g) {
+    case G_EXP: nmo_fenc_exp(&fc, &r, &a), nmo_cenc_exp(&cc, &cr, &ca); break;
+    case G_SIGMOID: nmo_fenc_sigmoid(&fc, &r, &a), nmo_cenc_sigmoid(&cc, &cr, &ca); break;
+    default: nmo_fenc_log(&fc, &r, &a), nmo_cenc_log(&cc, &cr, &ca); break;
+    }
+    nmo_cenc_export(&cc, &e, &cr);
+    if (!(r.flags & NMO_EF_UNC))
+        cr_expect(r.lo == e.lo && r.hi == e.hi, "%s g=%d x=%a: fast [%a,%a] != cert [%a,%a]", text, g, x,
+                  r.lo, r.hi, e.lo, e.hi);
+    nmo_cenc_clear(&cc, &ca), nmo_cenc_clear(&cc, &cr);
+    nmo_fctx_clear(&fc);
+    nmo_cctx_clear(&cc);
+    return e;
+}
+
+static const double T_INF = 0x1.62e43p+6; /* first fp32 x with tl.exp(x) = +inf */
+
+Test(enclosure_pointwise, exp_overflow_edge_triton)
+{
+    long n = 0, n_edge = 0;
+    /* every fp32 x within 512 ulps of T (0x42b17218), every 2^16th pattern from 88 up */
+    for (uint32_t u = 0x42b00000u; u <= 0x7f7fffffu;
+         u += u >= 0x42b17018u && u < 0x42b17418u ? 1 : u < 0x42b17018u && u + (1u << 16) > 0x42b17018u ? 0x42b17018u - u : 1u << 16) {
+        float xf;
+        memcpy(&xf, &u, 4);
+        double x = xf, v = rn32_of(F_EXP, x);
+        nmo_fenc e = eval1("fn=triton", G_EXP, x);
+        n_edge += u >= 0x42b17018u && u < 0x42b17418u;
+        if (x >= T_INF) {
+            cr_expect(isinf(e.lo) && isinf(e.hi), "exp(%a) = [%a,%a]: not exactly +inf", x, e.lo, e.hi);
+        } else {
+            cr_expect(e.hi <= FLT_MAX && inside(v, &e), "exp(%a): %a, [%a,%a]", x, v, e.lo, e.hi);
+        }
+        n++;
+    }
+    cr_expect_gt(n, 10000);
+    cr_expect(n_edge == 1024, "%ld", n_edge);
+    /* the edge is fn=triton's: under fn=fast (the same mechanism, not measured) exp(T)'s
+     * 112 ulps still reach down to a finite value */
+    nmo_fenc f = eval1("fn=fast", G_EXP, T_INF);
+    cr_expect(f.lo <= FLT_MAX && isinf(f.hi), "fast [%a,%a]", f.lo, f.hi);
+}
+
+Test(enclosure_pointwise, sigmoid_composed_triton)
+{
+    long n = 0, zero = 0;
+    for (uint32_t u = 0x00000000u; u <= 0x43480000u; u += 1u << 14) { /* |x| <= 200, both signs */
+        for (int s = 0; s < 2; s++) {
+            float xf;
+            uint32_t b = u | (uint32_t)s << 31;
+            memcpy(&xf, &b, 4);
+            double x = xf, v = rn32_of(F_SIGMOID, x);
+            nmo_fenc e = eval1("fn=triton", G_SIGMOID, x);
+            /* Triton computes 1/RN(1 + e) with e within 112 ulps of exp(-x): the correctly
+             * rounded formula is one of its values */
+            if (x > -T_INF)
+                cr_expect(inside(v, &e), "sigmoid(%a) = %a outside [%a,%a]", x, v, e.lo, e.hi);
+            else { /* RN32(1 + inf) = inf: the formula in fp32 is +0 */
+                cr_expect(e.lo == 0 && e.hi == 0 && !signbit(e.hi), "sigmoid(%a): [%a,%a], not +0", x, e.lo, e.hi);
+                zero++;
+            }
+            n++;
+        }
+    }
+    cr_expect_gt(zero, 100);
+    cr_expect_gt(n, 5000);
+    /* negative control: under fn=fast the library sigmoid's 115 ulps reach above 0 there */
+    nmo_fenc f = eval1("fn=fast", G_SIGMOID, -100.0);
+    cr_expect(f.lo <= 0 && f.hi > 0, "fn=fast sigmoid(-100) = [%a,%a]", f.lo, f.hi);
+}
+
+Test(enclosure_pointwise, log_one_ulp_triton)
+{
+    /* tl.log = __nv_logf, <= 0.86 ulps (probe): 1 ulp; a result 2 ulps off is outside */
+    long n = 0;
+    for (uint32_t u = 0x00800000u; u < 0x7f800000u; u += 1u << 15) {
+        float xf;
+        memcpy(&xf, &u, 4);
+        double x = xf;
+        if (x == 1) continue;
+        mpfr_t y, t;
+        mpfr_inits2(200, y, t, (mpfr_ptr)0);
+        mpfr_set_d(t, x, MPFR_RNDN);
+        mpfr_log(y, t, MPFR_RNDN);
+        double v = nmo_fmt_round_mpfr(NMO_FP32, y, NMO_RNE, 0);
+        mpfr_clears(y, t, (mpfr_ptr)0);
+        nmo_fenc e = eval1("fn=triton", G_LOG, x);
+        float v1 = nextafterf((float)v, INFINITY), v2 = nextafterf(v1, INFINITY);
+        float w1 = nextafterf((float)v, -INFINITY), w2 = nextafterf(w1, -INFINITY);
+        cr_expect(inside(v, &e) && (inside(v1, &e) || inside(w1, &e)), "log(%a): [%a,%a]", x, e.lo, e.hi);
+        cr_expect(!inside(v2, &e) && !inside(w2, &e), "log(%a) = %a: 2 ulps inside [%a,%a]", x, v, e.lo, e.hi);
+        n++;
+    }
+    cr_expect_gt(n, 5000);
+}

@@ -96,6 +96,11 @@ void nmo_cenc_exp(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
     /* overflow: inf is possible once the upper bound reaches max finite (as in
      * nmo_fenc_exp) */
     if (hi >= nmo_fmt_get(c->cf)->max_finite) hi = INFINITY;
+    /* a measured overflow edge, as in nmo_fenc_exp */
+    double tinf = c->cf == NMO_FP32 ? nmo_plan_exp_inf_from(&c->plan) : INFINITY;
+    if (tinf < INFINITY && mpfr_cmp_d(a->lo, tinf) >= 0) lo = INFINITY;
+    else if (tinf < INFINITY && mpfr_cmp_d(a->hi, tinf) < 0 && hi == INFINITY)
+        hi = nmo_fmt_get(c->cf)->max_finite;
     double m = hi == 0 ? 0 : a->mag != 0 && !(ce_hi(a) - ce_lo(a) <= 1) ? INFINITY : nmo_mag_fn(hi, hi, a->mag);
     if (lo < c->minnorm_c && nmo_plan_exp_ftz(&c->plan)) lo = 0; /* ex2.approx.ftz, as nmo_fenc_exp */
     ce_setd2(r, lo < 0 ? 0 : lo, hi, fl);
@@ -151,12 +156,16 @@ void nmo_cenc_sigmoid(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
 {
     nmo_cenc s1, t, one;
     nmo_cenc_init(c, &s1), nmo_cenc_init(c, &t), nmo_cenc_init(c, &one);
-    ce_incr(c, &s1, a, NMO_FN_SIGMOID);
     nmo_cenc_neg(c, &t, a);
     nmo_cenc_exp(c, &t, &t);
     nmo_cenc_const(c, &one, 1.0);
     nmo_cenc_add(c, &t, &one, &t);
     nmo_cenc_div(c, &t, &one, &t);
-    nmo_cenc_hull(c, r, &s1, &t);
+    if (nmo_plan_sigmoid_composed(&c->plan)) { /* the formula only, as nmo_fenc_sigmoid */
+        nmo_cenc_set(c, r, &t);
+    } else {
+        ce_incr(c, &s1, a, NMO_FN_SIGMOID);
+        nmo_cenc_hull(c, r, &s1, &t);
+    }
     nmo_cenc_clear(c, &s1), nmo_cenc_clear(c, &t), nmo_cenc_clear(c, &one);
 }

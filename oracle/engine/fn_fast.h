@@ -239,6 +239,11 @@ static inline void nmo_fenc_exp(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a)
      * is inf once it reaches max finite (else lo = inf > hi = max for huge x). */
     nmo_fe_apx_fix(c, &lo, &hi, vlo, a->lo == 0, vhi, a->hi == 0, n, &fl);
     if (hi >= nmo_fmt_get(c->cf)->max_finite) hi = INFINITY;
+    /* a measured overflow edge (nmo_plan_exp_inf_from, fn=triton: ex2.approx): +inf
+     * exactly at and above it, finite below */
+    double tinf = c->cf == NMO_FP32 ? nmo_plan_exp_inf_from(&c->plan) : INFINITY;
+    if (tinf < INFINITY && a->lo >= tinf) lo = INFINITY;
+    else if (tinf < INFINITY && a->hi < tinf && hi == INFINITY) hi = nmo_fmt_get(c->cf)->max_finite;
     /* exp' = exp <= hi over the argument; an argument wider than 1 is a domain edge */
     double m = hi == 0 ? 0 /* exactly 0 (a -inf argument, deep underflow) */
                : a->mag != 0 && !(a->hi - a->lo <= 1) ? INFINITY : nmo_mag_fn(hi, hi, a->mag);
@@ -363,16 +368,18 @@ static inline void nmo_fenc_erf(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a) { n
 /* sigmoid: a library sigmoid of plan accuracy fn_ulps[SIGMOID], or the usual kernel
  * formula 1/(1 + exp(-x)) with exp of plan accuracy and two correctly rounded steps:
  * the hull of both (the formula can be ~6 ulp off the true value: it is not covered
- * by a small ulp figure, so it is modelled step by step). */
+ * by a small ulp figure, so it is modelled step by step). A plan whose sigmoid is the
+ * formula (nmo_plan_sigmoid_composed: Triton's tl.sigmoid) takes the formula alone. */
 static inline void nmo_fenc_sigmoid(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a)
 {
     nmo_fenc s1, t, one;
-    nmo_fe_incr(c, &s1, a, NMO_FN_SIGMOID);
     nmo_fenc_neg(c, &t, a);
     nmo_fenc_exp(c, &t, &t);
     nmo_fenc_const(c, &one, 1.0);
     nmo_fenc_add(c, &t, &one, &t);
     nmo_fenc_div(c, &t, &one, &t);
+    if (nmo_plan_sigmoid_composed(&c->plan)) { *r = t; return; } /* the formula only */
+    nmo_fe_incr(c, &s1, a, NMO_FN_SIGMOID);
     nmo_fenc_hull(c, r, &s1, &t);
 }
 

@@ -84,6 +84,17 @@ long nmo_plan_max_ulps(const nmo_plan *p);
  * flushed to 0, so every exp enclosure reaching below 2^-126 also holds 0. */
 int nmo_plan_exp_ftz(const nmo_plan *p);
 
+/* The fp32 argument from which the plan's exp is +inf exactly and below which it is
+ * finite (fn=triton: 0x1.62e43p+6, measured on the H200, plan.c), or +inf when the plan
+ * states no such edge (an exp near overflow may then be the largest finite value or inf).
+ * Applies to fp32 compute only. */
+double nmo_plan_exp_inf_from(const nmo_plan *p);
+
+/* 1 when the plan's sigmoid is the formula 1/(1 + exp(-x)) with the plan's exp and
+ * division and no library sigmoid (fn=triton: Triton's tl.sigmoid); 0 when a library
+ * sigmoid of fn_ulps[SIGMOID] may be used as well (the enclosure is their hull). */
+int nmo_plan_sigmoid_composed(const nmo_plan *p);
+
 /* Set fn_ulps from a preset or ulp:N. Presets and their sources are in plan.c. */
 nmo_status nmo_plan_set_fn(nmo_plan *p, const char *spec, nmo_err *err);
 
