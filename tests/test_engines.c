@@ -78,7 +78,16 @@ static const nmo_plan *plan_ftz(nmo_fmt dt, nmo_plan *p)
     return p;
 }
 
+/* fn=triton: approximate division and sqrt, the exp overflow edge, the composed sigmoid and
+ * the argument-dependent exp figure (nmo_plan_exp_ulps) in both engines */
+static const nmo_plan *plan_triton(nmo_fmt dt, nmo_plan *p)
+{
+    nmo_plan_default(p, dt);
+    return nmo_plan_set_fn(p, "triton", NULL) == NMO_OK ? p : NULL;
+}
+
 Test(engines, fast_plus_escalation_equals_certified, .timeout = 1200) { run_all(plan_default, 0); }
+Test(engines, triton_plans_equal_certified, .timeout = 600) { run_all(plan_triton, 1); }
 Test(engines, forced_escalation_equals_certified, .timeout = 600) { run_all(plan_fp64_compute, 1); }
 Test(engines, ftz_plans_equal_certified, .timeout = 600) { run_all(plan_ftz, 1); }
 
