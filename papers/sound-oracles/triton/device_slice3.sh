@@ -1,17 +1,23 @@
 #!/bin/sh
-# One device call of the slice-3 Triton campaign (Liger-Kernel on a GPU), resumable:
+# One device call of the slice-4 Triton campaign (Liger-Kernel on a GPU), resumable:
 #   sh papers/sound-oracles/triton/device_slice3.sh OUT BUDGET [EVAL_SEEDS] [FAULTS_BUDGET]
 # From the checkout root, with a numoracle build: PYTHONPATH=<root>/python and
 # NUMORACLE_LIB=<root>/build.../libnumoracle.so set (PY: the interpreter, default python3;
-# CFG / FCFG: the configs, default campaign_liger_s3.json / campaign_liger_faults_s3.json).
+# CFG / FCFG: the configs, default campaign_liger_s4.json / campaign_liger_faults_s4.json).
 # BUDGET: seconds after which the campaign starts no more mutants (a hard `timeout` ends it
 # 60 s later); EVAL_SEEDS: judge the first K evaluation seeds in this call (0: all);
 # FAULTS_BUDGET: seconds for the real-fault campaign (0: not run), run first (it is small).
 # SLACK: seconds a stage may run past its budget before `timeout` ends it (default 60).
 # BUDGET 0: the main campaign is not run (its report is still written from the journal);
 # MAX_MUTANTS: also stop once this many mutants have finished in this call (a cut by count);
-# FOPS: a comma-separated subset of the fault config's operators.
-# Resume: the journals of earlier calls, committed under results/triton-h200/s3/, are
+# FOPS: a comma-separated subset of the fault config's operators; OPS: the same for the main
+# campaign; REJUDGE=1 (with OPS): first drop OPS's records from the resumed journal, so those
+# operators are judged again by this build (after an engine change that only they reach).
+# Re-judging the operators whose references call exp (the next call after commit 8b05209):
+#   OPS=swiglu,swiglu_bwd,softmax,cross_entropy,cross_entropy_bwd,jsd REJUDGE=1 \
+#     sh papers/sound-oracles/triton/device_slice3.sh OUT 300
+# (with the defaults CFG=campaign_liger_s4.json, RESUME_DIR=results/triton-h200/s4).
+# Resume: the journals of earlier calls, committed under results/triton-h200/s4/, are
 # unpacked first; this call's journals, logs and report go to OUT (<= 8 files).
 set -u
 OUT=${1:?usage: device_slice3.sh OUT BUDGET [EVAL_SEEDS] [FAULTS_BUDGET]}
@@ -19,11 +25,11 @@ BUDGET=${2:?usage: device_slice3.sh OUT BUDGET [EVAL_SEEDS] [FAULTS_BUDGET]}
 ES=${3:-0}
 FB=${4:-0}
 PY=${PY:-python3}
-CFG=${CFG:-campaign_liger_s3.json}
-FCFG=${FCFG:-campaign_liger_faults_s3.json}
+CFG=${CFG:-campaign_liger_s4.json}
+FCFG=${FCFG:-campaign_liger_faults_s4.json}
 ROOT=$(pwd)
 T=$ROOT/papers/sound-oracles/triton
-R=${RESUME_DIR:-$ROOT/papers/sound-oracles/results/triton-h200/s3}
+R=${RESUME_DIR:-$ROOT/papers/sound-oracles/results/triton-h200/s4}
 mkdir -p "$OUT" || exit 2
 OUT=$(cd "$OUT" && pwd)
 t0=$(date +%s)
@@ -38,9 +44,15 @@ resume() {
     fi
 }
 
-stage() { # config budget eval-seeds log journal-name
+stage() { # config budget eval-seeds log journal-name [ops] [rejudge]
     resume "$1" "$5"
     j=$(jpath "$1")
+    if [ "${7:-0}" = 1 ] && [ -n "${6:-}" ] && [ -s "$j" ]; then
+        "$PY" -c 'import json, sys
+ops = set(sys.argv[2].split(",")); lines = open(sys.argv[1]).read().splitlines(True)
+keep = [l for l in lines if not l.strip() or json.loads(l).get("op") not in ops]
+open(sys.argv[1], "w").writelines(keep); print("rejudge: dropped", len(lines) - len(keep), "records of", sys.argv[2])' "$j" "$6"
+    fi
     s=$(date +%s)
     (cd "$T" && exec timeout -k 10 $(($2 + ${SLACK:-60})) "$PY" campaign.py --config "$1" --budget "$2" --eval-seeds "$3" \
         ${6:+--ops "$6"} ${MAX_MUTANTS:+--max-mutants "$MAX_MUTANTS"}) > "$OUT/$4" 2>&1
@@ -53,7 +65,7 @@ stage() { # config budget eval-seeds log journal-name
 if [ "$FB" -gt 0 ]; then
     stage "$FCFG" "$FB" 0 faults.log faults.jsonl.gz "${FOPS:-}"
 fi
-[ "$BUDGET" -gt 0 ] && stage "$CFG" "$BUDGET" "$ES" campaign.log journal.jsonl.gz
+[ "$BUDGET" -gt 0 ] && stage "$CFG" "$BUDGET" "$ES" campaign.log journal.jsonl.gz "${OPS:-}" "${REJUDGE:-0}"
 (cd "$T" && "$PY" report.py --config "$CFG" --journal "$(jpath "$CFG")" --out "$OUT/report") >> "$OUT/summary.txt" 2>&1
 if [ "$FB" -gt 0 ]; then
     (cd "$T" && "$PY" report.py --config "$FCFG" --journal "$(jpath "$FCFG")" --out "$OUT/report-faults" \

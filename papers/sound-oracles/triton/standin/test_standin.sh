@@ -50,4 +50,19 @@ print(f"standin: {m['total']} mutants ({m['effective_main']} effective main, {m[
       f"{sys.argv[2]} mutants")
 P
 ls "$W/2" "$W/2/report" | grep -c . > /dev/null
+
+# slice 3: one operator judged again (REJUDGE, as after an engine change only it reaches):
+# its records are dropped and rerun, the other operator's kept; the report is unchanged
+OP=$($PY -c 'import json, sys; print(json.load(open(sys.argv[1]))["operators"][0]["op"])' "$T/$CFG")
+cp "$W/2/journal.jsonl.gz" "$RESUME_DIR/journal.jsonl.gz"
+rm -rf "$T/out/standin.jsonl" "$T/out/standin-work"
+(cd "$ROOT" && OPS=$OP REJUDGE=1 sh "$T/device_slice3.sh" "$W/3" 300 0 0) > "$W/3.txt" 2>&1 || fail "slice 3 exit $?"
+grep -q "^rejudge: dropped [1-9][0-9]* records of $OP" "$W/3/campaign.log" "$W/3.txt" || fail "slice 3 dropped nothing"
+$PY - "$W/2/report/report.json" "$W/3/report/report.json" <<'P' || fail "rejudged report differs"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert a["mutants"] == b["mutants"] and a["detection_main"] == b["detection_main"], (a["mutants"], b["mutants"])
+assert a["false_alarms"]["correct"] == b["false_alarms"]["correct"]
+print("standin: rejudged one operator, the same report")
+P
 echo "standin device script: ok"
