@@ -13,10 +13,11 @@
 # FOPS: a comma-separated subset of the fault config's operators; OPS: the same for the main
 # campaign; REJUDGE=1 (with OPS): first drop OPS's records from the resumed journal, so those
 # operators are judged again by this build (after an engine change that only they reach).
-# Re-judging the operators whose references call exp (the next call after commit 8b05209):
-#   OPS=swiglu,swiglu_bwd,softmax,cross_entropy,cross_entropy_bwd,jsd REJUDGE=1 \
-#     sh papers/sound-oracles/triton/device_slice3.sh OUT 300
-# (with the defaults CFG=campaign_liger_s4.json, RESUME_DIR=results/triton-h200/s4).
+# REJUDGE also resumes a journal of another config (--force): one that differs from CFG in
+# OPS's entries only. Slice 5 from slice 4 (the next device call after commit 8b05209):
+#   CFG=campaign_liger_s5.json OPS=swiglu,swiglu_bwd,softmax,cross_entropy,cross_entropy_bwd,jsd,kl_div \
+#     REJUDGE=1 sh papers/sound-oracles/triton/device_slice3.sh OUT 330
+# (RESUME_DIR defaults to results/triton-h200/s4; commit the journal under s5/ after it).
 # Resume: the journals of earlier calls, committed under results/triton-h200/s4/, are
 # unpacked first; this call's journals, logs and report go to OUT (<= 8 files).
 set -u
@@ -54,8 +55,10 @@ keep = [l for l in lines if not l.strip() or json.loads(l).get("op") not in ops]
 open(sys.argv[1], "w").writelines(keep); print("rejudge: dropped", len(lines) - len(keep), "records of", sys.argv[2])' "$j" "$6"
     fi
     s=$(date +%s)
+    # a re-judged journal may come from a config that differs in OPS's entries only
+    force=; [ "${7:-0}" = 1 ] && force=--force
     (cd "$T" && exec timeout -k 10 $(($2 + ${SLACK:-60})) "$PY" campaign.py --config "$1" --budget "$2" --eval-seeds "$3" \
-        ${6:+--ops "$6"} ${MAX_MUTANTS:+--max-mutants "$MAX_MUTANTS"}) > "$OUT/$4" 2>&1
+        ${6:+--ops "$6"} ${MAX_MUTANTS:+--max-mutants "$MAX_MUTANTS"} $force) > "$OUT/$4" 2>&1
     rc=$?
     [ -f "$j" ] && gzip -c "$j" > "$OUT/$5"
     echo "$4: rc=$rc wall=$(($(date +%s) - s))s journal=$(wc -l < "$j" 2>/dev/null || echo 0) lines" >> "$OUT/summary.txt"

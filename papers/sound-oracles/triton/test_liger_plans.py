@@ -254,3 +254,58 @@ def test_rms_norm_bwd_llama_block_dw_fault():
     bad = rms_bwd_llama_block(ins, fault=True)
     assert verdicts("rms_norm_bwd", ins, bad, "bf16", plan, p) == "FAIL"
     assert verdicts("rms_norm_bwd", ins, bad, "bf16", "inter=bf16", p) != "FAIL"
+
+
+# ---- kl_div's loss: Liger's reduction geometry (campaign_liger_s5.json) --------------------
+
+KL_PLAN = "preset=liger sum=blocked:n/256:8:4"
+
+
+def kl_div_liger(ins, drop_first=False):
+    """_kldiv_kernel_forward (log_target=False) then torch's batchmean: per row, in fp32,
+    l_j = y_true * (log(max(y_true, eps)) - y); tl.sum over BLOCK = next_pow2(V) lanes with
+    4 warps (V <= 2048) or 8 warps: runs of ceil(V/T) terms per thread (T = 128 or 256)
+    folded in order, the T partials by a pairwise tree; the rows summed by torch in order,
+    then / BT. drop_first: the mutant range(1, n_cols, BLOCK_SIZE) (column 0 dropped)."""
+    y = np.asarray(ins["input"], dtype=np.float32)
+    t = np.asarray(ins["target"], dtype=np.float32)
+    bt, v = y.shape
+    eps = np.float32(1e-10)
+    lg = np.log(np.maximum(t, eps)).astype(np.float32)    # __nv_logf: within 1 ulp (probe)
+    l = (t * (lg - y).astype(np.float32)).astype(np.float32)
+    if drop_first:
+        l[:, 0] = 0
+    threads = 128 if v <= 2048 else 256
+    r = -(-v // threads)
+    total = np.float32(0)
+    for i in range(bt):
+        parts = []
+        for k in range(threads):
+            s = np.float32(0)
+            for j in range(k * r, min(v, (k + 1) * r)):
+                s = np.float32(s + l[i, j])
+            parts.append(s)
+        while len(parts) > 1:
+            parts = [np.float32(parts[a] + parts[a + 1]) for a in range(0, len(parts), 2)]
+        total = np.float32(total + parts[0])
+    return {"loss": np.array([np.float32(total / np.float32(bt))], dtype=np.float32)}
+
+
+@pytest.mark.parametrize("shape", ["4x1000", "3x4096"])
+def test_kl_div_liger_geometry(shape):
+    """Liger's kl_div loss PASSes under its declared geometry (blocked:n/256:8:4 covers one
+    block per row of 128 or 256 threads, runs of <= 8 or 16, a tree of depth 7 or 8, <= 4
+    rows summed by torch); the dropped-column mutant FAILs there on some input, and under
+    sum=any (slice 4's plan) it is never FAILed: R is ten times wider."""
+    p = {"reduction": 3, "log_target": 0}
+    f_new = f_mut = f_mut_any = 0
+    for fam in ("gaussian", "small", "shifted"):
+        for s in SEEDS:
+            ins = numoracle.inputs("kl_div", shape, "fp32", fam, s, plan=KL_PLAN, params=p)
+            f_new += verdicts("kl_div", ins, kl_div_liger(ins), "fp32", KL_PLAN, p) == "FAIL"
+            bad = kl_div_liger(ins, drop_first=True)
+            f_mut += verdicts("kl_div", ins, bad, "fp32", KL_PLAN, p) == "FAIL"
+            f_mut_any += verdicts("kl_div", ins, bad, "fp32", "preset=liger", p) == "FAIL"
+    assert f_new == 0
+    assert f_mut > 0
+    assert f_mut_any == 0
