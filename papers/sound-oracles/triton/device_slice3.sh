@@ -14,9 +14,8 @@
 # campaign; REJUDGE=1 (with OPS): first drop OPS's records from the resumed journal, so those
 # operators are judged again by this build (after an engine change that only they reach).
 # REJUDGE also resumes a journal of another config (--force): one that differs from CFG in
-# OPS's entries only. Slice 5 from slice 4 (the next device call after commit 8b05209):
-#   CFG=campaign_liger_s5.json OPS=swiglu,swiglu_bwd,softmax,cross_entropy,cross_entropy_bwd,jsd,kl_div \
-#     REJUDGE=1 sh papers/sound-oracles/triton/device_slice3.sh OUT 330
+# OPS's entries only. Slice 5 from slice 4 (kl_div's plan changed):
+#   CFG=campaign_liger_s5.json OPS=kl_div REJUDGE=1 sh papers/sound-oracles/triton/device_slice3.sh OUT 120
 # (RESUME_DIR defaults to results/triton-h200/s4; commit the journal under s5/ after it).
 # Resume: the journals of earlier calls, committed under results/triton-h200/s4/, are
 # unpacked first; this call's journals, logs and report go to OUT (<= 8 files).
