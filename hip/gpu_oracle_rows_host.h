@@ -18,6 +18,8 @@ static const char *rows_why(const nmo_case *c)
         return ln ? "layer_norm on the device needs correctly rounded division (fn=cuda, ocml, cr: d/s and w/s)"
                   : "softmax on the device needs correctly rounded division (fn=cuda, ocml, cr: the fast path of "
                     "nmo_fenc_divmul_row)";
+    /* the device's exp takes one figure per plan: fn=triton's argument-dependent exp
+     * (nmo_plan_exp_ulps) is declined by the division check above (div.full, 2 ulps) */
     if (c->shape[c->nshape - 1] < 1) return "rows must not be empty";
     if (ln && (!nmo_tensor_is_packed(&c->in[2]) || nmo_tensor_numel(&c->in[2]) != c->shape[c->nshape - 1]))
         return "layer_norm's b must be packed, of the row's length";

@@ -96,11 +96,13 @@ static const int preset_fast[NMO_FN_COUNT] = {112, 64, 2, 3, 2, 1, 8300, 2, 115,
 /* triton: Triton 3.x on NVIDIA (the NVIDIA backend's elementwise lowering): tl.exp is
  * ex2.approx.f32 of x*log2(e) — the mechanism of __expf, so the fast figure 112 (2 +
  * 1.23|x| ulps up to the overflow threshold; measured on the H200: a Triton silu at
- * x = -70 is 54 ulps from expf's result). The flat 112 stays although tl.exp itself is
- * within 2.001 + 1.23|x| (below): the flash-attention presets judge exp2f of an
- * FMA-folded argument, exp2(s c - RN(m c)), by this figure, and RN(m c)'s error grows
- * with |m|, not with the argument |s - m| the references enclose, so an argument-
- * dependent figure would be unsound there.
+ * x = -70 is 54 ulps from expf's result) as the cap, and 3 + ceil(1.23|x|) below it
+ * (nmo_plan_exp_ulps, from the measurement below). The attention references (sdpa,
+ * sdpa_bwd) keep the flat cap (their contexts' exp_flat): FlashAttention evaluates
+ * exp2f(s c - RN(m c)) with the scale folded into an FMA, and RN(m c)'s error grows with
+ * the row max |m|, not with the argument |s - m| they enclose (slice 4 of issue 19 found
+ * the argument-dependent figure unsound there; 112 = 2 + 1.23 * 88.73 covers the fold
+ * while |m c| <= 88.7, as before).
  * Measured on every fp32 input (hip/validate/triton_fn_probe.py, Triton 3.6 on the H200,
  * output in papers/sound-oracles/results/triton-h200/triton_fn_probe.txt): tl.exp is
  * ex2.approx.f32 (PTX), at most 63.78 ulps from exp over |x| <= 88.72 (2 + 1.23|x| is
@@ -222,6 +224,22 @@ int nmo_plan_exp_ftz(const nmo_plan *p)
 double nmo_plan_exp_inf_from(const nmo_plan *p)
 {
     return strcmp(p->fn_name, "triton") == 0 ? 0x1.62e43p+6 : INFINITY;
+}
+
+/* tl.exp's error grows with |x|: ex2.approx's own 2 ulps plus the rounding of its
+ * argument RN(x * RN(log2 e)), (2^-24 + 2^-26.2)|x| relative = 1.23|x| ulps (preset_fast's
+ * derivation; the CUDA guide's __expf figure 2 + floor(|1.173 x|) is of the same form).
+ * Measured on every fp32 input on the H200 (triton_fn_probe.txt): at most 2.001 + 1.23|x|
+ * ulps for normal results, 63.78 at most. fn=triton's figure is 3 + ceil(1.23|x|) (one ulp
+ * of margin), the flat fn_ulps[EXP] beyond |x| = 87 (subnormal results, where only the
+ * flat figure is stated) and for every other plan (fn=fast's __expf has the same
+ * mechanism: left flat until measured). */
+int nmo_plan_exp_ulps(const nmo_plan *p, double amax)
+{
+    int n = p->fn_ulps[NMO_FN_EXP];
+    if (strcmp(p->fn_name, "triton") != 0 || !(amax <= 87)) return n;
+    int m = 3 + (int)ceil(1.23 * amax);
+    return m < n ? m : n;
 }
 
 int nmo_plan_sigmoid_composed(const nmo_plan *p)

@@ -66,6 +66,11 @@ static sdpa_dims sdpa_get_dims(const nmo_case *c)
 
 void NMO_REF(nmo_ref_sdpa_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
 {
+    /* attention kernels fold exp's argument into an FMA (FA2: exp2f(s*scale_log2 -
+     * m*scale_log2)): its error grows with the row max, not with the argument enclosed
+     * here, so exp takes the plan's flat figure, never fn=triton's argument-dependent one
+     * (nmo_plan_exp_ulps; the flat 112 is 2 + 1.23 * 88.73 ulps) */
+    ctx->exp_flat = 1;
     sdpa_dims dm = sdpa_get_dims(c);
     int64_t S = dm.S, D = dm.D;
     int64_t b = u / (dm.Hq * S), h = (u / S) % dm.Hq, i = u % S;

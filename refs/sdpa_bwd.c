@@ -119,6 +119,7 @@ static void NMO_REF(sdpa_bwd_dself)(E_CTX *ctx, const nmo_case *c, int64_t b, in
 void NMO_REF(nmo_ref_sdpa_bwd_stat)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc *out);
 void NMO_REF(nmo_ref_sdpa_bwd_stat)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc *out)
 {
+    ctx->exp_flat = 1; /* as in sdpa.c */
     int64_t Hq = c->shape[1], S = c->shape[3], D = c->shape[4];
     E r, t1, t2, sc;
     enc_init(ctx, &r), enc_init(ctx, &t1), enc_init(ctx, &t2), enc_init(ctx, &sc);
@@ -155,6 +156,7 @@ static void NMO_REF(sdpa_bwd_dabs)(E_CTX *ctx, const nmo_case *c, int64_t b, int
 
 void NMO_REF(nmo_ref_sdpa_bwd_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, nmo_fenc **out)
 {
+    ctx->exp_flat = 1; /* as in sdpa.c: the kernels fold exp's argument */
     int64_t B = c->shape[0], Hq = c->shape[1], Hkv = c->shape[2], S = c->shape[3], D = c->shape[4];
     int64_t G = Hq / Hkv, nq_units = B * Hq * S;
     int causal = c->param[0] != 0, inter = c->plan.inter != c->plan.compute;

@@ -307,3 +307,39 @@ Test(enclosure_pointwise, log_one_ulp_triton)
     }
     cr_expect_gt(n, 5000);
 }
+
+/* fn=triton's exp figure depends on the argument (nmo_plan_exp_ulps: 3 + ceil(1.23|x|)
+ * for |x| <= 87, measured: error <= 2.001 + 1.23|x|): at fp32 points x the correctly
+ * rounded exp moved by that many ulps is inside the enclosure and 2 ulps more is not
+ * (the sides are snapped inward: n ulps of the true value); fn=fast keeps its flat 112. */
+Test(enclosure_pointwise, exp_ulps_by_argument_triton)
+{
+    const double xs[] = {0.5, -0.05, 1.75, -3.0, -10.0, 20.0, -40.0, 70.0, -75.5};
+    nmo_plan p;
+    nmo_plan_default(&p, NMO_FP32);
+    cr_assert_eq(nmo_plan_parse(&p, "fn=triton", NULL), NMO_OK);
+    cr_expect_eq(nmo_plan_exp_ulps(&p, 0), 3);
+    cr_expect_eq(nmo_plan_exp_ulps(&p, 10), 16);
+    cr_expect_eq(nmo_plan_exp_ulps(&p, 87.5), 112);
+    for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) {
+        double x = xs[i];
+        int n = nmo_plan_exp_ulps(&p, fabs(x));
+        cr_expect(n >= 3 && n < 112);
+        mpfr_t y;
+        mpfr_init2(y, 200);
+        mpfr_set_d(y, x, MPFR_RNDN);
+        mpfr_exp(y, y, MPFR_RNDN);
+        double v = mpfr_get_d(y, MPFR_RNDN), u = nmo_fmt_ulp(NMO_FP32, v);
+        mpfr_clear(y);
+        nmo_fenc e = eval1("fn=triton", G_EXP, x), f = eval1("fn=fast", G_EXP, x);
+        /* n - 1 ulps from the true value (an fp32 value within n ulps on either side) */
+        double in_lo = nmo_fmt_round(NMO_FP32, v - (n - 1) * u, NMO_RU, 0),
+               in_hi = nmo_fmt_round(NMO_FP32, v + (n - 1) * u, NMO_RD, 0);
+        double out_lo = v - (n + 2) * u, out_hi = v + (n + 2) * u;
+        cr_expect(inside(in_lo, &e) && inside(in_hi, &e), "exp(%g) n=%d: [%a,%a] misses %a or %a", x, n, e.lo,
+                  e.hi, in_lo, in_hi);
+        cr_expect(!inside(out_lo, &e) && !inside(out_hi, &e), "exp(%g) n=%d: [%a,%a] holds %a or %a", x, n, e.lo,
+                  e.hi, out_lo, out_hi);
+        cr_expect(inside(out_lo, &f) && inside(out_hi, &f), "fn=fast exp(%g): [%a,%a]", x, f.lo, f.hi);
+    }
+}

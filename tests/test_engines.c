@@ -78,8 +78,8 @@ static const nmo_plan *plan_ftz(nmo_fmt dt, nmo_plan *p)
     return p;
 }
 
-/* fn=triton: approximate division and sqrt, the exp overflow edge and the composed sigmoid,
- * in both engines */
+/* fn=triton: approximate division and sqrt, the exp overflow edge, the composed sigmoid and
+ * the argument-dependent exp figure (nmo_plan_exp_ulps) in both engines */
 static const nmo_plan *plan_triton(nmo_fmt dt, nmo_plan *p)
 {
     nmo_plan_default(p, dt);

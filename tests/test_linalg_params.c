@@ -645,3 +645,54 @@ Test(linalg_params, candidates_write_everything_and_differ, .timeout = 600)
         }
     }
 }
+
+/* The attention references keep fn=triton's flat exp figure (their contexts' exp_flat,
+ * refs/sdpa.c: FlashAttention folds the scale into an FMA, an error growing with the row
+ * max): R of sdpa and sdpa_bwd under fn=triton equals R under the same ulp table without
+ * the argument-dependent figure (the name changed: nmo_plan_exp_ulps is flat for it), in
+ * both engines. Control: softmax's R does narrow under fn=triton (the figure is live). */
+static void bounds_of(nmo_report *rep, const char *opname, const nmo_plan *p, const char *shape, nmo_mode mode)
+{
+    const nmo_op *op = nmo_op_find(opname);
+    nmo_err err = {{0}};
+    int ns;
+    int64_t sh[NMO_MAX_DIMS];
+    cr_assert_eq(nmo_shape_parse(&ns, sh, shape, &err), NMO_OK);
+    nmo_case c;
+    cr_assert_eq(nmo_case_init(&c, op, p, ns, sh, &err), NMO_OK, "%s: %s", opname, err.msg);
+    nmo_case_fill(&c, NMO_FAM_GAUSSIAN, 3);
+    nmo_check_opts o = {.mode = mode, .keep_bounds = 1};
+    cr_assert_eq(nmo_check(rep, &c, NULL, &o, &err), NMO_OK, "%s: %s", opname, err.msg);
+    nmo_case_free(&c);
+}
+
+static int64_t bounds_differ(const char *opname, const char *shape, nmo_mode mode)
+{
+    nmo_plan t, f;
+    nmo_plan_default(&t, NMO_FP32);
+    cr_assert_eq(nmo_plan_parse(&t, "fn=triton", NULL), NMO_OK);
+    f = t;
+    snprintf(f.fn_name, sizeof f.fn_name, "flat"); /* the same table, the flat exp */
+    cr_assert_eq(nmo_plan_exp_ulps(&f, 1.0), f.fn_ulps[NMO_FN_EXP]);
+    cr_assert_lt(nmo_plan_exp_ulps(&t, 1.0), t.fn_ulps[NMO_FN_EXP]);
+    nmo_report a, b;
+    bounds_of(&a, opname, &t, shape, mode);
+    bounds_of(&b, opname, &f, shape, mode);
+    int64_t diff = 0, n = 0;
+    for (int k = 0; k < a.n_out; k++)
+        for (int64_t i = 0; i < a.out_n[k]; i++, n++)
+            diff += a.rlo[k][i] != b.rlo[k][i] || a.rhi[k][i] != b.rhi[k][i];
+    cr_assert_gt(n, 0);
+    nmo_report_free(&a), nmo_report_free(&b);
+    return diff;
+}
+
+Test(linalg_params, sdpa_exp_flat_under_triton, .timeout = 600)
+{
+    for (int m = 0; m < 2; m++) {
+        nmo_mode mode = m ? NMO_MODE_CERT : NMO_MODE_ESCALATE;
+        cr_expect_eq(bounds_differ("sdpa", "1x2x1x9x4", mode), 0, "sdpa mode %d", m);
+        cr_expect_eq(bounds_differ("sdpa_bwd", "1x2x1x9x4", mode), 0, "sdpa_bwd mode %d", m);
+        cr_expect_gt(bounds_differ("softmax", "3x17", mode), 0, "softmax mode %d (control)", m);
+    }
+}

@@ -37,6 +37,7 @@ typedef struct nmo_cctx {
     int64_t pcap;
     int gemm_partials;           /* as nmo_fctx's (nmo_gemm_partials_k) */
     int64_t geo_over;            /* as nmo_fctx's: a reduction beyond the geometry */
+    int exp_flat;                /* as nmo_fctx's */
 } nmo_cctx;
 
 nmo_status nmo_cctx_init(nmo_cctx *c, const nmo_plan *p, nmo_err *err);

@@ -248,6 +248,7 @@ nmo_cctx *nmo_fctx_cert(nmo_fctx *c)
         free(cc);
         return NULL;
     }
+    cc->exp_flat = c->exp_flat;
     return c->cert = cc;
 }
 

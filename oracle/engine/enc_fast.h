@@ -68,6 +68,9 @@ typedef struct nmo_fctx {
     int term_esc_all;           /* testing: recompute every term (nmo_check_opts) */
     int64_t geo_over;           /* the longest reduction beyond the plan's geometry
                                    (nmo_plan_red_k: INFINITY; nmo_check: an error), 0 */
+    int exp_flat;               /* exp takes the flat fn_ulps[EXP], not nmo_plan_exp_ulps:
+                                   set by a reference whose kernels fold exp's argument
+                                   into an FMA (sdpa, sdpa_bwd) */
 } nmo_fctx;
 
 nmo_status nmo_fctx_init(nmo_fctx *c, const nmo_plan *p, nmo_err *err);

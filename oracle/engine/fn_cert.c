@@ -74,7 +74,10 @@ void nmo_cenc_exp(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *a)
 {
     uint32_t fl = a->flags;
     if (ce_is_nan(a)) { ce_set_nan(r, fl); return; }
-    int n = c->plan.fn_ulps[NMO_FN_EXP];
+    /* the argument-dependent figure, as in nmo_fenc_exp (|endpoints| rounded up) */
+    int n = c->exp_flat ? c->plan.fn_ulps[NMO_FN_EXP]
+                        : nmo_plan_exp_ulps(&c->plan, fmax(fabs(mpfr_get_d(a->lo, MPFR_RNDA)),
+                                                           fabs(mpfr_get_d(a->hi, MPFR_RNDA))));
     /* deep underflow, as in nmo_fenc_exp */
     double tiny = c->minsub_c / 2;
     mpfr_exp(c->t[0], a->lo, MPFR_RNDU);

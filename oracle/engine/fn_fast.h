@@ -226,7 +226,13 @@ static inline void nmo_fenc_exp(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *a)
 {
     uint32_t fl = a->flags;
     if (nmo_fenc_is_nan(a)) { nmo_fenc_set_nan(r, fl); return; }
-    int n = c->plan.fn_ulps[NMO_FN_EXP];
+    double amax = fmax(fabs(a->lo), fabs(a->hi));
+    int n = c->exp_flat ? c->plan.fn_ulps[NMO_FN_EXP] : nmo_plan_exp_ulps(&c->plan, amax);
+    /* near a step of an argument-dependent figure the certified engine's amax (its own
+     * endpoints) may fall on the other side: leave it to that engine */
+    if (n != c->plan.fn_ulps[NMO_FN_EXP] && (nmo_plan_exp_ulps(&c->plan, amax * (1 + 0x1p-40)) != n ||
+                                             nmo_plan_exp_ulps(&c->plan, amax * (1 - 0x1p-40)) != n))
+        fl |= NMO_EF_UNC;
     double vlo = exp(a->lo), vhi = a->hi == a->lo ? vlo : exp(a->hi);
     double tiny = c->minsub_c / 2;
     /* Deep underflow (exp(x) < half the smallest subnormal): a correctly rounded result

@@ -24,8 +24,10 @@ static inline void nmo_fenc_exp_sub_row(nmo_fctx *c, nmo_fenc *ee, const double 
                                         int64_t n)
 {
     int nulp = c->plan.fn_ulps[NMO_FN_EXP];
+    /* an argument-dependent exp figure (fn=triton) takes the primitive per element */
     int fast = c->cf == NMO_FP32 && c->fp32rn && !c->ftz && !c->force_unc && m->flags == 0 &&
-               m->lo == m->hi && isfinite(m->lo) && nulp >= 1;
+               m->lo == m->hi && isfinite(m->lo) && nulp >= 1 &&
+               (c->exp_flat || nmo_plan_exp_ulps(&c->plan, 0) == nulp);
     int ftzx = nmo_plan_exp_ftz(&c->plan);
     enum { B = 256 };
     double d[B], v[B], lo[B], hi[B];

@@ -90,6 +90,11 @@ int nmo_plan_exp_ftz(const nmo_plan *p);
  * Applies to fp32 compute only. */
 double nmo_plan_exp_inf_from(const nmo_plan *p);
 
+/* The plan's exp accuracy in ulps for arguments of magnitude at most amax: fn_ulps[EXP],
+ * or less where the plan states an argument-dependent figure (fn=triton: 3 + ceil(1.23
+ * amax) for amax <= 87, measured on the H200, plan.c). Never more than fn_ulps[EXP]. */
+int nmo_plan_exp_ulps(const nmo_plan *p, double amax);
+
 /* 1 when the plan's sigmoid is the formula 1/(1 + exp(-x)) with the plan's exp and
  * division and no library sigmoid (fn=triton: Triton's tl.sigmoid); 0 when a library
  * sigmoid of fn_ulps[SIGMOID] may be used as well (the enclosure is their hull). */
