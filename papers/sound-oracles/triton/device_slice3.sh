@@ -17,6 +17,15 @@
 # OPS's entries only. Slice 5 from slice 4 (kl_div's plan changed):
 #   CFG=campaign_liger_s5.json OPS=kl_div REJUDGE=1 sh papers/sound-oracles/triton/device_slice3.sh OUT 120
 # (RESUME_DIR defaults to results/triton-h200/s4; commit the journal under s5/ after it).
+# FREJUDGE=1 (with FOPS) does the same for the fault campaign; FRESUME_DIR: where its
+# journal is resumed from (default RESUME_DIR). Slice 6 (the exp figure, cross_entropy's
+# geometry), from slice 5, in two calls (the second resumes from the first's journal,
+# committed under s6/):
+#   CFG=campaign_liger_s6.json OPS=cross_entropy,cross_entropy_bwd,jsd REJUDGE=1 \
+#     RESUME_DIR=<root>/papers/sound-oracles/results/triton-h200/s5 FOPS=cross_entropy_bwd FREJUDGE=1 \
+#     FRESUME_DIR=<root>/papers/sound-oracles/results/triton-h200/s4 sh .../device_slice3.sh OUT 330 0 150
+#   CFG=campaign_liger_s6.json OPS=swiglu,swiglu_bwd,softmax REJUDGE=1 \
+#     RESUME_DIR=<root>/papers/sound-oracles/results/triton-h200/s6 sh .../device_slice3.sh OUT 420
 # Resume: the journals of earlier calls, committed under results/triton-h200/s4/, are
 # unpacked first; this call's journals, logs and report go to OUT (<= 8 files).
 set -u
@@ -37,15 +46,16 @@ t0=$(date +%s)
 jpath() { (cd "$T" && "$PY" -c 'import sys, campaign; print(campaign.load_config(sys.argv[1])["journal"])' "$1"); }
 
 # unpack a committed journal unless this machine already has one
-resume() {
+resume() { # config journal-name [dir]
     j=$(jpath "$1") || { echo "cannot read $1" >&2; exit 2; }
-    if [ -f "$R/$2" ] && [ ! -s "$j" ]; then
-        mkdir -p "$(dirname "$j")" && gunzip -c "$R/$2" > "$j" && echo "resumed $j from $R/$2 ($(wc -l < "$j") lines)"
+    d=${3:-$R}
+    if [ -f "$d/$2" ] && [ ! -s "$j" ]; then
+        mkdir -p "$(dirname "$j")" && gunzip -c "$d/$2" > "$j" && echo "resumed $j from $d/$2 ($(wc -l < "$j") lines)"
     fi
 }
 
-stage() { # config budget eval-seeds log journal-name [ops] [rejudge]
-    resume "$1" "$5"
+stage() { # config budget eval-seeds log journal-name [ops] [rejudge] [resume-dir]
+    resume "$1" "$5" "${8:-}"
     j=$(jpath "$1")
     if [ "${7:-0}" = 1 ] && [ -n "${6:-}" ] && [ -s "$j" ]; then
         "$PY" -c 'import json, sys
@@ -65,7 +75,7 @@ open(sys.argv[1], "w").writelines(keep); print("rejudge: dropped", len(lines) - 
 
 : > "$OUT/summary.txt"
 if [ "$FB" -gt 0 ]; then
-    stage "$FCFG" "$FB" 0 faults.log faults.jsonl.gz "${FOPS:-}"
+    stage "$FCFG" "$FB" 0 faults.log faults.jsonl.gz "${FOPS:-}" "${FREJUDGE:-0}" "${FRESUME_DIR:-}"
 fi
 [ "$BUDGET" -gt 0 ] && stage "$CFG" "$BUDGET" "$ES" campaign.log journal.jsonl.gz "${OPS:-}" "${REJUDGE:-0}"
 (cd "$T" && "$PY" report.py --config "$CFG" --journal "$(jpath "$CFG")" --out "$OUT/report") >> "$OUT/summary.txt" 2>&1

@@ -309,3 +309,65 @@ def test_kl_div_liger_geometry(shape):
     assert f_new == 0
     assert f_mut > 0
     assert f_mut_any == 0
+
+
+# ---- cross_entropy_bwd fp32: Liger's one-block rows (slice 6) ----------------------------
+
+CE_PLAN = "preset=liger sum=blocked:n/1024:10"
+
+
+def ce_bwd_liger(ins, fp16_fwd=False):
+    """liger_cross_entropy_kernel's gradient (ead96b61, no smoothing, mean): one program per
+    row, BLOCK = next_pow2(V) <= 32768 lanes, 32 warps (1024 threads, Hopper): m = max x,
+    d = 0 * exp2(..) + tl.sum(exp2(RN(RN(x - m) log2 e))) (runs of ceil(V/1024) terms a
+    thread, then a pairwise tree of depth 10), dx = RN(RN(e/d)/N), dx_y = RN(RN(p_y - 1)/N).
+    fp16_fwd: the mutant that loads the forward loop's block as fp16 (m and d from the
+    logits rounded to fp16; the gradient loop still reads fp32)."""
+    x = np.asarray(ins["x"], dtype=np.float32)
+    lab = ins["labels"].astype(np.int64)
+    n = np.float32(np.sum(lab != -100))
+    l2e = np.float32(1.4426950408889634)
+    out = np.zeros_like(x)
+    bt, v = x.shape
+    r = -(-v // 1024)
+    for i in range(bt):
+        if lab[i] == -100:
+            continue
+        xf = x[i].astype(np.float16).astype(np.float32) if fp16_fwd else x[i]
+        m = xf.max()
+        e = np.exp2((xf - m) * l2e).astype(np.float32)
+        parts = [np.float32(0)] * 1024
+        for k in range(1024):
+            s = np.float32(0)
+            for j in range(k * r, min(v, (k + 1) * r)):
+                s = np.float32(s + e[j])
+            parts[k] = s
+        while len(parts) > 1:
+            parts = [np.float32(parts[a] + parts[a + 1]) for a in range(0, len(parts), 2)]
+        d = parts[0]
+        p = (np.exp2((x[i] - m) * l2e).astype(np.float32) / d).astype(np.float32)
+        g = (p / n).astype(np.float32)
+        g[lab[i]] = np.float32(np.float32(p[lab[i]] - np.float32(1)) / n)
+        out[i] = g
+    return {"dx": out}
+
+
+@pytest.mark.parametrize("shape", ["8x1000", "5x4096"])
+def test_cross_entropy_bwd_liger_geometry(shape):
+    """Liger's cross_entropy gradient PASSes under its one-block geometry
+    (sum=blocked:n/1024:10: 1024 threads, runs of ceil(V/1024), a tree of depth 10); the
+    fp16-forward mutant (slice 4's G-cross_entropy_bwd-099a9757, inside R under sum=any)
+    FAILs there on some input, and not under sum=any."""
+    p = {"reduction": 1, "ignore_index": -100}
+    f_new = f_mut = f_mut_any = 0
+    for fam in ("gaussian", "small"):
+        for s in SEEDS:
+            ins = numoracle.inputs("cross_entropy_bwd", shape, "fp32", fam, s, plan=CE_PLAN, params=p)
+            f_new += verdicts("cross_entropy_bwd", ins, ce_bwd_liger(ins), "fp32", CE_PLAN, p) == "FAIL"
+            bad = ce_bwd_liger(ins, fp16_fwd=True)
+            f_mut += verdicts("cross_entropy_bwd", ins, bad, "fp32", CE_PLAN, p) == "FAIL"
+            f_mut_any += verdicts("cross_entropy_bwd", ins, bad, "fp32", "preset=liger", p) == "FAIL"
+    print(f"cross_entropy_bwd {shape}: emulation {f_new} FAIL, fp16-forward mutant {f_mut} FAIL under the "
+          f"geometry, {f_mut_any} under sum=any")
+    assert f_new == 0
+    assert f_mut > 0
