@@ -1,9 +1,9 @@
 #!/bin/sh
-# One device call of the slice-4 Triton campaign (Liger-Kernel on a GPU), resumable:
+# One device call of the Triton campaign (Liger-Kernel on a GPU; slice 6 by default), resumable:
 #   sh papers/sound-oracles/triton/device_slice3.sh OUT BUDGET [EVAL_SEEDS] [FAULTS_BUDGET]
 # From the checkout root, with a numoracle build: PYTHONPATH=<root>/python and
 # NUMORACLE_LIB=<root>/build.../libnumoracle.so set (PY: the interpreter, default python3;
-# CFG / FCFG: the configs, default campaign_liger_s4.json / campaign_liger_faults_s4.json).
+# CFG / FCFG: the configs, default campaign_liger_s6.json / campaign_liger_faults_s4.json).
 # BUDGET: seconds after which the campaign starts no more mutants (a hard `timeout` ends it
 # 60 s later); EVAL_SEEDS: judge the first K evaluation seeds in this call (0: all);
 # FAULTS_BUDGET: seconds for the real-fault campaign (0: not run), run first (it is small).
@@ -16,17 +16,17 @@
 # REJUDGE also resumes a journal of another config (--force): one that differs from CFG in
 # OPS's entries only. Slice 5 from slice 4 (kl_div's plan changed):
 #   CFG=campaign_liger_s5.json OPS=kl_div REJUDGE=1 sh papers/sound-oracles/triton/device_slice3.sh OUT 120
-# (RESUME_DIR defaults to results/triton-h200/s4; commit the journal under s5/ after it).
+# (with RESUME_DIR=<root>/papers/sound-oracles/results/triton-h200/s4; its journal is under s5/).
 # FREJUDGE=1 (with FOPS) does the same for the fault campaign; FRESUME_DIR: where its
 # journal is resumed from (default RESUME_DIR). Slice 6 (the exp figure, cross_entropy's
 # geometry), from slice 5, in two calls (the second resumes from the first's journal,
 # committed under s6/):
 #   CFG=campaign_liger_s6.json OPS=cross_entropy,cross_entropy_bwd,jsd REJUDGE=1 \
 #     RESUME_DIR=<root>/papers/sound-oracles/results/triton-h200/s5 FOPS=cross_entropy_bwd FREJUDGE=1 \
-#     FRESUME_DIR=<root>/papers/sound-oracles/results/triton-h200/s4 sh .../device_slice3.sh OUT 330 0 150
+#     FRESUME_DIR=<root>/papers/sound-oracles/results/triton-h200/s4 sh .../device_slice3.sh OUT 300 0 110
 #   CFG=campaign_liger_s6.json OPS=swiglu,swiglu_bwd,softmax REJUDGE=1 \
 #     RESUME_DIR=<root>/papers/sound-oracles/results/triton-h200/s6 sh .../device_slice3.sh OUT 420
-# Resume: the journals of earlier calls, committed under results/triton-h200/s4/, are
+# Resume: the journals of earlier calls, committed under results/triton-h200/s6/, are
 # unpacked first; this call's journals, logs and report go to OUT (<= 8 files).
 set -u
 OUT=${1:?usage: device_slice3.sh OUT BUDGET [EVAL_SEEDS] [FAULTS_BUDGET]}
@@ -34,11 +34,11 @@ BUDGET=${2:?usage: device_slice3.sh OUT BUDGET [EVAL_SEEDS] [FAULTS_BUDGET]}
 ES=${3:-0}
 FB=${4:-0}
 PY=${PY:-python3}
-CFG=${CFG:-campaign_liger_s4.json}
+CFG=${CFG:-campaign_liger_s6.json}
 FCFG=${FCFG:-campaign_liger_faults_s4.json}
 ROOT=$(pwd)
 T=$ROOT/papers/sound-oracles/triton
-R=${RESUME_DIR:-$ROOT/papers/sound-oracles/results/triton-h200/s4}
+R=${RESUME_DIR:-$ROOT/papers/sound-oracles/results/triton-h200/s6}
 mkdir -p "$OUT" || exit 2
 OUT=$(cd "$OUT" && pwd)
 t0=$(date +%s)
