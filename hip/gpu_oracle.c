@@ -238,6 +238,30 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* the ordinal of a value of out (bf16 or fp32) among its format's values, -0 = +0 */
+static int64_t out_ord(double v, int bf16)
+{
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if (bf16) u >>= 16;
+    int64_t m = bf16 ? (int64_t)(u & 0x7fffu) : (int64_t)(u & 0x7fffffffu);
+    int neg = bf16 ? (u & 0x8000u) != 0 : (u >> 31) != 0;
+    return neg ? -m : m;
+}
+
+void nmo_go_mark_scaled(nmo_report *rep, int out_bf16, const int64_t *list, int64_t nl, int64_t n)
+{
+    if (!rep->rlo[0] || !rep->rhi[0] || !rep->bflags[0]) return;
+    const int64_t numel = rep->out_n[0];
+    for (int64_t e = 0, a = 0; e < numel; e++) {
+        while (a < nl && list[a] < e / n) a++;
+        if (a < nl && list[a] == e / n) continue;
+        if (out_ord(rep->rhi[0][e], out_bf16) - out_ord(rep->rlo[0][e], out_bf16) + 1 > rep->max_ulps)
+            rep->bflags[0][e] = NMO_BF_SCALED;
+    }
+}
+
 /* The report: the device's counts plus the host's (hrep: the units in list, each of
  * ulen elements), the worst of both, and the per-element arrays when asked. */
 nmo_status nmo_go_merge_report(nmo_report *rep, const nmo_check_opts *op, const nmo_go_acc *accp,

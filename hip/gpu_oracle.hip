@@ -456,6 +456,30 @@ NMO_D int judge_elem(uint32_t cb, int out_bf16, int64_t i, double l, double h, i
     return 1;
 }
 
+/* nmo_mag_prod, nmo_mag_max (oracle/engine/fast_priv.h) */
+NMO_D double mag_prod(double m, double a) { return m == 0 || a == 0 ? 0 : dmul(m, a); }
+NMO_D double mag_max(double a, double b) { return a > b ? a : (b == b ? b : a); }
+
+/* The scale rule's width (oracle/check.c width_at_scale): R's width, its ends the enclosure
+ * [l, h] rounded to out by RNE (out_round), in ulps of out at the error scale mg, whose
+ * binade is all that counts (nmo_fmt_ulp of bf16 / fp32: emin -126, 7 / 23 fraction
+ * bits). mg is the CPU's scale within relative rel (0: its binade exactly); NAN when
+ * there is no scale or the binade is not certain (the host decides). */
+NMO_D double scale_width(int out_bf16, double l, double h, double mg, double rel)
+{
+    double m1 = dmul(mg, 1 - rel), m2 = dmul(mg, 1 + rel);
+    if (!normal_pos(m1) || !(m2 < 0x1p128) || pow2_floor(m1) != pow2_floor(m2)) return NAN;
+    uint32_t ul = f2u((float)l), uh = f2u((float)h);
+    if (out_bf16) {
+        ul = ((ul + 0x7fffu + ((ul >> 16) & 1u)) >> 16) << 16;
+        uh = ((uh + 0x7fffu + ((uh >> 16) & 1u)) >> 16) << 16;
+    }
+    int e = (int)((d2u(mg) >> 52) & 0x7ff) - 1023;
+    if (e < -126) e = -126;
+    double ulp = u2d((uint64_t)(e - (out_bf16 ? 7 : 23) + 1023) << 52);
+    return ddiv(dsub((double)u2f(uh), (double)u2f(ul)), ulp);
+}
+
 /* rms_norm in two kernels, one after the other on the stream (no host round trip):
  * k_rms_rows: 8 rows a block, 32 threads a row: the row's sum of squares (binary64 of
  *   exact squares in a fixed tree: within the (n - 1) 2^-53 margin nmo_fenc_dot_d_finish

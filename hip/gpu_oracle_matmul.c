@@ -145,17 +145,6 @@ static nmo_status mm_host_row(nmo_report *h, const nmo_case *c, const nmo_check_
 }
 
 /* ordinal of an output value (bf16 / fp32) */
-static int64_t mm_ord(double v, int bf16)
-{
-    float f = (float)v;
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    if (bf16) u >>= 16;
-    int64_t m = bf16 ? (int64_t)(u & 0x7fffu) : (int64_t)(u & 0x7fffffffu);
-    int neg = bf16 ? (u & 0x8000u) != 0 : (u >> 31) != 0;
-    return neg ? -m : m;
-}
-
 /* One function for the same reason as nmo_gpu_check: the scratch buffers under one
  * mutex and one cleanup path. */
 nmo_status nmo_gpu_check_matmul(nmo_report *rep, const nmo_case *c, const void *cand_dev,
@@ -263,6 +252,7 @@ nmo_status nmo_gpu_check_matmul(nmo_report *rep, const nmo_case *c, const void *
     qsort(list, (size_t)nl, sizeof(int64_t), mm_cmp);
     inf.rows_host = nl;
     inf.rows_device = numel - nl;
+    inf.elems_scaled = (int64_t)acc.n_scaled;
     nmo_gpu_mm_refined += (int64_t)ctr.n_refine - (int64_t)ctr.n_redo_refine;
     /* the CPU checker on the listed elements, a row at a time */
     hrep.n_out = 1;
@@ -315,14 +305,7 @@ nmo_status nmo_gpu_check_matmul(nmo_report *rep, const nmo_case *c, const void *
     t2 = mm_now_ms();
     TRY(nmo_go_merge_report(rep, &o, &acc, hrep_ok ? &hrep : NULL, has_wi ? &wi : NULL, list, nl, 1, numel, verd,
                             rlo, rhi, err));
-    /* bflags of the device's elements: NMO_BF_SCALED where R holds more than max_ulps
-     * values (the scale rule decided them), else none */
-    if (o.keep_bounds)
-        for (int64_t e = 0, a = 0; e < numel; e++) {
-            if (a < nl && list[a] == e) { a++; continue; }
-            if (mm_ord(rep->rhi[0][e], out_bf16) - mm_ord(rep->rlo[0][e], out_bf16) + 1 > rep->max_ulps)
-                rep->bflags[0][e] = NMO_BF_SCALED;
-        }
+    if (o.keep_bounds) nmo_go_mark_scaled(rep, out_bf16, list, nl, 1);
     inf.ms_device = t1 - t0;
     inf.ms_host_redo = t2 - t1;
     rep->seconds = (mm_now_ms() - t0) * 1e-3;

@@ -36,7 +36,7 @@ namespace {
  * wid[i] too, and k_row_hist adds the widths >= 8 of the decided rows to the histogram
  * afterwards (a row may hold any number of them: R of layer_norm is often wide). */
 struct row_tally {
-    unsigned long long pass = 0, fail = 0, wmax = 0, worst = 0;
+    unsigned long long pass = 0, fail = 0, wmax = 0, worst = 0, scaled = 0;
     unsigned w[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int wide = 0, redo = 0;
     NMO_D void judge(const void *cand, int out_bf16, int64_t i, double l, double h, int64_t max_ulps,
@@ -46,6 +46,28 @@ struct row_tally {
         unsigned long long key = 0;
         int64_t wd = 0;
         if (!judge_elem(cand_bits(cand, out_bf16, i), out_bf16, i, l, h, max_ulps, verd, rlo, rhi, &fl, &key, &wd)) { redo = 1; return; }
+        if (fl) fail++; else pass++;
+        worst = key > worst ? key : worst;
+        wmax = (unsigned long long)wd > wmax ? (unsigned long long)wd : wmax;
+        wid[i] = (uint16_t)(wd < NMO_GO_HIST ? wd : NMO_GO_HIST);
+        if (wd < 8) w[wd]++;
+        else wide = 1;
+    }
+    /* judge with the scale rule (check.c: R wider than max_ulps values is informative when
+     * its width in ulps of out at the element's error scale is at most max_ulps): mg is
+     * the scale within relative rel of the CPU's (only its binade is used); an element
+     * whose binade, or the rule, the device cannot decide sends the row to the host */
+    NMO_D void judge_scaled(const void *cand, int out_bf16, int64_t i, double l, double h, int64_t max_ulps,
+                            double mg, double rel, uint8_t *verd, double *rlo, double *rhi, uint16_t *wid)
+    {
+        int fl = 0;
+        unsigned long long key = 0;
+        int64_t wd = 0;
+        if (!judge_elem(cand_bits(cand, out_bf16, i), out_bf16, i, l, h, INT64_MAX / 4, verd, rlo, rhi, &fl, &key, &wd)) { redo = 1; return; }
+        if (wd + 1 > max_ulps) {
+            if (!(scale_width(out_bf16, l, h, mg, rel) <= (double)max_ulps)) { redo = 1; return; }
+            scaled++;
+        }
         if (fl) fail++; else pass++;
         worst = key > worst ? key : worst;
         wmax = (unsigned long long)wd > wmax ? (unsigned long long)wd : wmax;
@@ -73,11 +95,11 @@ NMO_D int block_any(int v, int *s)
 
 /* A thread's counts over the rows its block decided, folded once a block into acc. */
 struct block_tally {
-    unsigned long long pass = 0, fail = 0, wmax = 0, worst = 0;
+    unsigned long long pass = 0, fail = 0, wmax = 0, worst = 0, scaled = 0;
     unsigned w[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     NMO_D void add(const row_tally &r)
     {
-        pass += r.pass, fail += r.fail;
+        pass += r.pass, fail += r.fail, scaled += r.scaled;
         wmax = r.wmax > wmax ? r.wmax : wmax;
         worst = r.worst > worst ? r.worst : worst;
         for (int q = 0; q < 8; q++) w[q] += r.w[q];
@@ -86,6 +108,7 @@ struct block_tally {
                     unsigned long long *s_wmax, unsigned long long *s_worst, unsigned (*s_w)[BLK])
     {
         const int t = (int)threadIdx.x;
+        if (scaled) at_add(&acc->n_scaled, scaled); /* rare: no shared fold */
         s_pass[t] = pass, s_fail[t] = fail, s_wmax[t] = wmax, s_worst[t] = worst;
         for (int q = 0; q < 8; q++) s_w[q][t] = w[q];
         __syncthreads();
@@ -296,15 +319,15 @@ NMO_D double lowbit(double v)
  * (points, exact products, compute and acc values), and a non-finite flag. */
 __global__ void __launch_bounds__(BLK) k_ln_sums(nmo_go_ln_args A, int pass)
 {
-    __shared__ double s_lo[BLK], s_hi[BLK], s_a[BLK], s_q[BLK];
+    __shared__ double s_lo[BLK], s_hi[BLK], s_a[BLK], s_q[BLK], s_m[BLK];
     __shared__ int s_ok[BLK], s_bad[BLK];
     const int t = (int)threadIdx.x;
     const int64_t n = A.n;
     for (int64_t row = blockIdx.x; row < A.rows; row += gridDim.x) {
         double slo = 0, shi = 0, sa = 0, q = 0x1p1023;
         int ok = 1, bad = 0;
-        double ml = 0, mh = 0;
-        if (pass == 2) ml = A.mean[2 * row], mh = A.mean[2 * row + 1];
+        double ml = 0, mh = 0, mm = 0, sm = 0;
+        if (pass == 2) ml = A.mean[3 * row], mh = A.mean[3 * row + 1], mm = A.mean[3 * row + 2];
         for (int64_t j = t; j < n; j += BLK) {
             double v = load_in(A.x, A.in_bf16, row * n + j), lo, hi;
             bad |= !(dabs(v) <= 0x1p1000);
@@ -317,16 +340,19 @@ __global__ void __launch_bounds__(BLK) k_ln_sums(nmo_go_ln_args A, int pass)
                 lo = dmin(dmin(p1, p2), dmin(p3, p4)), hi = dmax(dmax(p1, p2), dmax(p3, p4));
                 /* the exact case: points whose squares (exact in binary64: 48 bits) are fp32 values */
                 ok &= (dl == dh) & (rnd32(p1, 0) == p1);
+                /* nmo_mag_prodk of d_j d_j: mag(d_j) |d_j|, mag(d_j) = |x_j| + mag(mean) */
+                sm = dadd(sm, mag_prod(dadd(dabs(v), mm), dmax(dabs(dl), dabs(dh))));
             }
             slo = dadd(slo, lo), shi = dadd(shi, hi), sa = dadd(sa, dmax(dabs(lo), dabs(hi)));
             if (lo != 0 && lo == hi && finite_d(lo)) q = dmin(q, lowbit(lo));
         }
-        s_lo[t] = slo, s_hi[t] = shi, s_a[t] = sa, s_q[t] = q, s_ok[t] = ok, s_bad[t] = bad;
+        s_lo[t] = slo, s_hi[t] = shi, s_a[t] = sa, s_q[t] = q, s_ok[t] = ok, s_bad[t] = bad, s_m[t] = sm;
         __syncthreads();
         for (int h = BLK / 2; h > 0; h >>= 1) {
             if (t < h) {
                 s_lo[t] = dadd(s_lo[t], s_lo[t + h]), s_hi[t] = dadd(s_hi[t], s_hi[t + h]);
                 s_a[t] = dadd(s_a[t], s_a[t + h]), s_q[t] = dmin(s_q[t], s_q[t + h]);
+                s_m[t] = dadd(s_m[t], s_m[t + h]);
                 s_ok[t] &= s_ok[t + h], s_bad[t] |= s_bad[t + h];
             }
             __syncthreads();
@@ -334,7 +360,7 @@ __global__ void __launch_bounds__(BLK) k_ln_sums(nmo_go_ln_args A, int pass)
         if (t == 0) {
             double *o = A.part + 8 * row;
             o[0] = s_lo[0], o[1] = s_hi[0], o[2] = s_a[0], o[3] = s_q[0];
-            o[4] = s_ok[0], o[5] = s_bad[0], o[6] = 0, o[7] = 0;
+            o[4] = s_ok[0], o[5] = s_bad[0], o[6] = pass == 1 ? s_a[0] : s_m[0], o[7] = 0;
         }
         __syncthreads();
     }
@@ -396,28 +422,59 @@ NMO_D int scale_shift(double x, const ienc &a, double ml, double mh, double b, d
     return !unc && r->lo == r->lo && r->hi == r->hi;
 }
 
+/* |v| over an enclosure (nmo_mag_abs, no NaN here) */
+NMO_D double iabs(const ienc &a) { return dmax(dabs(a.lo), dabs(a.hi)); }
+
+/* nmo_mag_div: the scale of a / b, q = |a/b| max; +inf (no scale) at a domain edge */
+NMO_D double mag_div(double ma, double q, double mb, const ienc &b)
+{
+    double bmin = dmin(dabs(b.lo), dabs(b.hi)), bmax = dmax(dabs(b.lo), dabs(b.hi));
+    if (!(bmax <= dmul(2, bmin))) return INFINITY;
+    double num = mag_max(ma, mag_prod(q, mb));
+    return num == 0 ? 0 : ddiv(num, bmin);
+}
+
 /* refs/norm_common.h norm_affine for the point x, w, b and the row's mean, rstd and
- * s = sqrt(var + eps): y = [*l, *h]; 0 when the host must do it */
-NMO_D int ln_elem(double x, double w, double b, double ml, double mh, const ienc &rs, const ienc &sd, double uc,
-                  double etac, double *l, double *h)
+ * s = sqrt(var + eps): y = [*l, *h]; 0 when the host must do it. *mg: y's error scale by
+ * the formulas of oracle/engine/fast_priv.h in the CPU's order (nmo_fenc_sub, _prodk,
+ * _add, _div, _mul, _hull, _scale_shift), from the statistics' scales mm (mean), rsm,
+ * sdm (rstd, s); those carry the row sums' order difference (the host's k_ln_sums in a
+ * tree, the CPU in index order), which the caller's rel covers. */
+NMO_D int ln_elem(double x, double w, double b, double ml, double mh, double mm, const ienc &rs, double rsm,
+                  const ienc &sd, double sdm, double uc, double etac, double *l, double *h, double *mg)
 {
     int bad = 0;
     ienc d{rnd32(dadd(x, -mh), 0), rnd32(dadd(x, -ml), 0)}; /* nmo_fenc_sub(x, mean) */
     if (!fin2(d)) return 0;
+    const double X = dabs(x), Wm = dabs(w), Bm = dabs(b), dm = dadd(X, mm), D = iabs(d), R = iabs(rs);
     const ienc W{w, w};
     /* direct: prodk(d, rstd, w) + b */
     ienc f3[3] = {d, rs, W}, p;
     if (!prodk_fused(f3, 3, uc, etac, &p)) return 0;
+    int z3 = (d.lo == 0 && d.hi == 0) || (rs.lo == 0 && rs.hi == 0) || w == 0; /* prodk's exact 0 */
+    double m3 = z3 ? 0
+                   : mag_max(mag_max(mag_max(0, mag_prod(mag_prod(dm, R), Wm)), mag_prod(mag_prod(rsm, D), Wm)),
+                             mag_prod(mag_prod(Wm, D), R));
     ienc y1{rnd32(dadd(p.lo, b), 0), rnd32(dadd(p.hi, b), 0)};
+    double my1 = dadd(m3, Bm);
     /* division: prodk(d / s, w) + b */
     ienc f2[2] = {div2(d, sd, &bad), W};
     if (bad || !fin2(f2[0]) || !prodk_fused(f2, 2, uc, etac, &p)) return 0;
+    const double Q = iabs(f2[0]), mq = mag_div(dm, Q, sdm, sd);
+    int z2 = (f2[0].lo == 0 && f2[0].hi == 0) || w == 0;
+    double m2 = z2 ? 0 : mag_max(mag_max(0, mag_prod(mq, Wm)), mag_prod(Wm, Q));
     y1 = hull2(y1, ienc{rnd32(dadd(p.lo, b), 0), rnd32(dadd(p.hi, b), 0)});
+    my1 = mag_max(my1, dadd(m2, Bm));
     /* fused scale and shift: a = hull(w * rstd, w / s) */
-    ienc a = hull2(mul2(W, rs), div2(W, sd, &bad)), y2;
+    ienc a1 = mul2(W, rs), a2 = div2(W, sd, &bad);
+    ienc a = hull2(a1, a2), y2;
+    double ma = mag_max(mag_max(mag_prod(Wm, R), mag_prod(Wm, rsm)), mag_div(Wm, iabs(a2), sdm, sd));
     if (bad || !fin2(a) || !scale_shift(x, a, ml, mh, b, uc, etac, &y2)) return 0;
+    const double Am = iabs(a), Mv = dmax(dabs(ml), dabs(mh));
+    double my2 = dadd(dadd(mag_max(mag_prod(X, Am), mag_prod(X, ma)), mag_max(mag_prod(mm, Am), mag_prod(Mv, ma))), Bm);
     ienc y = hull2(y1, y2);
     *l = y.lo, *h = y.hi;
+    *mg = mag_max(my1, my2);
     return fin2(y1) && fin2(y);
 }
 
@@ -428,24 +485,32 @@ __global__ void __launch_bounds__(BLK) k_ln_judge(nmo_go_ln_args A)
     __shared__ unsigned s_w[8][BLK];
     const int t = (int)threadIdx.x;
     const int64_t n = A.n;
+    /* how far the device's error scale may be from the CPU's, relative: the two row sums
+     * of scales in another order (2 (n - 1) 2^-53 each, Jeannerod & Rump 2013, Thm 4.1:
+     * nonnegative terms), the first one's error carried into the second's terms, and one
+     * rounding per side in each of the <= 40 monotone steps after them (fast_priv.h's
+     * formulas: sums, products, max and quotients of nonnegative values): < (4n + 48)
+     * 2^-53; twice that */
+    const double rel = dmul((double)(8 * n + 96), 0x1p-53);
     block_tally tot;
     for (int64_t row = blockIdx.x; row < A.rows; row += gridDim.x) {
         if (A.skip[row]) { /* uniform over the block: the host's row */
             if (t == 0) A.roww[row] = 0;
             continue;
         }
-        const double ml = A.mean[2 * row], mh = A.mean[2 * row + 1];
-        const ienc rs{A.stat[4 * row], A.stat[4 * row + 1]}, sd{A.stat[4 * row + 2], A.stat[4 * row + 3]};
+        const double ml = A.mean[3 * row], mh = A.mean[3 * row + 1], mm = A.mean[3 * row + 2];
+        const double *st = A.stat + 6 * row;
+        const ienc rs{st[0], st[1]}, sd{st[2], st[3]};
         row_tally rt;
         for (int64_t j = t; j < n && !rt.redo; j += BLK) {
             const int64_t i = row * n + j;
-            double l, h;
+            double l, h, mg;
             if (!ln_elem(load_in(A.x, A.in_bf16, i), load_in(A.w, A.in_bf16, j), load_in(A.b, A.in_bf16, j), ml, mh,
-                         rs, sd, A.uc, A.etac, &l, &h)) {
+                         mm, rs, st[4], sd, st[5], A.uc, A.etac, &l, &h, &mg)) {
                 rt.redo = 1;
                 break;
             }
-            rt.judge(A.cand, A.out_bf16, i, l, h, A.max_ulps, A.verd, A.rlo, A.rhi, A.wid);
+            rt.judge_scaled(A.cand, A.out_bf16, i, l, h, A.max_ulps, mg, rel, A.verd, A.rlo, A.rhi, A.wid);
         }
         if (block_any(rt.redo, s_bad)) {
             if (t == 0) A.redo[at_inc(&A.acc->n_redo)] = row, A.roww[row] = 0;

@@ -41,24 +41,27 @@ static int ln_close(nmo_fctx *fc, const double *q, int k, int64_t n, nmo_fenc *r
     } else {
         nmo_fenc_dotk_finish(fc, r, q[0], q[1], q[2], 0, 0, k, n, 0, 0);
     }
-    r->mag = 0; /* the error scale: not needed (a wide R is the host's) */
+    /* the error scale: the sum of the terms' scales (nmo_fenc_dotk_finish's mg), summed on
+     * the device in another order than the CPU's index order: k_ln_judge's rel covers it */
+    r->mag = q[6];
     return r->flags == 0 && isfinite(r->lo) && isfinite(r->hi);
 }
 
 /* layer_norm's statistics: the two passes of row sums on the device, each row closed
  * on the host (norm_two_pass's steps: the sum, mean = sum / N, the sum of d^2,
  * var = ss / N, v = var + RN(eps), rstd = rsqrt(v), s = sqrt(v), by the fast engine's
- * primitives); a row with a flag or a non-finite value: hskip[r] = 1 (the host's). */
+ * primitives, which carry the error scales too: the judge's scale rule); a row with a
+ * flag or a non-finite value: hskip[r] = 1 (the host's). */
 static nmo_status ln_stats(nmo_go_ln_args *ga, nmo_fctx *fc, const nmo_case *c, uint8_t *hskip, nmo_err *err)
 {
     const int64_t rows = ga->rows, n = ga->n;
     void *part, *mean, *stat;
     NMO_RETURN_IF_ERR(dev_get(&part, B_S, (size_t)rows * 8 * sizeof(double), err));
-    NMO_RETURN_IF_ERR(dev_get(&mean, B_M, (size_t)rows * 2 * sizeof(double), err));
-    NMO_RETURN_IF_ERR(dev_get(&stat, B_RROW, (size_t)rows * 4 * sizeof(double), err));
+    NMO_RETURN_IF_ERR(dev_get(&mean, B_M, (size_t)rows * 3 * sizeof(double), err));
+    NMO_RETURN_IF_ERR(dev_get(&stat, B_RROW, (size_t)rows * 6 * sizeof(double), err));
     ga->part = part, ga->mean = mean, ga->stat = stat;
-    double *hp = malloc((size_t)rows * 8 * sizeof(double)), *hm = malloc((size_t)rows * 2 * sizeof(double)),
-           *hs = malloc((size_t)rows * 4 * sizeof(double));
+    double *hp = malloc((size_t)rows * 8 * sizeof(double)), *hm = malloc((size_t)rows * 3 * sizeof(double)),
+           *hs = malloc((size_t)rows * 6 * sizeof(double));
     nmo_status s = NMO_OK;
     nmo_fenc *mu = malloc((size_t)rows * sizeof(nmo_fenc));
     if (!hp || !hm || !hs || !mu) {
@@ -73,15 +76,16 @@ static nmo_status ln_stats(nmo_go_ln_args *ga, nmo_fctx *fc, const nmo_case *c, 
         if (ok) nmo_fenc_div_si(fc, &mu[r], &sum, n);
         ok = ok && mu[r].flags == 0 && isfinite(mu[r].lo) && isfinite(mu[r].hi);
         if (!ok) hskip[r] = 1;
-        hm[2 * r] = ok ? mu[r].lo : 0, hm[2 * r + 1] = ok ? mu[r].hi : 0;
+        hm[3 * r] = ok ? mu[r].lo : 0, hm[3 * r + 1] = ok ? mu[r].hi : 0, hm[3 * r + 2] = ok ? mu[r].mag : 0;
     }
-    if ((s = nmo_gpu_h2d(mean, hm, (size_t)rows * 2 * sizeof(double), err)) != NMO_OK) goto out;
+    if ((s = nmo_gpu_h2d(mean, hm, (size_t)rows * 3 * sizeof(double), err)) != NMO_OK) goto out;
     if ((s = nmo_go_ln_sums(ga, 2, err)) != NMO_OK) goto out;
     if ((s = nmo_gpu_d2h(hp, part, (size_t)rows * 8 * sizeof(double), err)) != NMO_OK) goto out;
     nmo_fenc ep;
     nmo_fenc_const(fc, &ep, c->param[0]);
     for (int64_t r = 0; r < rows; r++) {
-        hs[4 * r] = hs[4 * r + 1] = hs[4 * r + 2] = hs[4 * r + 3] = 0;
+        double *h6 = hs + 6 * r;
+        h6[0] = h6[1] = h6[2] = h6[3] = h6[4] = h6[5] = 0;
         if (hskip[r]) continue;
         nmo_fenc ss, var, v, rs, sd;
         if (!ln_close(fc, hp + 8 * r, 2, n, &ss)) { hskip[r] = 1; continue; }
@@ -94,9 +98,9 @@ static nmo_status ln_stats(nmo_go_ln_args *ga, nmo_fctx *fc, const nmo_case *c, 
             hskip[r] = 1;
             continue;
         }
-        hs[4 * r] = rs.lo, hs[4 * r + 1] = rs.hi, hs[4 * r + 2] = sd.lo, hs[4 * r + 3] = sd.hi;
+        h6[0] = rs.lo, h6[1] = rs.hi, h6[2] = sd.lo, h6[3] = sd.hi, h6[4] = rs.mag, h6[5] = sd.mag;
     }
-    s = nmo_gpu_h2d(stat, hs, (size_t)rows * 4 * sizeof(double), err);
+    s = nmo_gpu_h2d(stat, hs, (size_t)rows * 6 * sizeof(double), err);
 out:
     free(hp), free(hm), free(hs), free(mu);
     return s;
@@ -226,6 +230,7 @@ static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *can
     qsort(list, (size_t)nl, sizeof(int64_t), cmp_i64);
     inf.rows_host = nl;
     inf.rows_device = rows - nl;
+    inf.elems_scaled = (int64_t)acc.n_scaled;
     int64_t wrow = -1;
     if (acc.n_pass + acc.n_fail > 0) wrow = (0x3fffffff - (int64_t)(acc.worst & 0x3fffffffull)) / n;
     if (nl > 0 || wrow >= 0) {
@@ -248,6 +253,8 @@ static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *can
     double t2 = now_ms();
     TRY(nmo_go_merge_report(rep, &o, &acc, hrep_ok ? &hrep : NULL, wrep_ok && wrep.has_worst ? &wrep.worst : NULL, list,
                      nl, n, numel, verd, rlo, rhi, err));
+    /* layer_norm's elements the scale rule decided on the device (k_ln_judge) */
+    if (o.keep_bounds && ln) nmo_go_mark_scaled(rep, c->plan.out == NMO_BF16, list, nl, n);
     inf.ms_device = t1 - t0;
     inf.ms_host_redo = t2 - t1;
     rep->seconds = (now_ms() - t0) * 1e-3;

@@ -152,6 +152,7 @@ typedef struct {
     double ms_host_stats;  /* the host's row statistics */
     double ms_host_redo;   /* the CPU checker on the rows sent back */
     int64_t elems_host;    /* rms_norm: single elements the certified engine redid */
+    int64_t elems_scaled;  /* elements the device decided by the scale rule (matmul, layer_norm) */
 } nmo_gpu_check_info;
 
 /* Testing (hip/gpu_oracle_test.c): when k > 0, every k-th row also goes to the CPU
@@ -191,6 +192,11 @@ nmo_status nmo_go_merge_report(nmo_report *rep, const nmo_check_opts *op, const 
                                const nmo_report *hp, const nmo_elem_info *wip, const int64_t *list,
                                int64_t nl, int64_t n, int64_t numel, const void *dverd, const void *drlo,
                                const void *drhi, nmo_err *err);
+
+/* After the merge (keep_bounds): NMO_BF_SCALED on the device's elements whose R holds more
+ * than max_ulps values (the scale rule decided them; check.c sets the same flag); the
+ * units in list (sorted, n elements each) are the host's, their flags already set. */
+void nmo_go_mark_scaled(nmo_report *rep, int out_bf16, const int64_t *list, int64_t nl, int64_t n);
 
 /* 1 when the GPU tier checks this case (else 0, and *why says what it lacks). */
 int nmo_gpu_check_supported(const nmo_case *c, const char **why);
@@ -239,10 +245,12 @@ typedef struct {
     int in_bf16, out_bf16;
     int64_t rows, n;
     double uc, etac;              /* unit roundoff and underflow term of compute */
-    const double *mean;           /* per row: mean lo, hi (pass 2 and the judge) */
-    const double *stat;           /* per row: rstd lo, hi, sqrt(var + eps) lo, hi (the judge) */
+    const double *mean;           /* per row: mean lo, hi and its error scale (pass 2, the judge) */
+    const double *stat;           /* per row: rstd lo, hi, sqrt(var + eps) lo, hi, their
+                                     error scales (the judge) */
     const uint8_t *skip;          /* per row: 1 = the host checks it (the judge) */
-    double *part;                 /* per row, 8 doubles: slo, shi, A, Q, exact-path ok, non-finite, 0, 0 */
+    double *part;                 /* per row, 8 doubles: slo, shi, A, Q, exact-path ok, non-finite,
+                                     the terms' error scales summed (pass 2; pass 1: A), 0 */
     int64_t max_ulps;
     uint8_t *verd;
     double *rlo, *rhi;

@@ -4,7 +4,9 @@
 # equality tests (rows quick, matmul quick + large), the CLI test, both benchmarks and the
 # Python DLPack path. Logs go to OUTDIR; a short table is printed last.
 # usage (repo root): bash hip/results_run22all.sh OUTDIR
+# PARTS=a,b,...: only those runs (test_quick, bench, mm_bench, mm_quick, mm_large, cli, torch)
 set -u
+PARTS=${PARTS:-all}
 O="$1"; mkdir -p "$O"
 t0=$(date +%s)
 S="-Dgpu=cuda -Dtests=disabled -Dtoml=disabled -Dgtest=disabled -Dmpi=disabled"
@@ -22,6 +24,7 @@ cuobjdump --dump-resource-usage build-dev/hip/gpu_oracle.o 2>/dev/null | grep -E
     sed -E 's/.*Function ([^ :]*).*REG:([0-9]+).*SHARED:([0-9]+).*/\1 REG=\2 SHARED=\3/' >"$O/regs.txt" 2>&1
 run() { # name timeout command...
     local n=$1 t=$2; shift 2
+    case ",$PARTS," in ,all,|*",$n,"*) ;; *) return 0 ;; esac
     ( time timeout "$t" "$@" ) >"$O/$n.txt" 2>&1; echo "rc=$?" >>"$O/$n.txt"
 }
 run test_quick 90 $T/nmo_gpu_oracle_test --quick
@@ -35,8 +38,10 @@ run cli 150 bash hip/gpu_oracle_cli_test.sh build-dev/apps/numoracle
 run torch 50 env PYTHONPATH=python NUMORACLE_LIB=build-dev/oracle/libnumoracle.so \
     NUMORACLE_GPU_LIB=build-dev/hip/libnumoracle_gpu.so python3 hip/validate/gpu_dlpack_torch.py
 cat "$O/build_time.txt"
-for n in test_quick mm_quick mm_large; do echo "== $n"; grep -E "_test:|RESULT|^rc=|^real|DIFF" "$O/$n.txt" | tail -6; done
-echo "== cli"; head -1 "$O/cli.txt"; tail -1 "$O/cli.txt"
-echo "== torch"; grep -vE "^(user|sys)" "$O/torch.txt" | tail -8
-echo "== bench"; grep -E "^op=|^rc=|^real|error|failed" "$O/bench.txt" "$O/mm_bench.txt" | cut -c1-330
+for n in test_quick mm_quick mm_large; do
+    [ -f "$O/$n.txt" ] && { echo "== $n"; grep -E "_test:|RESULT|^rc=|^real|DIFF" "$O/$n.txt" | tail -14; }
+done
+[ -f "$O/cli.txt" ] && { echo "== cli"; head -1 "$O/cli.txt"; tail -1 "$O/cli.txt"; }
+[ -f "$O/torch.txt" ] && { echo "== torch"; grep -vE "^(user|sys)" "$O/torch.txt" | tail -8; }
+echo "== bench"; grep -E "^op=|^rc=|^real|error|failed" "$O"/bench.txt "$O"/mm_bench.txt 2>/dev/null | cut -c1-330
 exit 0
