@@ -47,12 +47,54 @@ static int ln_close(nmo_fctx *fc, const double *q, int k, int64_t n, nmo_fenc *r
     return r->flags == 0 && isfinite(r->lo) && isfinite(r->hi);
 }
 
+/* The statistics of row r by the certified engine (refs/norm_common.h norm_two_pass in
+ * nmo_cenc primitives, x from the host copy of the input): what the CPU checker's
+ * escalation of a row computes when the fast engine's closing of a row sum is flagged
+ * (the binary64 sum cannot decide its snap). The device then judges the row's elements
+ * from them as from the fast engine's (a decided snap is the certified engine's value for
+ * the same operands). 0 when a statistic is flagged or not finite (the host checks the
+ * row). cc is made on first use. */
+static int ln_stats_cert(nmo_cctx *cc, int *cc_ok, const nmo_case *c, int64_t r, int64_t n, nmo_fenc *mu,
+                         nmo_fenc *rs, nmo_fenc *sd)
+{
+    if (!*cc_ok) {
+        nmo_err e;
+        if (nmo_cctx_init(cc, &c->plan, &e) != NMO_OK) return 0;
+        *cc_ok = 1;
+    }
+    nmo_cenc *xe = nmo_cctx_evec(cc, 0, n), *d = nmo_cctx_evec(cc, 1, n);
+    if (!xe || !d) return 0;
+    nmo_cenc sum, mean, ss, var, ep, v, crs, cs;
+    nmo_cenc *t[8] = {&sum, &mean, &ss, &var, &ep, &v, &crs, &cs};
+    for (int k = 0; k < 8; k++) nmo_cenc_init(cc, t[k]);
+    for (int64_t j = 0; j < n; j++) nmo_cenc_set_d(cc, &xe[j], nmo_tensor_get(&c->in[0], r * n + j));
+    const nmo_cenc *fx[1] = {xe};
+    nmo_cenc_dotk(cc, &sum, fx, 1, n, 0);
+    nmo_cenc_div_si(cc, &mean, &sum, n);
+    for (int64_t j = 0; j < n; j++) nmo_cenc_sub(cc, &d[j], &xe[j], &mean);
+    const nmo_cenc *f[2] = {d, d};
+    nmo_cenc_dotk(cc, &ss, f, 2, n, 0);
+    nmo_cenc_div_si(cc, &var, &ss, n);
+    nmo_cenc_const(cc, &ep, c->param[0]);
+    nmo_cenc_add(cc, &v, &var, &ep);
+    nmo_cenc_rsqrt(cc, &crs, &v);
+    nmo_cenc_sqrt(cc, &cs, &v);
+    nmo_cenc_export(cc, mu, &mean), nmo_cenc_export(cc, rs, &crs), nmo_cenc_export(cc, sd, &cs);
+    for (int k = 0; k < 8; k++) nmo_cenc_clear(cc, t[k]);
+    const nmo_fenc *o[3] = {mu, rs, sd};
+    for (int k = 0; k < 3; k++)
+        if (o[k]->flags != 0 || !isfinite(o[k]->lo) || !isfinite(o[k]->hi)) return 0;
+    return 1;
+}
+
 /* layer_norm's statistics: the two passes of row sums on the device, each row closed
  * on the host (norm_two_pass's steps: the sum, mean = sum / N, the sum of d^2,
  * var = ss / N, v = var + RN(eps), rstd = rsqrt(v), s = sqrt(v), by the fast engine's
- * primitives, which carry the error scales too: the judge's scale rule); a row with a
- * flag or a non-finite value: hskip[r] = 1 (the host's). */
-static nmo_status ln_stats(nmo_go_ln_args *ga, nmo_fctx *fc, const nmo_case *c, uint8_t *hskip, nmo_err *err)
+ * primitives, which carry the error scales too: the judge's scale rule); a row whose
+ * closing is flagged: the certified engine's statistics (ln_stats_cert); a row with a
+ * non-finite value, or flagged there too: hskip[r] = 1 (the host's). */
+static nmo_status ln_stats(nmo_go_ln_args *ga, nmo_fctx *fc, const nmo_case *c, uint8_t *hskip, int64_t *ncert,
+                           nmo_err *err)
 {
     const int64_t rows = ga->rows, n = ga->n;
     void *part, *mean, *stat;
@@ -64,7 +106,10 @@ static nmo_status ln_stats(nmo_go_ln_args *ga, nmo_fctx *fc, const nmo_case *c, 
            *hs = malloc((size_t)rows * 6 * sizeof(double));
     nmo_status s = NMO_OK;
     nmo_fenc *mu = malloc((size_t)rows * sizeof(nmo_fenc));
-    if (!hp || !hm || !hs || !mu) {
+    uint8_t *cert = calloc((size_t)rows, 1); /* the row's statistics are the certified engine's */
+    nmo_cctx cc;
+    int cc_ok = 0;
+    if (!hp || !hm || !hs || !mu || !cert) {
         s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for %lld rows", (long long)rows);
         goto out;
     }
@@ -75,6 +120,13 @@ static nmo_status ln_stats(nmo_go_ln_args *ga, nmo_fctx *fc, const nmo_case *c, 
         int ok = ln_close(fc, hp + 8 * r, 1, n, &sum);
         if (ok) nmo_fenc_div_si(fc, &mu[r], &sum, n);
         ok = ok && mu[r].flags == 0 && isfinite(mu[r].lo) && isfinite(mu[r].hi);
+        if (!ok && hp[8 * r + 5] == 0 && !hskip[r]) { /* flagged, finite: the certified statistics */
+            nmo_fenc rs, sd;
+            if ((ok = cert[r] = (uint8_t)ln_stats_cert(&cc, &cc_ok, c, r, n, &mu[r], &rs, &sd))) {
+                double *h6 = hs + 6 * r;
+                h6[0] = rs.lo, h6[1] = rs.hi, h6[2] = sd.lo, h6[3] = sd.hi, h6[4] = rs.mag, h6[5] = sd.mag;
+            }
+        }
         if (!ok) hskip[r] = 1;
         hm[3 * r] = ok ? mu[r].lo : 0, hm[3 * r + 1] = ok ? mu[r].hi : 0, hm[3 * r + 2] = ok ? mu[r].mag : 0;
     }
@@ -85,24 +137,34 @@ static nmo_status ln_stats(nmo_go_ln_args *ga, nmo_fctx *fc, const nmo_case *c, 
     nmo_fenc_const(fc, &ep, c->param[0]);
     for (int64_t r = 0; r < rows; r++) {
         double *h6 = hs + 6 * r;
+        if (cert[r]) continue; /* filled above */
         h6[0] = h6[1] = h6[2] = h6[3] = h6[4] = h6[5] = 0;
         if (hskip[r]) continue;
         nmo_fenc ss, var, v, rs, sd;
-        if (!ln_close(fc, hp + 8 * r, 2, n, &ss)) { hskip[r] = 1; continue; }
-        nmo_fenc_div_si(fc, &var, &ss, n);
-        nmo_fenc_add(fc, &v, &var, &ep);
-        nmo_fenc_rsqrt(fc, &rs, &v);
-        nmo_fenc_sqrt(fc, &sd, &v);
-        if ((rs.flags | sd.flags) != 0 || !isfinite(rs.lo) || !isfinite(rs.hi) || !isfinite(sd.lo) ||
-            !isfinite(sd.hi)) {
-            hskip[r] = 1;
-            continue;
+        int ok = ln_close(fc, hp + 8 * r, 2, n, &ss);
+        if (ok) {
+            nmo_fenc_div_si(fc, &var, &ss, n);
+            nmo_fenc_add(fc, &v, &var, &ep);
+            nmo_fenc_rsqrt(fc, &rs, &v);
+            nmo_fenc_sqrt(fc, &sd, &v);
+            ok = (rs.flags | sd.flags) == 0 && isfinite(rs.lo) && isfinite(rs.hi) && isfinite(sd.lo) &&
+                 isfinite(sd.hi);
         }
+        if (!ok && hp[8 * r + 5] == 0) { /* flagged: the certified statistics, the mean too */
+            nmo_fenc m2;
+            ok = ln_stats_cert(&cc, &cc_ok, c, r, n, &m2, &rs, &sd);
+            /* its mean must be the one the device used in pass 2 (the fast one, decided) */
+            ok = ok && m2.lo == mu[r].lo && m2.hi == mu[r].hi;
+            *ncert += ok;
+        }
+        if (!ok) { hskip[r] = 1; continue; }
         h6[0] = rs.lo, h6[1] = rs.hi, h6[2] = sd.lo, h6[3] = sd.hi, h6[4] = rs.mag, h6[5] = sd.mag;
     }
+    for (int64_t r = 0; r < rows; r++) *ncert += cert[r];
     s = nmo_gpu_h2d(stat, hs, (size_t)rows * 6 * sizeof(double), err);
 out:
-    free(hp), free(hm), free(hs), free(mu);
+    if (cc_ok) nmo_cctx_clear(&cc);
+    free(hp), free(hm), free(hs), free(mu), free(cert);
     return s;
 }
 
@@ -206,7 +268,7 @@ static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *can
         nmo_go_ln_args la = {x, w, b, cand_dev, c->plan.in == NMO_BF16, c->plan.out == NMO_BF16, rows, n,
                              fc.uc, fc.etac, NULL, NULL, skipd, NULL, rep->max_ulps, verd, rlo, rhi, redo, accd,
                              wid, roww};
-        TRY(ln_stats(&la, &fc, c, hskip, err));
+        TRY(ln_stats(&la, &fc, c, hskip, &inf.rows_stats_cert, err));
         TRY(nmo_gpu_h2d(skipd, hskip, (size_t)rows, err));
         TRY(nmo_go_ln_judge(&la, &acc, err));
     } else {

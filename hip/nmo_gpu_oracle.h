@@ -153,6 +153,7 @@ typedef struct {
     double ms_host_redo;   /* the CPU checker on the rows sent back */
     int64_t elems_host;    /* rms_norm: single elements the certified engine redid */
     int64_t elems_scaled;  /* elements the device decided by the scale rule (matmul, layer_norm) */
+    int64_t rows_stats_cert; /* layer_norm: rows judged on the device from the certified statistics */
 } nmo_gpu_check_info;
 
 /* Testing (hip/gpu_oracle_test.c): when k > 0, every k-th row also goes to the CPU
