@@ -52,16 +52,12 @@ static int ln_close(nmo_fctx *fc, const double *q, int k, int64_t n, nmo_fenc *r
  * escalation of a row computes when the fast engine's closing of a row sum is flagged
  * (the binary64 sum cannot decide its snap). The device then judges the row's elements
  * from them as from the fast engine's (a decided snap is the certified engine's value for
- * the same operands). 0 when a statistic is flagged or not finite (the host checks the
- * row). cc is made on first use. */
-static int ln_stats_cert(nmo_cctx *cc, int *cc_ok, const nmo_case *c, int64_t r, int64_t n, nmo_fenc *mu,
+ * the same operands). mean_only: the mean alone (a flagged first sum: the variance is
+ * then the device's second pass from it, closed by the fast engine's code, whose decided
+ * snaps are the certified ones). 0 when a statistic is flagged or not finite. */
+static int ln_stats_cert(nmo_cctx *cc, const nmo_case *c, int64_t r, int64_t n, int mean_only, nmo_fenc *mu,
                          nmo_fenc *rs, nmo_fenc *sd)
 {
-    if (!*cc_ok) {
-        nmo_err e;
-        if (nmo_cctx_init(cc, &c->plan, &e) != NMO_OK) return 0;
-        *cc_ok = 1;
-    }
     nmo_cenc *xe = nmo_cctx_evec(cc, 0, n), *d = nmo_cctx_evec(cc, 1, n);
     if (!xe || !d) return 0;
     nmo_cenc sum, mean, ss, var, ep, v, crs, cs;
@@ -71,20 +67,77 @@ static int ln_stats_cert(nmo_cctx *cc, int *cc_ok, const nmo_case *c, int64_t r,
     const nmo_cenc *fx[1] = {xe};
     nmo_cenc_dotk(cc, &sum, fx, 1, n, 0);
     nmo_cenc_div_si(cc, &mean, &sum, n);
-    for (int64_t j = 0; j < n; j++) nmo_cenc_sub(cc, &d[j], &xe[j], &mean);
-    const nmo_cenc *f[2] = {d, d};
-    nmo_cenc_dotk(cc, &ss, f, 2, n, 0);
-    nmo_cenc_div_si(cc, &var, &ss, n);
-    nmo_cenc_const(cc, &ep, c->param[0]);
-    nmo_cenc_add(cc, &v, &var, &ep);
-    nmo_cenc_rsqrt(cc, &crs, &v);
-    nmo_cenc_sqrt(cc, &cs, &v);
-    nmo_cenc_export(cc, mu, &mean), nmo_cenc_export(cc, rs, &crs), nmo_cenc_export(cc, sd, &cs);
+    nmo_cenc_export(cc, mu, &mean);
+    int ok = mu->flags == 0 && isfinite(mu->lo) && isfinite(mu->hi);
+    if (ok && !mean_only) {
+        for (int64_t j = 0; j < n; j++) nmo_cenc_sub(cc, &d[j], &xe[j], &mean);
+        const nmo_cenc *f[2] = {d, d};
+        nmo_cenc_dotk(cc, &ss, f, 2, n, 0);
+        nmo_cenc_div_si(cc, &var, &ss, n);
+        nmo_cenc_const(cc, &ep, c->param[0]);
+        nmo_cenc_add(cc, &v, &var, &ep);
+        nmo_cenc_rsqrt(cc, &crs, &v);
+        nmo_cenc_sqrt(cc, &cs, &v);
+        nmo_cenc_export(cc, rs, &crs), nmo_cenc_export(cc, sd, &cs);
+        ok = rs->flags == 0 && sd->flags == 0 && isfinite(rs->lo) && isfinite(rs->hi) && isfinite(sd->lo) &&
+             isfinite(sd->hi);
+    }
     for (int k = 0; k < 8; k++) nmo_cenc_clear(cc, t[k]);
-    const nmo_fenc *o[3] = {mu, rs, sd};
-    for (int k = 0; k < 3; k++)
-        if (o[k]->flags != 0 || !isfinite(o[k]->lo) || !isfinite(o[k]->hi)) return 0;
-    return 1;
+    return ok;
+}
+
+/* ln_stats_cert over a list of rows, nmo__threads() threads (each its own certified
+ * context; rows are independent): ok[i] for list[i], mu[list[i]], st[6 list[i]..] */
+typedef struct {
+    const nmo_case *c;
+    const int64_t *list;
+    int64_t nl, n;
+    int mean_only, nt, t;
+    nmo_fenc *mu;
+    double *st;
+    uint8_t *ok;
+} ln_cert_job;
+
+static void *ln_cert_worker(void *arg)
+{
+    ln_cert_job *j = arg;
+    nmo_cctx cc;
+    nmo_err e;
+    if (nmo_cctx_init(&cc, &j->c->plan, &e) != NMO_OK) return NULL; /* its rows stay not ok */
+    for (int64_t i = j->t; i < j->nl; i += j->nt) {
+        int64_t r = j->list[i];
+        nmo_fenc rs, sd;
+        j->ok[i] = (uint8_t)ln_stats_cert(&cc, j->c, r, j->n, j->mean_only, &j->mu[r], &rs, &sd);
+        if (j->ok[i] && !j->mean_only) {
+            double *h6 = j->st + 6 * r;
+            h6[0] = rs.lo, h6[1] = rs.hi, h6[2] = sd.lo, h6[3] = sd.hi, h6[4] = rs.mag, h6[5] = sd.mag;
+        }
+    }
+    nmo_cctx_clear(&cc);
+    return NULL;
+}
+
+static void ln_cert_rows(const nmo_case *c, const int64_t *list, int64_t nl, int64_t n, int mean_only, nmo_fenc *mu,
+                         double *st, uint8_t *ok)
+{
+    memset(ok, 0, (size_t)nl);
+    if (nl == 0) return;
+    int nt = nmo__threads();
+    if (nt > nl) nt = (int)nl;
+    ln_cert_job jobs[64];
+    pthread_t th[64];
+    if (nt > 64) nt = 64;
+    int started[64] = {0};
+    for (int t = 0; t < nt; t++) {
+        jobs[t] = (ln_cert_job){c, list, nl, n, mean_only, nt, t, mu, st, ok};
+        started[t] = t > 0 && pthread_create(&th[t], NULL, ln_cert_worker, &jobs[t]) == 0;
+    }
+    for (int t = 0; t < nt; t++)
+        if (!started[t]) { /* this thread's share, or a share no thread took */
+            ln_cert_worker(&jobs[t]);
+        }
+    for (int t = 1; t < nt; t++)
+        if (started[t]) pthread_join(th[t], NULL);
 }
 
 /* layer_norm's statistics: the two passes of row sums on the device, each row closed
@@ -103,68 +156,77 @@ static nmo_status ln_stats(nmo_go_ln_args *ga, nmo_fctx *fc, const nmo_case *c, 
     NMO_RETURN_IF_ERR(dev_get(&stat, B_RROW, (size_t)rows * 6 * sizeof(double), err));
     ga->part = part, ga->mean = mean, ga->stat = stat;
     double *hp = malloc((size_t)rows * 8 * sizeof(double)), *hm = malloc((size_t)rows * 3 * sizeof(double)),
-           *hs = malloc((size_t)rows * 6 * sizeof(double));
+           *hs = calloc((size_t)rows * 6, sizeof(double));
     nmo_status s = NMO_OK;
     nmo_fenc *mu = malloc((size_t)rows * sizeof(nmo_fenc));
-    uint8_t *cert = calloc((size_t)rows, 1); /* the row's statistics are the certified engine's */
-    nmo_cctx cc;
-    int cc_ok = 0;
-    if (!hp || !hm || !hs || !mu || !cert) {
+    int64_t *fl = malloc((size_t)rows * sizeof(int64_t)), nf = 0; /* rows for the certified engine */
+    uint8_t *ok = malloc((size_t)rows), *byc = calloc((size_t)rows, 1); /* byc: counted in *ncert */
+    nmo_fenc *m2 = NULL;
+    if (!hp || !hm || !hs || !mu || !fl || !ok || !byc) {
         s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for %lld rows", (long long)rows);
         goto out;
     }
     if ((s = nmo_go_ln_sums(ga, 1, err)) != NMO_OK) goto out;
     if ((s = nmo_gpu_d2h(hp, part, (size_t)rows * 8 * sizeof(double), err)) != NMO_OK) goto out;
     for (int64_t r = 0; r < rows; r++) {
+        if (hskip[r]) continue;
         nmo_fenc sum;
-        int ok = ln_close(fc, hp + 8 * r, 1, n, &sum);
-        if (ok) nmo_fenc_div_si(fc, &mu[r], &sum, n);
-        ok = ok && mu[r].flags == 0 && isfinite(mu[r].lo) && isfinite(mu[r].hi);
-        if (!ok && hp[8 * r + 5] == 0 && !hskip[r]) { /* flagged, finite: the certified statistics */
-            nmo_fenc rs, sd;
-            if ((ok = cert[r] = (uint8_t)ln_stats_cert(&cc, &cc_ok, c, r, n, &mu[r], &rs, &sd))) {
-                double *h6 = hs + 6 * r;
-                h6[0] = rs.lo, h6[1] = rs.hi, h6[2] = sd.lo, h6[3] = sd.hi, h6[4] = rs.mag, h6[5] = sd.mag;
-            }
-        }
-        if (!ok) hskip[r] = 1;
-        hm[3 * r] = ok ? mu[r].lo : 0, hm[3 * r + 1] = ok ? mu[r].hi : 0, hm[3 * r + 2] = ok ? mu[r].mag : 0;
+        int k = ln_close(fc, hp + 8 * r, 1, n, &sum);
+        if (k) nmo_fenc_div_si(fc, &mu[r], &sum, n);
+        if (k && mu[r].flags == 0 && isfinite(mu[r].lo) && isfinite(mu[r].hi)) continue;
+        if (hp[8 * r + 5] == 0) fl[nf++] = r; /* flagged, finite: the certified mean */
+        else hskip[r] = 1;
+    }
+    ln_cert_rows(c, fl, nf, n, 1, mu, hs, ok);
+    for (int64_t i = 0; i < nf; i++) {
+        if (!ok[i]) hskip[fl[i]] = 1;
+        byc[fl[i]] = ok[i];
+    }
+    for (int64_t r = 0; r < rows; r++) {
+        int k = !hskip[r];
+        hm[3 * r] = k ? mu[r].lo : 0, hm[3 * r + 1] = k ? mu[r].hi : 0, hm[3 * r + 2] = k ? mu[r].mag : 0;
     }
     if ((s = nmo_gpu_h2d(mean, hm, (size_t)rows * 3 * sizeof(double), err)) != NMO_OK) goto out;
     if ((s = nmo_go_ln_sums(ga, 2, err)) != NMO_OK) goto out;
     if ((s = nmo_gpu_d2h(hp, part, (size_t)rows * 8 * sizeof(double), err)) != NMO_OK) goto out;
     nmo_fenc ep;
     nmo_fenc_const(fc, &ep, c->param[0]);
+    nf = 0;
     for (int64_t r = 0; r < rows; r++) {
-        double *h6 = hs + 6 * r;
-        if (cert[r]) continue; /* filled above */
-        h6[0] = h6[1] = h6[2] = h6[3] = h6[4] = h6[5] = 0;
         if (hskip[r]) continue;
+        double *h6 = hs + 6 * r;
         nmo_fenc ss, var, v, rs, sd;
-        int ok = ln_close(fc, hp + 8 * r, 2, n, &ss);
-        if (ok) {
+        int k = ln_close(fc, hp + 8 * r, 2, n, &ss);
+        if (k) {
             nmo_fenc_div_si(fc, &var, &ss, n);
             nmo_fenc_add(fc, &v, &var, &ep);
             nmo_fenc_rsqrt(fc, &rs, &v);
             nmo_fenc_sqrt(fc, &sd, &v);
-            ok = (rs.flags | sd.flags) == 0 && isfinite(rs.lo) && isfinite(rs.hi) && isfinite(sd.lo) &&
-                 isfinite(sd.hi);
+            k = (rs.flags | sd.flags) == 0 && isfinite(rs.lo) && isfinite(rs.hi) && isfinite(sd.lo) && isfinite(sd.hi);
         }
-        if (!ok && hp[8 * r + 5] == 0) { /* flagged: the certified statistics, the mean too */
-            nmo_fenc m2;
-            ok = ln_stats_cert(&cc, &cc_ok, c, r, n, &m2, &rs, &sd);
-            /* its mean must be the one the device used in pass 2 (the fast one, decided) */
-            ok = ok && m2.lo == mu[r].lo && m2.hi == mu[r].hi;
-            *ncert += ok;
+        if (k) {
+            h6[0] = rs.lo, h6[1] = rs.hi, h6[2] = sd.lo, h6[3] = sd.hi, h6[4] = rs.mag, h6[5] = sd.mag;
+        } else if (hp[8 * r + 5] == 0) {
+            fl[nf++] = r; /* flagged: every statistic by the certified engine */
+        } else {
+            hskip[r] = 1;
         }
-        if (!ok) { hskip[r] = 1; continue; }
-        h6[0] = rs.lo, h6[1] = rs.hi, h6[2] = sd.lo, h6[3] = sd.hi, h6[4] = rs.mag, h6[5] = sd.mag;
     }
-    for (int64_t r = 0; r < rows; r++) *ncert += cert[r];
+    /* the mean computed again (m2): it must be the one the device's second pass used */
+    if (nf > 0 && !(m2 = malloc((size_t)rows * sizeof(nmo_fenc)))) {
+        s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for %lld rows", (long long)rows);
+        goto out;
+    }
+    ln_cert_rows(c, fl, nf, n, 0, m2, hs, ok);
+    for (int64_t i = 0; i < nf; i++) {
+        int64_t r = fl[i];
+        if (ok[i] && m2[r].lo == mu[r].lo && m2[r].hi == mu[r].hi) byc[r] = 1;
+        else hskip[r] = 1;
+    }
+    for (int64_t r = 0; r < rows; r++) *ncert += byc[r] && !hskip[r];
     s = nmo_gpu_h2d(stat, hs, (size_t)rows * 6 * sizeof(double), err);
 out:
-    if (cc_ok) nmo_cctx_clear(&cc);
-    free(hp), free(hm), free(hs), free(mu), free(cert);
+    free(hp), free(hm), free(hs), free(mu), free(fl), free(ok), free(byc), free(m2);
     return s;
 }
 

@@ -4,7 +4,8 @@
 # equality tests (rows quick, matmul quick + large), the CLI test, both benchmarks and the
 # Python DLPack path. Logs go to OUTDIR; a short table is printed last.
 # usage (repo root): bash hip/results_run22all.sh OUTDIR
-# PARTS=a,b,...: only those runs (test_quick, bench, mm_bench, mm_quick, mm_large, cli, torch)
+# PARTS=a,b,...: only those runs (test_quick, bench, mm_bench, mm_quick, mm_large, cli, torch);
+# BENCH_OPS: the bench's operators (default all four)
 set -u
 PARTS=${PARTS:-all}
 O="$1"; mkdir -p "$O"
@@ -29,7 +30,7 @@ run() { # name timeout command...
 }
 run test_quick 90 $T/nmo_gpu_oracle_test --quick
 # layer_norm last: while its rows go to the host it takes most of the cap
-run bench 150 $T/nmo_gpu_oracle_bench --iters 5 --ops rms_norm,softmax,swiglu,layer_norm
+run bench 150 $T/nmo_gpu_oracle_bench --iters 5 --ops ${BENCH_OPS:-rms_norm,softmax,swiglu,layer_norm}
 run mm_bench 60 $T/nmo_gpu_oracle_matmul_bench --iters 5 --cpu-rows 16
 run mm_quick 30 $T/nmo_gpu_oracle_matmul_test --quick
 run mm_large 120 $T/nmo_gpu_oracle_matmul_test --large

@@ -226,15 +226,22 @@ typedef struct {
     nmo_elem_info worst;
 } check_worker;
 
-/* NMO_THREADS, else the online CPUs; at most one thread per 64 units. */
-static int nmo_check_threads(int64_t units)
+/* NMO_THREADS, else the online CPUs, at most NMO_MAX_THREADS (nmo_internal.h) */
+int nmo__threads(void)
 {
     const char *e = getenv("NMO_THREADS");
     long n = e && *e ? atol(e) : sysconf(_SC_NPROCESSORS_ONLN);
     if (n < 1) n = 1;
     if (n > NMO_MAX_THREADS) n = NMO_MAX_THREADS;
-    if (units / 64 < n) n = units / 64 > 0 ? units / 64 : 1;
     return (int)n;
+}
+
+/* nmo__threads, at most one thread per 64 units. */
+static int nmo_check_threads(int64_t units)
+{
+    int n = nmo__threads();
+    if (units / 64 < n) n = units / 64 > 0 ? (int)(units / 64) : 1;
+    return n;
 }
 
 static nmo_status worker_init(check_worker *w, check_worker *share)

@@ -86,6 +86,8 @@ nmo_status nmo__check_units(nmo_report *rep, const nmo_case *c, const nmo_tensor
                             const nmo_check_opts *opts, const int64_t *ulist, int64_t nlist,
                             nmo_err *err);
 int nmo__elem_worse(const nmo_elem_info *a, const nmo_elem_info *b);
+/* check.c: the checker's thread count (NMO_THREADS, else the online CPUs, capped) */
+int nmo__threads(void);
 /* check.c: elements idx[0..m) of output k judged from the caller's enclosures e[] and
  * candidate values v[] (NULL: none) and counted into rep, as nmo_check counts them. */
 void nmo__judge_elems(nmo_report *rep, const nmo_case *c, int k, const nmo_fenc *e, const int64_t *idx,
