@@ -456,6 +456,10 @@ NMO_D int judge_elem(uint32_t cb, int out_bf16, int64_t i, double l, double h, i
     return 1;
 }
 
+/* "no scale" (the CPU's +inf scale; the bare device header has no INFINITY/NAN): any
+ * scale beyond 2^128 is refused by scale_width */
+#define NO_SCALE 0x1.fffffffffffffp1023
+
 /* nmo_mag_prod, nmo_mag_max (oracle/engine/fast_priv.h) */
 NMO_D double mag_prod(double m, double a) { return m == 0 || a == 0 ? 0 : dmul(m, a); }
 NMO_D double mag_max(double a, double b) { return a > b ? a : (b == b ? b : a); }
@@ -463,12 +467,12 @@ NMO_D double mag_max(double a, double b) { return a > b ? a : (b == b ? b : a); 
 /* The scale rule's width (oracle/check.c width_at_scale): R's width, its ends the enclosure
  * [l, h] rounded to out by RNE (out_round), in ulps of out at the error scale mg, whose
  * binade is all that counts (nmo_fmt_ulp of bf16 / fp32: emin -126, 7 / 23 fraction
- * bits). mg is the CPU's scale within relative rel (0: its binade exactly); NAN when
+ * bits). mg is the CPU's scale within relative rel (0: its binade exactly); NO_SCALE when
  * there is no scale or the binade is not certain (the host decides). */
 NMO_D double scale_width(int out_bf16, double l, double h, double mg, double rel)
 {
     double m1 = dmul(mg, 1 - rel), m2 = dmul(mg, 1 + rel);
-    if (!normal_pos(m1) || !(m2 < 0x1p128) || pow2_floor(m1) != pow2_floor(m2)) return NAN;
+    if (!normal_pos(m1) || !(m2 < 0x1p128) || pow2_floor(m1) != pow2_floor(m2)) return NO_SCALE;
     uint32_t ul = f2u((float)l), uh = f2u((float)h);
     if (out_bf16) {
         ul = ((ul + 0x7fffu + ((ul >> 16) & 1u)) >> 16) << 16;

@@ -425,11 +425,11 @@ NMO_D int scale_shift(double x, const ienc &a, double ml, double mh, double b, d
 /* |v| over an enclosure (nmo_mag_abs, no NaN here) */
 NMO_D double iabs(const ienc &a) { return dmax(dabs(a.lo), dabs(a.hi)); }
 
-/* nmo_mag_div: the scale of a / b, q = |a/b| max; +inf (no scale) at a domain edge */
+/* nmo_mag_div: the scale of a / b, q = |a/b| max; NO_SCALE at a domain edge */
 NMO_D double mag_div(double ma, double q, double mb, const ienc &b)
 {
     double bmin = dmin(dabs(b.lo), dabs(b.hi)), bmax = dmax(dabs(b.lo), dabs(b.hi));
-    if (!(bmax <= dmul(2, bmin))) return INFINITY;
+    if (!(bmax <= dmul(2, bmin))) return NO_SCALE;
     double num = mag_max(ma, mag_prod(q, mb));
     return num == 0 ? 0 : ddiv(num, bmin);
 }
