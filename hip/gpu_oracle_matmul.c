@@ -144,7 +144,6 @@ static nmo_status mm_host_row(nmo_report *h, const nmo_case *c, const nmo_check_
     return s;
 }
 
-/* ordinal of an output value (bf16 / fp32) */
 /* One function for the same reason as nmo_gpu_check: the scratch buffers under one
  * mutex and one cleanup path. */
 nmo_status nmo_gpu_check_matmul(nmo_report *rep, const nmo_case *c, const void *cand_dev,

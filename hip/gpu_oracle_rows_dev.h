@@ -39,26 +39,13 @@ struct row_tally {
     unsigned long long pass = 0, fail = 0, wmax = 0, worst = 0, scaled = 0;
     unsigned w[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int wide = 0, redo = 0;
+    /* judge one element, with the scale rule for R wider than max_ulps values (check.c: R
+     * is informative when its width in ulps of out at the element's error scale is at most
+     * max_ulps): mg is the scale within relative rel of the CPU's (only its binade is
+     * used; NO_SCALE: none known here). An element that is not finite, or wide where the
+     * device cannot decide the rule, sends the row to the host. */
     NMO_D void judge(const void *cand, int out_bf16, int64_t i, double l, double h, int64_t max_ulps,
-                     uint8_t *verd, double *rlo, double *rhi, uint16_t *wid)
-    {
-        int fl = 0;
-        unsigned long long key = 0;
-        int64_t wd = 0;
-        if (!judge_elem(cand_bits(cand, out_bf16, i), out_bf16, i, l, h, max_ulps, verd, rlo, rhi, &fl, &key, &wd)) { redo = 1; return; }
-        if (fl) fail++; else pass++;
-        worst = key > worst ? key : worst;
-        wmax = (unsigned long long)wd > wmax ? (unsigned long long)wd : wmax;
-        wid[i] = (uint16_t)(wd < NMO_GO_HIST ? wd : NMO_GO_HIST);
-        if (wd < 8) w[wd]++;
-        else wide = 1;
-    }
-    /* judge with the scale rule (check.c: R wider than max_ulps values is informative when
-     * its width in ulps of out at the element's error scale is at most max_ulps): mg is
-     * the scale within relative rel of the CPU's (only its binade is used); an element
-     * whose binade, or the rule, the device cannot decide sends the row to the host */
-    NMO_D void judge_scaled(const void *cand, int out_bf16, int64_t i, double l, double h, int64_t max_ulps,
-                            double mg, double rel, uint8_t *verd, double *rlo, double *rhi, uint16_t *wid)
+                     double mg, double rel, uint8_t *verd, double *rlo, double *rhi, uint16_t *wid)
     {
         int fl = 0;
         unsigned long long key = 0;
@@ -275,7 +262,8 @@ __global__ void __launch_bounds__(BLK) k_smx(nmo_go_smx_args A)
             if (!((el >= 0) & (el <= eh) & (eh <= 0x1p1000))) { rt.redo = 1; break; }
             double a = (double)fcast(ddiv(el, sh)), b = (double)fcast(dmul(el, rl));
             double c = (double)fcast(ddiv(eh, sl)), d = (double)fcast(dmul(eh, rh));
-            rt.judge(A.cand, A.out_bf16, i, a < b ? a : b, c > d ? c : d, A.max_ulps, A.verd, A.rlo, A.rhi, A.wid);
+            rt.judge(A.cand, A.out_bf16, i, a < b ? a : b, c > d ? c : d, A.max_ulps, NO_SCALE, 0, A.verd, A.rlo,
+                     A.rhi, A.wid);
         }
         if (block_any(rt.redo, s_bad)) {
             if (t == 0) A.redo[at_inc(&A.acc->n_redo)] = row, A.roww[row] = 0;
@@ -510,7 +498,7 @@ __global__ void __launch_bounds__(BLK) k_ln_judge(nmo_go_ln_args A)
                 rt.redo = 1;
                 break;
             }
-            rt.judge_scaled(A.cand, A.out_bf16, i, l, h, A.max_ulps, mg, rel, A.verd, A.rlo, A.rhi, A.wid);
+            rt.judge(A.cand, A.out_bf16, i, l, h, A.max_ulps, mg, rel, A.verd, A.rlo, A.rhi, A.wid);
         }
         if (block_any(rt.redo, s_bad)) {
             if (t == 0) A.redo[at_inc(&A.acc->n_redo)] = row, A.roww[row] = 0;

@@ -47,43 +47,23 @@ static int ln_close(nmo_fctx *fc, const double *q, int k, int64_t n, nmo_fenc *r
     return r->flags == 0 && isfinite(r->lo) && isfinite(r->hi);
 }
 
-/* The statistics of row r by the certified engine (refs/norm_common.h norm_two_pass in
- * nmo_cenc primitives, x from the host copy of the input): what the CPU checker's
- * escalation of a row computes when the fast engine's closing of a row sum is flagged
- * (the binary64 sum cannot decide its snap). The device then judges the row's elements
- * from them as from the fast engine's (a decided snap is the certified engine's value for
- * the same operands). mean_only: the mean alone (a flagged first sum: the variance is
- * then the device's second pass from it, closed by the fast engine's code, whose decided
- * snaps are the certified ones). 0 when a statistic is flagged or not finite. */
-static int ln_stats_cert(nmo_cctx *cc, const nmo_case *c, int64_t r, int64_t n, int mean_only, nmo_fenc *mu,
-                         nmo_fenc *rs, nmo_fenc *sd)
+/* The statistics of row r by the certified engine (nmo_ref_layer_norm_stats: the
+ * reference's norm_two_pass): what the CPU checker's escalation of a row computes when
+ * the fast engine's closing of a row sum is flagged (the binary64 sum cannot decide its
+ * snap). The device then judges the row's elements from them as from the fast engine's (a
+ * decided snap is the certified engine's value for the same operands). mean_only: the mean
+ * alone (a flagged first sum: the variance is then the device's second pass from it,
+ * closed by the fast engine's code, whose decided snaps are the certified ones). 0 when a
+ * statistic is flagged or not finite. */
+static int ln_stats_cert(nmo_cctx *cc, const nmo_case *c, int64_t r, int mean_only, nmo_fenc *mu, nmo_fenc *rs,
+                         nmo_fenc *sd)
 {
-    nmo_cenc *xe = nmo_cctx_evec(cc, 0, n), *d = nmo_cctx_evec(cc, 1, n);
-    if (!xe || !d) return 0;
-    nmo_cenc sum, mean, ss, var, ep, v, crs, cs;
-    nmo_cenc *t[8] = {&sum, &mean, &ss, &var, &ep, &v, &crs, &cs};
-    for (int k = 0; k < 8; k++) nmo_cenc_init(cc, t[k]);
-    for (int64_t j = 0; j < n; j++) nmo_cenc_set_d(cc, &xe[j], nmo_tensor_get(&c->in[0], r * n + j));
-    const nmo_cenc *fx[1] = {xe};
-    nmo_cenc_dotk(cc, &sum, fx, 1, n, 0);
-    nmo_cenc_div_si(cc, &mean, &sum, n);
-    nmo_cenc_export(cc, mu, &mean);
-    int ok = mu->flags == 0 && isfinite(mu->lo) && isfinite(mu->hi);
-    if (ok && !mean_only) {
-        for (int64_t j = 0; j < n; j++) nmo_cenc_sub(cc, &d[j], &xe[j], &mean);
-        const nmo_cenc *f[2] = {d, d};
-        nmo_cenc_dotk(cc, &ss, f, 2, n, 0);
-        nmo_cenc_div_si(cc, &var, &ss, n);
-        nmo_cenc_const(cc, &ep, c->param[0]);
-        nmo_cenc_add(cc, &v, &var, &ep);
-        nmo_cenc_rsqrt(cc, &crs, &v);
-        nmo_cenc_sqrt(cc, &cs, &v);
-        nmo_cenc_export(cc, rs, &crs), nmo_cenc_export(cc, sd, &cs);
-        ok = rs->flags == 0 && sd->flags == 0 && isfinite(rs->lo) && isfinite(rs->hi) && isfinite(sd->lo) &&
-             isfinite(sd->hi);
-    }
-    for (int k = 0; k < 8; k++) nmo_cenc_clear(cc, t[k]);
-    return ok;
+    nmo_ref_layer_norm_stats_cert(cc, c, r, mean_only, mu, rs, sd);
+    int k = mean_only ? 1 : 3;
+    const nmo_fenc *o[3] = {mu, rs, sd};
+    for (int i = 0; i < k; i++)
+        if (o[i]->flags != 0 || !isfinite(o[i]->lo) || !isfinite(o[i]->hi)) return 0;
+    return 1;
 }
 
 /* ln_stats_cert over a list of rows, nmo__threads() threads (each its own certified
@@ -91,7 +71,7 @@ static int ln_stats_cert(nmo_cctx *cc, const nmo_case *c, int64_t r, int64_t n, 
 typedef struct {
     const nmo_case *c;
     const int64_t *list;
-    int64_t nl, n;
+    int64_t nl;
     int mean_only, nt, t;
     nmo_fenc *mu;
     double *st;
@@ -107,7 +87,7 @@ static void *ln_cert_worker(void *arg)
     for (int64_t i = j->t; i < j->nl; i += j->nt) {
         int64_t r = j->list[i];
         nmo_fenc rs, sd;
-        j->ok[i] = (uint8_t)ln_stats_cert(&cc, j->c, r, j->n, j->mean_only, &j->mu[r], &rs, &sd);
+        j->ok[i] = (uint8_t)ln_stats_cert(&cc, j->c, r, j->mean_only, &j->mu[r], &rs, &sd);
         if (j->ok[i] && !j->mean_only) {
             double *h6 = j->st + 6 * r;
             h6[0] = rs.lo, h6[1] = rs.hi, h6[2] = sd.lo, h6[3] = sd.hi, h6[4] = rs.mag, h6[5] = sd.mag;
@@ -117,8 +97,8 @@ static void *ln_cert_worker(void *arg)
     return NULL;
 }
 
-static void ln_cert_rows(const nmo_case *c, const int64_t *list, int64_t nl, int64_t n, int mean_only, nmo_fenc *mu,
-                         double *st, uint8_t *ok)
+static void ln_cert_rows(const nmo_case *c, const int64_t *list, int64_t nl, int mean_only, nmo_fenc *mu, double *st,
+                         uint8_t *ok)
 {
     memset(ok, 0, (size_t)nl);
     if (nl == 0) return;
@@ -129,7 +109,7 @@ static void ln_cert_rows(const nmo_case *c, const int64_t *list, int64_t nl, int
     if (nt > 64) nt = 64;
     int started[64] = {0};
     for (int t = 0; t < nt; t++) {
-        jobs[t] = (ln_cert_job){c, list, nl, n, mean_only, nt, t, mu, st, ok};
+        jobs[t] = (ln_cert_job){c, list, nl, mean_only, nt, t, mu, st, ok};
         started[t] = t > 0 && pthread_create(&th[t], NULL, ln_cert_worker, &jobs[t]) == 0;
     }
     for (int t = 0; t < nt; t++)
@@ -177,7 +157,7 @@ static nmo_status ln_stats(nmo_go_ln_args *ga, nmo_fctx *fc, const nmo_case *c, 
         if (hp[8 * r + 5] == 0) fl[nf++] = r; /* flagged, finite: the certified mean */
         else hskip[r] = 1;
     }
-    ln_cert_rows(c, fl, nf, n, 1, mu, hs, ok);
+    ln_cert_rows(c, fl, nf, 1, mu, hs, ok);
     for (int64_t i = 0; i < nf; i++) {
         if (!ok[i]) hskip[fl[i]] = 1;
         byc[fl[i]] = ok[i];
@@ -217,7 +197,7 @@ static nmo_status ln_stats(nmo_go_ln_args *ga, nmo_fctx *fc, const nmo_case *c, 
         s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for %lld rows", (long long)rows);
         goto out;
     }
-    ln_cert_rows(c, fl, nf, n, 0, m2, hs, ok);
+    ln_cert_rows(c, fl, nf, 0, m2, hs, ok);
     for (int64_t i = 0; i < nf; i++) {
         int64_t r = fl[i];
         if (ok[i] && m2[r].lo == mu[r].lo && m2[r].hi == mu[r].hi) byc[r] = 1;

@@ -226,7 +226,7 @@ typedef struct {
     nmo_elem_info worst;
 } check_worker;
 
-/* NMO_THREADS, else the online CPUs, at most NMO_MAX_THREADS (nmo_internal.h) */
+/* NMO_THREADS, else the online CPUs, at most NMO_MAX_THREADS (above) */
 int nmo__threads(void)
 {
     const char *e = getenv("NMO_THREADS");

@@ -51,6 +51,31 @@ void NMO_REF(nmo_ref_layer_norm_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, 
     enc_clear(ctx, &be), enc_clear(ctx, &y);
 }
 
+/* Row u's statistics as nmo_ref_layer_norm_eval computes them (norm_two_pass), exported:
+ * the GPU tier takes a row's from the certified engine where its own closing of a row sum
+ * is flagged (hip/gpu_oracle_rows_host.h). mean_only: the mean alone (norm_mean; rstd and
+ * s are not written). Scratch slots 0-1, as the evaluation. */
+void NMO_REF(nmo_ref_layer_norm_stats)(E_CTX *ctx, const nmo_case *c, int64_t u, int mean_only, nmo_fenc *mean,
+                                       nmo_fenc *rstd, nmo_fenc *s);
+void NMO_REF(nmo_ref_layer_norm_stats)(E_CTX *ctx, const nmo_case *c, int64_t u, int mean_only, nmo_fenc *mean,
+                                       nmo_fenc *rstd, nmo_fenc *s)
+{
+    int64_t n = c->in[1].dims[0];
+    double *x = enc_dvec(ctx, 0, n);
+    nmo_tensor_load_f64(x, &c->in[0], u * n, n, 1);
+    E *xe = enc_evec(ctx, 0, n), *d = enc_evec(ctx, 1, n);
+    E m, r, sd;
+    enc_init(ctx, &m), enc_init(ctx, &r), enc_init(ctx, &sd);
+    if (mean_only) {
+        norm_mean(ctx, x, xe, n, &m);
+    } else {
+        norm_two_pass(ctx, x, xe, d, n, c->param[0], &m, &r, &sd);
+        enc_export(ctx, rstd, &r), enc_export(ctx, s, &sd);
+    }
+    enc_export(ctx, mean, &m);
+    enc_clear(ctx, &m), enc_clear(ctx, &r), enc_clear(ctx, &sd);
+}
+
 #ifdef NMO_ENGINE_FAST
 #include "refs/ref_common.h"
 

@@ -111,16 +111,25 @@ static inline void norm_rms_scale(E_CTX *ctx, const nmo_case *c, E *y, const E *
  *   rstd = rsqrt(v)           plan accuracy, or RN(1/RN(sqrt v))  (enc_rsqrt)
  *   s    = sqrt(v)            for kernels that divide by the standard deviation
  * Fills xe[j] (x_j as enclosures) and d[j]. */
-static inline void norm_two_pass(E_CTX *ctx, const double *x, E *xe, E *d, int64_t n, double eps,
-                                 E *mean, E *rstd, E *s)
+/* Its first pass: xe[j] = x_j and the mean. */
+static inline void norm_mean(E_CTX *ctx, const double *x, E *xe, int64_t n, E *mean)
 {
-    E sum, ss, var, ep, v;
-    enc_init(ctx, &sum), enc_init(ctx, &ss), enc_init(ctx, &var), enc_init(ctx, &ep);
-    enc_init(ctx, &v);
+    E sum;
+    enc_init(ctx, &sum);
     for (int64_t j = 0; j < n; j++) enc_set_d(ctx, &xe[j], x[j]);
     const E *fx[1] = {xe};
     enc_dotk(ctx, &sum, fx, 1, n, 0); /* the summation model; exact when acc holds every partial sum */
     enc_div_si(ctx, mean, &sum, n);
+    enc_clear(ctx, &sum);
+}
+
+static inline void norm_two_pass(E_CTX *ctx, const double *x, E *xe, E *d, int64_t n, double eps,
+                                 E *mean, E *rstd, E *s)
+{
+    E ss, var, ep, v;
+    enc_init(ctx, &ss), enc_init(ctx, &var), enc_init(ctx, &ep);
+    enc_init(ctx, &v);
+    norm_mean(ctx, x, xe, n, mean);
     for (int64_t j = 0; j < n; j++) enc_sub(ctx, &d[j], &xe[j], mean);
     const E *f[2] = {d, d};
     enc_dotk(ctx, &ss, f, 2, n, 0);
@@ -129,7 +138,7 @@ static inline void norm_two_pass(E_CTX *ctx, const double *x, E *xe, E *d, int64
     enc_add(ctx, &v, &var, &ep);
     enc_rsqrt(ctx, rstd, &v);
     enc_sqrt(ctx, s, &v);
-    enc_clear(ctx, &sum), enc_clear(ctx, &ss), enc_clear(ctx, &var), enc_clear(ctx, &ep);
+    enc_clear(ctx, &ss), enc_clear(ctx, &var), enc_clear(ctx, &ep);
     enc_clear(ctx, &v);
 }
 
