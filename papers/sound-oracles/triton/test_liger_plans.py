@@ -40,20 +40,45 @@ def verdicts(op, ins, outs, dt, plan, params=None):
     return numoracle.check(op, ins, outs, dtype=dt, plan=plan, params=params or {}).verdict
 
 
-def tl_sum_bf16(t, threads=128):
-    """tl.sum of a bf16 vector in bf16: runs of ceil(n/threads) consecutive terms folded in
-    order, then a pairwise tree over the partials (sum=blocked:n/128:8)."""
+def tl_sum(t, threads, add, zero):
+    """tl.sum of a vector over `threads` lanes: runs of ceil(n/threads) consecutive terms
+    folded in order from zero, then a pairwise tree over the partials; add: the rounded
+    addition (sum=blocked:n/threads:log2(threads))."""
     n = t.shape[-1]
     r = -(-n // threads)
     parts = []
     for k in range(threads):
-        s = 0.0
+        s = zero
         for j in range(k * r, min(n, (k + 1) * r)):
-            s = rn_bf16(s + t[j])
+            s = add(s, t[j])
         parts.append(s)
     while len(parts) > 1:
-        parts = [rn_bf16(parts[i] + parts[i + 1]) for i in range(0, len(parts), 2)]
+        parts = [add(parts[i], parts[i + 1]) for i in range(0, len(parts), 2)]
     return parts[0]
+
+
+def tl_sum_bf16(t, threads=128):
+    """tl.sum of a bf16 vector in bf16 (sum=blocked:n/128:8)."""
+    return tl_sum(t, threads, lambda a, b: rn_bf16(a + b), 0.0)
+
+
+def tl_sum32(t, threads):
+    """tl.sum of an fp32 vector (numpy float32 additions: IEEE fp32)."""
+    return tl_sum(np.asarray(t, dtype=np.float32), threads, lambda a, b: np.float32(a + b), np.float32(0))
+
+
+def geometry_fails(op, shape, params, plan, kernel, mutant, fams):
+    """(FAILs of the emulation under plan, of the mutant under plan, of the mutant under
+    preset=liger, i.e. sum=any) over fams x SEEDS."""
+    f_new = f_mut = f_mut_any = 0
+    for fam in fams:
+        for s in SEEDS:
+            ins = numoracle.inputs(op, shape, "fp32", fam, s, plan=plan, params=params)
+            f_new += verdicts(op, ins, kernel(ins), "fp32", plan, params) == "FAIL"
+            bad = mutant(ins)
+            f_mut += verdicts(op, ins, bad, "fp32", plan, params) == "FAIL"
+            f_mut_any += verdicts(op, ins, bad, "fp32", "preset=liger", params) == "FAIL"
+    return f_new, f_mut, f_mut_any
 
 
 def campaign(op, shape, dt, kernel, new, old, mutant, params=None, fams=FAMS):
@@ -276,18 +301,9 @@ def kl_div_liger(ins, drop_first=False):
     if drop_first:
         l[:, 0] = 0
     threads = 128 if v <= 2048 else 256
-    r = -(-v // threads)
     total = np.float32(0)
     for i in range(bt):
-        parts = []
-        for k in range(threads):
-            s = np.float32(0)
-            for j in range(k * r, min(v, (k + 1) * r)):
-                s = np.float32(s + l[i, j])
-            parts.append(s)
-        while len(parts) > 1:
-            parts = [np.float32(parts[a] + parts[a + 1]) for a in range(0, len(parts), 2)]
-        total = np.float32(total + parts[0])
+        total = np.float32(total + tl_sum32(l[i], threads))
     return {"loss": np.array([np.float32(total / np.float32(bt))], dtype=np.float32)}
 
 
@@ -297,15 +313,9 @@ def test_kl_div_liger_geometry(shape):
     block per row of 128 or 256 threads, runs of <= 8 or 16, a tree of depth 7 or 8, <= 4
     rows summed by torch); the dropped-column mutant FAILs there on some input, and under
     sum=any (slice 4's plan) it is never FAILed: R is ten times wider."""
-    p = {"reduction": 3, "log_target": 0}
-    f_new = f_mut = f_mut_any = 0
-    for fam in ("gaussian", "small", "shifted"):
-        for s in SEEDS:
-            ins = numoracle.inputs("kl_div", shape, "fp32", fam, s, plan=KL_PLAN, params=p)
-            f_new += verdicts("kl_div", ins, kl_div_liger(ins), "fp32", KL_PLAN, p) == "FAIL"
-            bad = kl_div_liger(ins, drop_first=True)
-            f_mut += verdicts("kl_div", ins, bad, "fp32", KL_PLAN, p) == "FAIL"
-            f_mut_any += verdicts("kl_div", ins, bad, "fp32", "preset=liger", p) == "FAIL"
+    f_new, f_mut, f_mut_any = geometry_fails("kl_div", shape, {"reduction": 3, "log_target": 0}, KL_PLAN,
+                                             kl_div_liger, lambda ins: kl_div_liger(ins, drop_first=True),
+                                             ("gaussian", "small", "shifted"))
     assert f_new == 0
     assert f_mut > 0
     assert f_mut_any == 0
@@ -328,23 +338,13 @@ def ce_bwd_liger(ins, fp16_fwd=False):
     n = np.float32(np.sum(lab != -100))
     l2e = np.float32(1.4426950408889634)
     out = np.zeros_like(x)
-    bt, v = x.shape
-    r = -(-v // 1024)
+    bt = x.shape[0]
     for i in range(bt):
         if lab[i] == -100:
             continue
         xf = x[i].astype(np.float16).astype(np.float32) if fp16_fwd else x[i]
         m = xf.max()
-        e = np.exp2((xf - m) * l2e).astype(np.float32)
-        parts = [np.float32(0)] * 1024
-        for k in range(1024):
-            s = np.float32(0)
-            for j in range(k * r, min(v, (k + 1) * r)):
-                s = np.float32(s + e[j])
-            parts[k] = s
-        while len(parts) > 1:
-            parts = [np.float32(parts[a] + parts[a + 1]) for a in range(0, len(parts), 2)]
-        d = parts[0]
+        d = tl_sum32(np.exp2((xf - m) * l2e).astype(np.float32), 1024)
         p = (np.exp2((x[i] - m) * l2e).astype(np.float32) / d).astype(np.float32)
         g = (p / n).astype(np.float32)
         g[lab[i]] = np.float32(np.float32(p[lab[i]] - np.float32(1)) / n)
@@ -358,16 +358,11 @@ def test_cross_entropy_bwd_liger_geometry(shape):
     (sum=blocked:n/1024:10: 1024 threads, runs of ceil(V/1024), a tree of depth 10); the
     fp16-forward mutant (slice 4's G-cross_entropy_bwd-099a9757, inside R under sum=any)
     FAILs there on some input, and not under sum=any."""
-    p = {"reduction": 1, "ignore_index": -100}
-    f_new = f_mut = f_mut_any = 0
-    for fam in ("gaussian", "small"):
-        for s in SEEDS:
-            ins = numoracle.inputs("cross_entropy_bwd", shape, "fp32", fam, s, plan=CE_PLAN, params=p)
-            f_new += verdicts("cross_entropy_bwd", ins, ce_bwd_liger(ins), "fp32", CE_PLAN, p) == "FAIL"
-            bad = ce_bwd_liger(ins, fp16_fwd=True)
-            f_mut += verdicts("cross_entropy_bwd", ins, bad, "fp32", CE_PLAN, p) == "FAIL"
-            f_mut_any += verdicts("cross_entropy_bwd", ins, bad, "fp32", "preset=liger", p) == "FAIL"
+    f_new, f_mut, f_mut_any = geometry_fails("cross_entropy_bwd", shape, {"reduction": 1, "ignore_index": -100},
+                                             CE_PLAN, ce_bwd_liger, lambda ins: ce_bwd_liger(ins, fp16_fwd=True),
+                                             ("gaussian", "small"))
     print(f"cross_entropy_bwd {shape}: emulation {f_new} FAIL, fp16-forward mutant {f_mut} FAIL under the "
           f"geometry, {f_mut_any} under sum=any")
     assert f_new == 0
     assert f_mut > 0
+    assert f_mut_any == 0
