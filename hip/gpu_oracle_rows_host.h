@@ -30,7 +30,7 @@ static const char *rows_why(const nmo_case *c)
  * rounds = 0) from the device's sums q (k_ln_sums: slo, shi, A, Q, exact-path ok,
  * non-finite): the exact sum when nmo_fe_dotk_exact's conditions hold (the device
  * checked them term by term; the binary64 sum is then exact in any order), else
- * nmo_fenc_dotk_finish. 0 when the row goes to the CPU checker. */
+ * nmo_fenc_dotk_finish (told when the point terms' binary64 sums are exact). 0 when the row goes to the CPU checker. */
 static int ln_close(nmo_fctx *fc, const double *q, int k, int64_t n, nmo_fenc *r)
 {
     if (q[5] != 0) return 0;
@@ -39,7 +39,8 @@ static int ln_close(nmo_fctx *fc, const double *q, int k, int64_t n, nmo_fenc *r
         r->lo = r->hi = Q == INFINITY ? 0 : q[0];
         r->flags = fc->force_unc;
     } else {
-        nmo_fenc_dotk_finish(fc, r, q[0], q[1], q[2], 0, 0, k, n, 0, 0);
+        /* point terms whose binary64 sums are exact in any order (the device's tree too) */
+        nmo_fenc_dotk_finish(fc, r, q[0], q[1], q[2], 0, 0, k, n, 0, 0, q[4] != 0 && nmo_fe_sum_exact64(Q, q[2]));
     }
     /* the error scale: the sum of the terms' scales (nmo_fenc_dotk_finish's mg), summed on
      * the device in another order than the CPU's index order: k_ln_judge's rel covers it */

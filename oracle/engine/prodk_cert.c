@@ -133,7 +133,7 @@ void nmo_cenc_dotk(nmo_cctx *c, nmo_cenc *r, const nmo_cenc *const *f, int k, in
             b[j] = k == 2 ? mpfr_get_d(f[1][j].lo, MPFR_RNDN) : 0;
         }
         double sx;
-        if (pts && nmo_fe_sum_exact_core(c->cf, c->af, c->ftz, k, a, b, n, &sx)) {
+        if (pts && nmo_fe_sum_exact_core(c->cf, c->af, c->ftz, k, a, b, n, &sx, NULL)) {
             ce_setd2(r, sx, sx, fl);
             r->mag = mg;
             return;

@@ -144,36 +144,54 @@ static inline int nmo_fe_sum_exact_ok(nmo_fmt af, int ftz, double Q, double A)
     return A < ldexp(Q, ai->prec);
 }
 
+/* The binary64 counterpart: when sum |t_j| < 2^53 Q, every partial sum of every tree is a
+ * multiple of Q below 2^53 Q in magnitude, so binary64 adds the terms exactly in any order
+ * (the sum need not be an acc value). A computed A of nonnegative terms is below 2^53 Q
+ * exactly when the exact one is (partial sums below the bound are exact; RN is monotone
+ * and 2^53 Q is a double), so the test may use the computed A. */
+static inline int nmo_fe_sum_exact64(double Q, double A) { return Q == INFINITY || A < ldexp(Q, 53); }
+
+/* *ex64 (may be NULL): set to 1 when the terms are exact points whose binary64 sums are
+ * exact (nmo_fe_sum_exact64) even where acc does not hold them (returns 0 then). */
 static inline int nmo_fe_sum_exact_core(nmo_fmt cf, nmo_fmt af, int ftz, int k,
-                                        const double *a, const double *b, int64_t n, double *s)
+                                        const double *a, const double *b, int64_t n, double *s, int *ex64)
 {
     double Q = INFINITY, A = 0, S = 0;
+    int lat = 1; /* every term a compute and acc value */
+    if (ex64) *ex64 = 0;
     for (int64_t j = 0; j < n; j++) {
         double t = k == 1 ? a[j] : a[j] * b[j];
         if (k == 2 && fma(a[j], b[j], -t) != 0) return 0;
         if (t == 0) continue;
-        if (nmo_fmt_round(cf, t, NMO_RNE, ftz) != t || nmo_fmt_round(af, t, NMO_RNE, ftz) != t) return 0;
+        if (nmo_fmt_round(cf, t, NMO_RNE, ftz) != t || nmo_fmt_round(af, t, NMO_RNE, ftz) != t) {
+            lat = 0;
+            if (!ex64) return 0;
+        }
         double q = nmo_fe_lowbit(t);
         Q = q < Q ? q : Q;
         A += fabs(t);
         S += t;
     }
-    if (!nmo_fe_sum_exact_ok(af, ftz, Q, A)) return 0;
+    if (!lat || !nmo_fe_sum_exact_ok(af, ftz, Q, A)) {
+        if (ex64) *ex64 = isfinite(A) && nmo_fe_sum_exact64(Q, A);
+        return 0;
+    }
     *s = Q == INFINITY ? 0 : S;
     return 1;
 }
 
 static inline int nmo_fe_dotk_exact(nmo_fctx *c, const nmo_fenc *const *f, int k, int64_t n,
-                                    double *s)
+                                    double *s, int *ex64)
 {
     double *a = nmo_fctx_dvec(c, 6, n > 0 ? n : 1), *b = k == 2 ? nmo_fctx_dvec(c, 7, n > 0 ? n : 1) : NULL;
+    if (ex64) *ex64 = 0;
     if (!a || (k == 2 && !b)) return 0;
     for (int64_t j = 0; j < n; j++) {
         if (f[0][j].lo != f[0][j].hi || (k == 2 && f[1][j].lo != f[1][j].hi)) return 0;
         a[j] = f[0][j].lo;
         if (k == 2) b[j] = f[1][j].lo;
     }
-    return nmo_fe_sum_exact_core(c->cf, c->af, c->ftz, k, a, b, n, s);
+    return nmo_fe_sum_exact_core(c->cf, c->af, c->ftz, k, a, b, n, s, ex64);
 }
 
 /* Sum over j < n of the product of k <= 8 factors f[0][j] .. f[k-1][j] (enclosures):
@@ -192,9 +210,15 @@ static inline int nmo_fe_dotk_exact(nmo_fctx *c, const nmo_fenc *const *f, int k
 /* The close of nmo_fenc_dotk (the bound above) from its binary64 sums slo, shi, A, SR and
  * Rmax over the terms, formed in any order: the GPU tier's row reductions
  * (hip/gpu_oracle_rows_dev.h) call it with their own sums, each within the binary64
- * error err allows (Jeannerod & Rump 2013, Thm 4.1, in binary64). r->mag is the caller's. */
+ * error err allows (Jeannerod & Rump 2013, Thm 4.1, in binary64). r->mag is the caller's.
+ * exact64: slo, shi and A are known to be the exact sums (exact point terms,
+ * nmo_fe_sum_exact64): no binary64 summation error, only that of the closing operations
+ * (em's 2^-51 |em| and the snap's own 2^-50 |v|). Without it a row whose sum is small next
+ * to A (a layer_norm row of mean ~0: the endpoints s -+ k u A lie near k u A, where the
+ * (n + k + 4) 2^-52 A radius reaches an fp32 spacing) escalated about 1 row in 80. */
 static inline void nmo_fenc_dotk_finish(nmo_fctx *c, nmo_fenc *r, double slo, double shi, double A,
-                                        double SR, double Rmax, int k, int64_t n, int rounds, uint32_t fl)
+                                        double SR, double Rmax, int k, int64_t n, int rounds, uint32_t fl,
+                                        int exact64)
 {
     double g = nmo_fe_gamma(c->uc, rounds), eta_in = 2.0 * rounds * c->etac * SR;
     if (rounds > 0 && nmo_fe_partial_ovf(c, Rmax * (1 + g) + 2.0 * rounds * c->etac * Rmax, &fl)) {
@@ -207,7 +231,7 @@ static inline void nmo_fenc_dotk_finish(nmo_fctx *c, nmo_fenc *r, double slo, do
     if (!(K < INFINITY)) { nmo_fenc_set_all(r, fl); return; }
     double a2 = A * (1 + g) + eta_in;
     double keta = g * A + eta_in + keta_a;
-    double err = (double)(n + k + 4) * 0x1p-52 * A * (1 + g) + (keta + eta_in) * 0x1p-48;
+    double err = (exact64 ? 0 : (double)(n + k + 4) * 0x1p-52 * A * (1 + g)) + (keta + eta_in) * 0x1p-48;
     nmo_fe_red_finish(c, r, slo, shi, a2, K, keta, err, fl);
 }
 
@@ -243,13 +267,14 @@ static inline void nmo_fenc_dotk(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *const
     if (mustnan) { nmo_fenc_set_nan(r, fl); return; }
     if (nonfin || slo != slo || shi != shi) { nmo_fenc_set_all(r, fl); return; }
     double sx;
-    if ((k == 1 || (k == 2 && rounds == 0)) && nmo_fe_dotk_exact(c, f, k, n, &sx)) {
+    int ex64 = 0;
+    if ((k == 1 || (k == 2 && rounds == 0)) && nmo_fe_dotk_exact(c, f, k, n, &sx, &ex64)) {
         r->lo = r->hi = sx;
         r->flags = fl | c->force_unc;
         r->mag = mg;
         return;
     }
-    nmo_fenc_dotk_finish(c, r, slo, shi, A, SR, Rmax, k, n, rounds, fl);
+    nmo_fenc_dotk_finish(c, r, slo, shi, A, SR, Rmax, k, n, rounds, fl, ex64);
     r->mag = nmo_mag_fin(r, mg);
 }
 
