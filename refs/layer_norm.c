@@ -18,6 +18,9 @@
  * cuWelford), kernels that divide each x by N before summing, and E[x^2] - mean^2
  * (not a correct implementation: it cancels catastrophically on rows with a large
  * mean; a mutant here). */
+#include <stdlib.h>
+#include <string.h>
+
 #include "engine/ref.h"
 #include "refs/norm_common.h"
 
@@ -76,10 +79,120 @@ void NMO_REF(nmo_ref_layer_norm_stats)(E_CTX *ctx, const nmo_case *c, int64_t u,
     enc_clear(ctx, &m), enc_clear(ctx, &r), enc_clear(ctx, &sd);
 }
 
+/* Elements js[0..m) (increasing) of row u from the row's statistics mean, rstd, s (as
+ * norm_two_pass computes them), out[i] for element js[i]: nmo_ref_layer_norm_eval's
+ * formulas element by element (d_j = x_j - mean, norm_affine: each element from x_j,
+ * w_j, b_j and the statistics alone), so out[i] is what that function writes for element
+ * js[i] given the same statistics. Escalation of single elements
+ * (nmo_ref_layer_norm_eval_unc_cert). Scratch slots 2-4. */
+void NMO_REF(nmo_ref_layer_norm_elems)(E_CTX *ctx, const nmo_case *c, int64_t u, const E *mean, const E *rstd,
+                                       const E *s, const int64_t *js, int64_t m, nmo_fenc *out);
+void NMO_REF(nmo_ref_layer_norm_elems)(E_CTX *ctx, const nmo_case *c, int64_t u, const E *mean, const E *rstd,
+                                       const E *s, const int64_t *js, int64_t m, nmo_fenc *out)
+{
+    int64_t n = c->in[1].dims[0];
+    double *x = enc_dvec(ctx, 2, n), *w = enc_dvec(ctx, 3, n), *b = enc_dvec(ctx, 4, n);
+    nmo_tensor_load_f64(x, &c->in[0], u * n, n, 1);
+    nmo_tensor_load_f64(w, &c->in[1], 0, n, 1);
+    nmo_tensor_load_f64(b, &c->in[2], 0, n, 1);
+    E xe, d, we, be, y;
+    enc_init(ctx, &xe), enc_init(ctx, &d), enc_init(ctx, &we), enc_init(ctx, &be), enc_init(ctx, &y);
+    norm_tmp t;
+    norm_tmp_init(ctx, &t);
+    for (int64_t i = 0; i < m; i++) {
+        int64_t j = js[i];
+        enc_set_d(ctx, &xe, x[j]);
+        enc_sub(ctx, &d, &xe, mean); /* norm_two_pass's d_j */
+        enc_set_d(ctx, &we, w[j]);
+        enc_set_d(ctx, &be, b[j]);
+        norm_affine(ctx, &t, &y, &xe, &d, mean, rstd, s, &we, &be);
+        enc_export(ctx, &out[i], &y);
+    }
+    norm_tmp_clear(ctx, &t);
+    enc_clear(ctx, &xe), enc_clear(ctx, &d), enc_clear(ctx, &we), enc_clear(ctx, &be), enc_clear(ctx, &y);
+}
+
+#ifdef NMO_ENGINE_CERT
+void nmo_ref_layer_norm_elems_fast(struct nmo_fctx *ctx, const nmo_case *c, int64_t u, const nmo_fenc *mean,
+                                   const nmo_fenc *rstd, const nmo_fenc *s, const int64_t *js, int64_t m,
+                                   nmo_fenc *out);
+void nmo_ref_layer_norm_eval_unc_cert(struct nmo_fctx *fc, nmo_cctx *ctx, const nmo_case *c, int64_t u,
+                                      nmo_fenc **out);
+void nmo_ref_layer_norm_stats_fast(struct nmo_fctx *ctx, const nmo_case *c, int64_t u, int mean_only, nmo_fenc *mean,
+                                   nmo_fenc *rstd, nmo_fenc *s);
+
+/* Escalation of row u's flagged elements only (op->eval_cert_unc_stat), as rms_norm's
+ * (refs/rms_norm.c nmo_ref_rms_norm_eval_unc_cert, which says why it is the certified
+ * row): the statistics by the fast engine where it decides them all (a decided snap is
+ * the certified engine's value, flags and scale for the same operands: DESIGN section 5),
+ * else by the certified engine (norm_two_pass), then each flagged element
+ * by the fast formula from them where they are exactly the binary64 pairs they export
+ * and the fast formula decides, else by the certified engine. A row escalated for a
+ * flagged statistic (every element flagged) then costs one certified pass over the row
+ * instead of the certified norm_affine of every element. */
+void nmo_ref_layer_norm_eval_unc_cert(struct nmo_fctx *fc, nmo_cctx *ctx, const nmo_case *c, int64_t u,
+                                      nmo_fenc **out)
+{
+    int64_t n = c->in[1].dims[0], m = 0;
+    for (int64_t j = 0; j < n; j++) m += (out[0][j].flags & NMO_EF_UNC) != 0;
+    if (m == 0) return;
+    int64_t *js = malloc((size_t)m * 2 * sizeof(int64_t));
+    nmo_fenc *t = malloc((size_t)m * sizeof(nmo_fenc));
+    if (!js || !t) { /* no memory for the lists: the whole row, as eval_cert */
+        free(js), free(t);
+        nmo_ref_layer_norm_eval_cert(ctx, c, u, out);
+        return;
+    }
+    for (int64_t j = 0, i = 0; j < n; j++)
+        if (out[0][j].flags & NMO_EF_UNC) js[i++] = j;
+    E st[3];
+    for (int k = 0; k < 3; k++) enc_init(ctx, &st[k]);
+    nmo_fenc sf[3];
+    int exact = fc != NULL;
+    if (fc) { /* the fast engine's statistics: decided, they are the certified ones */
+        nmo_ref_layer_norm_stats_fast(fc, c, u, 0, &sf[0], &sf[1], &sf[2]);
+        for (int k = 0; k < 3; k++) exact &= sf[k].flags == 0 && isfinite(sf[k].lo) && isfinite(sf[k].hi);
+    }
+    if (exact) { /* an element was flagged, not a statistic: no certified pass over the row */
+        for (int k = 0; k < 3; k++) nmo_cenc_set_fenc(ctx, &st[k], &sf[k]);
+    } else {
+        double *x = enc_dvec(ctx, 0, n);
+        nmo_tensor_load_f64(x, &c->in[0], u * n, n, 1);
+        E *xe = enc_evec(ctx, 0, n), *d = enc_evec(ctx, 1, n);
+        norm_two_pass(ctx, x, xe, d, n, c->param[0], &st[0], &st[1], &st[2]);
+        exact = 1;
+        for (int k = 0; k < 3; k++) {
+            enc_export(ctx, &sf[k], &st[k]);
+            exact &= sf[k].flags == 0 && isfinite(sf[k].lo) && isfinite(sf[k].hi) &&
+                     mpfr_cmp_d(st[k].lo, sf[k].lo) == 0 && mpfr_cmp_d(st[k].hi, sf[k].hi) == 0;
+        }
+    }
+    int64_t m2 = m, *js2 = js + m;
+    if (fc && exact) {
+        nmo_ref_layer_norm_elems_fast(fc, c, u, &sf[0], &sf[1], &sf[2], js, m, t);
+        m2 = 0;
+        for (int64_t i = 0; i < m; i++) {
+            if (t[i].flags & NMO_EF_UNC) js2[m2++] = js[i];
+            else out[0][js[i]] = t[i];
+        }
+    } else {
+        memcpy(js2, js, (size_t)m * sizeof(int64_t));
+    }
+    if (m2 > 0) {
+        nmo_ref_layer_norm_elems_cert(ctx, c, u, &st[0], &st[1], &st[2], js2, m2, t);
+        for (int64_t i = 0; i < m2; i++) out[0][js2[i]] = t[i];
+    }
+    for (int k = 0; k < 3; k++) enc_clear(ctx, &st[k]);
+    free(js), free(t);
+}
+#endif
+
 #ifdef NMO_ENGINE_FAST
 #include "refs/ref_common.h"
 
 void NMO_REF_CERT(nmo_ref_layer_norm_eval)(nmo_cctx *ctx, const nmo_case *c, int64_t u, nmo_fenc **out);
+void nmo_ref_layer_norm_eval_unc_cert(struct nmo_fctx *fc, nmo_cctx *ctx, const nmo_case *c, int64_t u,
+                                      nmo_fenc **out);
 
 static nmo_status layer_norm_setup(nmo_case *c, nmo_err *err)
 {
@@ -119,5 +232,6 @@ const nmo_op nmo_op_layer_norm = {
     .unit_span = nmo_ref_unit_span_rows,
     .eval_fast = NMO_REF_FAST(nmo_ref_layer_norm_eval),
     .eval_cert = NMO_REF_CERT(nmo_ref_layer_norm_eval),
+    .eval_cert_unc_stat = nmo_ref_layer_norm_eval_unc_cert,
 };
 #endif
