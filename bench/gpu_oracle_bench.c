@@ -129,11 +129,13 @@ static void bench_case(const char *opname, int64_t rows, int64_t cols, nmo_fmt d
     *bad |= !agree;
     printf("op=%s gpu_oracle_over_copy=%.3f gpu_over_cpu_oracle=%.1f dtype=%s shape=%lldx%lld bytes=%zu "
            "copy_ms=%.4f gpu_ms=%.3f (device %.3f host_stats %.3f host_rows %.3f, rows on host %lld of %lld, "
-           "single elements on host %lld, elements decided by the scale rule %lld; kernels: rows %.4f elements %.4f) "
+           "single elements on host %lld, elements decided by the scale rule %lld, rows from certified statistics %lld, "
+           "rows summed again compensated %lld; kernels: rows %.4f elements %.4f) "
            "cpu_ms=%.1f verdict=%s pass=%lld agree=%d\n",
            opname, copy / gpu, cpu / gpu, nmo_fmt_name(dt), (long long)rows, (long long)cols, bytes, copy, gpu,
            inf_med.ms_device, inf_med.ms_host_stats, inf_med.ms_host_redo, (long long)inf_med.rows_host,
-           (long long)rows, (long long)inf_med.elems_host, (long long)inf_med.elems_scaled, k1, k2, cpu, nmo_verdict_name(g.verdict), (long long)g.n_pass, agree);
+           (long long)rows, (long long)inf_med.elems_host, (long long)inf_med.elems_scaled, (long long)inf_med.rows_stats_cert,
+           (long long)inf_med.rows_comp, k1, k2, cpu, nmo_verdict_name(g.verdict), (long long)g.n_pass, agree);
     fflush(stdout);
     nmo_report_free(&g), nmo_report_free(&r);
     free(tc), free(tg);

@@ -155,31 +155,51 @@ NMO_D int smx_exp(double x, double m, int nexp, int ftzx, double *lo, double *hi
 }
 
 /* nmo_fe_red_finish for an fp32 acc without ftz (keta = 0: nmo_fenc_sum's n - 1
- * additions lose nothing to gradual underflow) and nmo_fenc_sum's err = n 2^-53 a;
- * 1 when s = [*sl, *sh] is unflagged and bounded */
-NMO_D int smx_sum_finish(const nmo_go_smx_args &A, double slo, double shi, double a, double *sl, double *sh)
+ * additions lose nothing to gradual underflow), err bounding the binary64 error of slo,
+ * shi and a (nmo_fenc_sum's n 2^-53 a for plain sums; smx_comp_err for compensated ones).
+ * 0: s = [*sl, *sh] unflagged and bounded; 1: a snap undecided; 2: outside the fast path */
+NMO_D int smx_sum_finish(const nmo_go_smx_args &A, double slo, double shi, double a, double err, double *sl,
+                         double *sh)
 {
-    if (!(dabs(slo) <= 0x1p1000 && dabs(shi) <= 0x1p1000 && a <= 0x1p1000) || !(A.k < 0x1p1023)) return 0;
-    double err = dmul(A.en, a);
+    if (!(dabs(slo) <= 0x1p1000 && dabs(shi) <= 0x1p1000 && a <= 0x1p1000) || !(A.k < 0x1p1023)) return 2;
     double kua = dmul(A.k, A.ua);
     double em = dmul(kua, a);
     double e = dadd(dmul(err, dadd(1, kua)), dmul(em, 0x1p-51));
     int unc = 0;
     *sl = snap32(2, dsub(slo, em), e, &unc); /* RU */
     *sh = snap32(1, dadd(shi, em), e, &unc); /* RD */
-    if (*sl != *sl || *sh != *sh) return 0;
+    if (*sl != *sl || *sh != *sh) return 2;
     double top = dmul(a, dadd(1, kua));
     if (dabs(dsub(top, A.maxfin_a)) <= dmul(A.maxfin_a, 0x1p-30)) unc = 1;
-    if (top >= A.maxfin_a) return 0;
-    return !unc;
+    if (top >= A.maxfin_a) return 2;
+    return unc;
 }
+
+/* s += v with the rounding error added to c (TwoSum: Knuth, TAOCP 2, 4.2.2; exact without
+ * overflow): one step of Sum2 (Ogita, Rump & Oishi, SISC 2005) */
+NMO_D void sum2_add(double *s, double *c, double v)
+{
+    double x = dadd(*s, v);
+    *c = dadd(*c, two_sum_err(*s, v, x));
+    *s = x;
+}
+
+/* The binary64 error of v = RN(s + c) for a compensated sum (sum2_add per term, pairs
+ * combined by TwoSum with their c added) of nonnegative terms, T >= the number of TwoSums
+ * (n terms + BLK - 1 tree nodes), va >= v the compensated sum of magnitudes: the exact
+ * sum is s + (the exact sum of the T TwoSum errors E_i); each |E_i| <= 2^-53 of a
+ * computed partial sum, which is at most the final s (nonnegative terms, RN monotone), so
+ * sum |E_i| <= T 2^-53 s; c is a binary64 sum of the E_i in some order, within (T - 1)
+ * 2^-53 sum |E_i| of it (Jeannerod & Rump 2013, Thm 4.1); RN(s + c) adds 2^-53 |v|. So
+ * |v - exact| <= T^2 2^-106 s + 2^-53 v <= (1.01 T^2 2^-106 + 2^-52) va. */
+NMO_D double smx_comp_err(double T, double va) { return dmul(dadd(dmul(dmul(T, T), 0x1.02p-106), 0x1p-52), va); }
 
 __global__ void __launch_bounds__(BLK) k_smx(nmo_go_smx_args A)
 {
-    __shared__ double s_lo[BLK], s_hi[BLK], s_a[BLK];
+    __shared__ double s_lo[BLK], s_hi[BLK], s_a[BLK], s_c[3][BLK];
     __shared__ int s_bad[BLK];
     __shared__ double s_st[4]; /* sl, sh, rl, rh of the row */
-    __shared__ int s_ok;
+    __shared__ int s_ok, s_again;
     __shared__ unsigned long long s_pass[BLK], s_fail[BLK], s_wmax[BLK], s_worst[BLK];
     __shared__ unsigned s_w[8][BLK];
     const int t = (int)threadIdx.x;
@@ -208,41 +228,73 @@ __global__ void __launch_bounds__(BLK) k_smx(nmo_go_smx_args A)
         m = s_lo[0];
         bad = s_bad[0];
         __syncthreads();
-        /* pass 2: e_j and the sums */
-        double slo = 0, shi = 0, sa = 0;
-        if (!bad)
-            for (int64_t j = t; j < n; j += BLK) {
-                double l, h;
-                if (!smx_exp(load_in(A.x, A.in_bf16, base + j), m, A.nexp, A.ftzx, &l, &h)) { bad = 1; break; }
-                slo = dadd(slo, l), shi = dadd(shi, h), sa = dadd(sa, dmax(dabs(l), dabs(h)));
+        /* pass 2: e_j and the sums; again with compensated sums (Sum2) when the plain
+         * binary64 sums leave the snap of s undecided (about 1 row in 3,000 of 8192 bf16
+         * columns, which the host then checked whole: ~90 ms each) */
+        for (int comp = 0; comp < 2; comp++) {
+            double slo = 0, shi = 0, sa = 0, clo = 0, chi = 0, ca = 0;
+            if (!bad)
+                for (int64_t j = t; j < n; j += BLK) {
+                    double l, h;
+                    if (!smx_exp(load_in(A.x, A.in_bf16, base + j), m, A.nexp, A.ftzx, &l, &h) || !(l >= 0)) {
+                        bad = 1;
+                        break;
+                    }
+                    if (comp) {
+                        sum2_add(&slo, &clo, l), sum2_add(&shi, &chi, h), sum2_add(&sa, &ca, dmax(dabs(l), dabs(h)));
+                    } else {
+                        slo = dadd(slo, l), shi = dadd(shi, h), sa = dadd(sa, dmax(dabs(l), dabs(h)));
+                    }
+                }
+            s_lo[t] = slo, s_hi[t] = shi, s_a[t] = sa, s_bad[t] = bad;
+            s_c[0][t] = clo, s_c[1][t] = chi, s_c[2][t] = ca;
+            __syncthreads();
+            for (int h = BLK / 2; h > 0; h >>= 1) {
+                if (t < h) {
+                    if (comp) { /* TwoSum of the two s, the error into c with both c */
+                        double *sv[3] = {s_lo, s_hi, s_a};
+                        for (int q = 0; q < 3; q++) {
+                            double a1 = sv[q][t], a2 = sv[q][t + h], x = dadd(a1, a2);
+                            s_c[q][t] = dadd(dadd(s_c[q][t], s_c[q][t + h]), two_sum_err(a1, a2, x));
+                            sv[q][t] = x;
+                        }
+                    } else {
+                        s_lo[t] = dadd(s_lo[t], s_lo[t + h]), s_hi[t] = dadd(s_hi[t], s_hi[t + h]);
+                        s_a[t] = dadd(s_a[t], s_a[t + h]);
+                    }
+                    s_bad[t] |= s_bad[t + h];
+                }
+                __syncthreads();
             }
-        s_lo[t] = slo, s_hi[t] = shi, s_a[t] = sa, s_bad[t] = bad;
-        __syncthreads();
-        for (int h = BLK / 2; h > 0; h >>= 1) {
-            if (t < h) {
-                s_lo[t] = dadd(s_lo[t], s_lo[t + h]), s_hi[t] = dadd(s_hi[t], s_hi[t + h]);
-                s_a[t] = dadd(s_a[t], s_a[t + h]), s_bad[t] |= s_bad[t + h];
+            if (t == 0) {
+                double sl = 0, sh = 0, vlo = s_lo[0], vhi = s_hi[0], va = s_a[0], err = dmul(A.en, va);
+                if (comp) {
+                    vlo = dadd(vlo, s_c[0][0]), vhi = dadd(vhi, s_c[1][0]), va = dadd(va, s_c[2][0]);
+                    err = smx_comp_err((double)n + BLK, va);
+                }
+                int st = s_bad[0] ? 2 : smx_sum_finish(A, vlo, vhi, va, err, &sl, &sh);
+                int ok = st == 0;
+                /* rcp = nmo_fenc_div(1, s), correctly rounded; the fast path of
+                 * nmo_fenc_divmul_row: s and rcp positive, bounded and unflagged */
+                ienc r{0, 0};
+                if (ok && sl > 0) { /* div2 of the point 1 by 0 < sl <= sh: min 1/sh, max 1/sl */
+                    r.lo = rnd32(ddiv(1.0, sh), 0), r.hi = rnd32(ddiv(1.0, sl), 0);
+                    ok = sh <= 0x1p1000 && r.lo > 0 && r.hi <= 0x1p1000;
+                } else {
+                    ok = 0;
+                }
+                s_st[0] = sl, s_st[1] = sh, s_st[2] = r.lo, s_st[3] = r.hi;
+                s_ok = ok;
+                s_again = !comp && (st == 1 || (A.comp_all && st == 0));
+                if (A.rstat && !s_again) {
+                    A.rstat[4 * row] = m, A.rstat[4 * row + 1] = ok ? sl : 0;
+                    A.rstat[4 * row + 2] = ok ? sh : 0, A.rstat[4 * row + 3] = ok ? r.lo : 0;
+                }
+                if (s_again) at_inc(&A.acc->n_comp);
             }
             __syncthreads();
-        }
-        if (t == 0) {
-            double sl = 0, sh = 0;
-            int ok = !s_bad[0] && smx_sum_finish(A, s_lo[0], s_hi[0], s_a[0], &sl, &sh);
-            /* rcp = nmo_fenc_div(1, s), correctly rounded; the fast path of
-             * nmo_fenc_divmul_row: s and rcp positive, bounded and unflagged */
-            ienc r{0, 0};
-            if (ok && sl > 0) { /* div2 of the point 1 by 0 < sl <= sh: min 1/sh, max 1/sl */
-                r.lo = rnd32(ddiv(1.0, sh), 0), r.hi = rnd32(ddiv(1.0, sl), 0);
-                ok = sh <= 0x1p1000 && r.lo > 0 && r.hi <= 0x1p1000;
-            } else {
-                ok = 0;
-            }
-            s_st[0] = sl, s_st[1] = sh, s_st[2] = r.lo, s_st[3] = r.hi;
-            s_ok = ok;
-            if (A.rstat) {
-                A.rstat[4 * row] = m, A.rstat[4 * row + 1] = ok ? sl : 0;
-                A.rstat[4 * row + 2] = ok ? sh : 0, A.rstat[4 * row + 3] = ok ? r.lo : 0;
-            }
+            if (!s_again) break; /* uniform: read after the barrier, rewritten after the next */
+            __syncthreads();
         }
         __syncthreads();
         const int ok = s_ok;

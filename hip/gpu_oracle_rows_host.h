@@ -319,8 +319,9 @@ static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *can
         nmo_go_smx_args ga = {x, cand_dev, c->plan.in == NMO_BF16, c->plan.out == NMO_BF16, rows, n,
                               c->plan.fn_ulps[NMO_FN_EXP], nmo_plan_exp_ftz(&c->plan), k, fc.ua,
                               (double)n * 0x1p-53, fc.maxfin_a, skipd, rep->max_ulps, verd, rlo, rhi, NULL,
-                              redo, accd, wid, roww};
+                              redo, accd, wid, roww, nmo_gpu_check_comp_all};
         TRY(nmo_go_smx_judge(&ga, &acc, err));
+        inf.rows_comp = (int64_t)acc.n_comp;
     }
     double t1 = now_ms();
     int64_t nl = (int64_t)acc.n_redo;

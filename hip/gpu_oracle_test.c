@@ -158,7 +158,7 @@ int main(int argc, char **argv)
     long refused = 0;
     const char *refusal = NULL;
     long skipped = 0, cases = 0, cert_cases = 0, bad_cases = 0, mutant_fail = 0, mutants = 0;
-    int64_t elems = 0, diffs = 0, cert_diffs = 0, rows_dev = 0, rows_host = 0, esc = 0, elems_host = 0, scaled_dev = 0, stats_cert = 0;
+    int64_t elems = 0, diffs = 0, cert_diffs = 0, rows_dev = 0, rows_host = 0, esc = 0, elems_host = 0, scaled_dev = 0, stats_cert = 0, rows_comp = 0;
     int64_t long_fp32_dev = 0, fallbacks = 0; /* rows of 4097 fp32 elements (gaussian, default candidate) decided on the device */
     for (int ci = 0; ci < nmo_cand_count(); ci++) {
         const nmo_cand *cd = nmo_cand_at(ci);
@@ -212,6 +212,7 @@ int main(int argc, char **argv)
                         nmo_gpu_check_host_r = (cases & 3) == 2;          /* r from the host, one case in four */
                         nmo_gpu_check_elem_every = cases % 3 == 1 ? 97 : 0; /* the single-element path, one in three */
                         nmo_gpu_check_scalar = cases % 5 == 3;            /* one-word loads where 16-byte ones could be */
+                        nmo_gpu_check_comp_all = cases % 4 == 1;          /* softmax: every sum compensated too */
                         nmo_gpu_check_elem_cap = cases % 6 == 4 ? 2 : 0;  /* a list too short: everything on the CPU */
                         if (nmo_gpu_check(&g, &c, dc, NULL, &o, &info, &err) != NMO_OK) die("gpu check", &err);
                         if (nmo_check(&r, &c, &out, &o, &err) != NMO_OK) die("cpu check", &err);
@@ -260,6 +261,7 @@ int main(int argc, char **argv)
                         elems_host += info.elems_host;
                         scaled_dev += info.elems_scaled;
                         stats_cert += info.rows_stats_cert;
+                        rows_comp += info.rows_comp;
                         if (h == 3 && is_def && di == 0 && f == NMO_FAM_GAUSSIAN && !nmo_gpu_check_host_every)
                             long_fp32_dev += info.rows_device;
                         esc += r.n_escalated;
@@ -282,6 +284,8 @@ int main(int argc, char **argv)
     printf("gpu_oracle_test: elements the device decided by the scale rule=%lld\n", (long long)scaled_dev);
     if (oi == 3)
         printf("gpu_oracle_test: rows judged on the device from the certified statistics=%lld\n", (long long)stats_cert);
+    if (oi == 2)
+        printf("gpu_oracle_test: softmax rows whose sum the device redid compensated=%lld\n", (long long)rows_comp);
     printf("gpu_oracle_test: checks whose single-element list overflowed (the CPU checker on everything)=%lld\n",
            (long long)fallbacks);
     printf("gpu_oracle_test: fp32 rows of 4097 (gaussian, default candidate) decided on the device=%lld\n",
@@ -306,7 +310,8 @@ int main(int argc, char **argv)
            refused, refusal ? refusal : "-");
     int ok = bad_cases == 0 && cases > 0 && rows_dev > 0 && mutant_fail > 0 && nmo_gpu_check_r_differ == 0 &&
              (!rms || (nmo_gpu_check_r_compared > 0 && pd == 0 && pb > 0 && elems_host > 0 && long_fp32_dev > 0 && fallbacks > 0)) &&
-             (oi != 3 || (scaled_dev > 0 && stats_cert > 0)); /* the scale rule and the certified statistics, exercised */
+             (oi != 3 || (scaled_dev > 0 && stats_cert > 0)) && /* the scale rule and the certified statistics, exercised */
+             (oi != 2 || rows_comp > 0);                       /* softmax's compensated sums, exercised */
     printf("gpu_oracle_test: op=%s %s\n", op->name, ok ? "PASS" : "FAIL");
     fails_total += !ok;
     }

@@ -45,7 +45,8 @@ typedef struct {
     double w_stat[4];
     unsigned long long w_cand;
     unsigned long long n_eredo;     /* rms_norm: single elements left to the host (eredo) */
-    unsigned long long n_scaled;    /* PASS/FAIL decided by the scale rule (matmul only) */
+    unsigned long long n_scaled;    /* PASS/FAIL decided by the scale rule (matmul, layer_norm) */
+    unsigned long long n_comp;      /* softmax: rows whose sum was redone compensated (k_smx) */
 } nmo_go_acc;
 
 /* The per-case constants of rms_norm's r on the device (nmo_gpu_oracle.c rstd_consts
@@ -154,6 +155,7 @@ typedef struct {
     int64_t elems_host;    /* rms_norm: single elements the certified engine redid */
     int64_t elems_scaled;  /* elements the device decided by the scale rule (matmul, layer_norm) */
     int64_t rows_stats_cert; /* layer_norm: rows judged on the device from the certified statistics */
+    int64_t rows_comp;     /* softmax: rows whose sum the device redid compensated (Sum2) */
 } nmo_gpu_check_info;
 
 /* Testing (hip/gpu_oracle_test.c): when k > 0, every k-th row also goes to the CPU
@@ -166,6 +168,9 @@ extern int64_t nmo_gpu_check_elem_every;
 extern int64_t nmo_gpu_check_elem_cap;
 /* Testing: 1 = element loads one word at a time even where 16-byte loads could be used. */
 extern int nmo_gpu_check_scalar;
+/* Testing: 1 = softmax sums every row's terms compensated too (k_smx's second pass, which
+ * otherwise runs only where the plain binary64 sums leave the snap of s undecided). */
+extern int nmo_gpu_check_comp_all;
 /* Testing: when set, every r the device kept is compared with the host fast engine's r
  * from the same sum (nmo_ref_rms_norm_rstd_fast); the counts accumulate here. */
 extern int nmo_gpu_check_verify_r;
@@ -233,6 +238,7 @@ typedef struct {
     nmo_go_acc *acc;
     uint16_t *wid;            /* per element: its width (saturated at NMO_GO_HIST), for the histogram */
     uint8_t *roww;            /* per row: 1 = decided here and holding a width >= 8 */
+    int comp_all;             /* testing: every row's sum compensated (nmo_gpu_check_comp_all) */
 } nmo_go_smx_args;
 nmo_status nmo_go_smx_judge(const nmo_go_smx_args *a, nmo_go_acc *acc_host, nmo_err *err);
 
