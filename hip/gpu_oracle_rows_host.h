@@ -67,58 +67,25 @@ static int ln_stats_cert(nmo_cctx *cc, const nmo_case *c, int64_t r, int mean_on
     return 1;
 }
 
-/* fn(ctx, t, nt) for t < nt = min(nmo__threads(), cap, 64) on nt threads (t = 0 on this
- * one); a thread that cannot be started has its share run here. */
-typedef struct {
-    void (*fn)(void *, int, int);
-    void *ctx;
-    int t, nt;
-} ln_par_arg;
-
-static void *ln_par_main(void *a)
-{
-    ln_par_arg *p = a;
-    p->fn(p->ctx, p->t, p->nt);
-    return NULL;
-}
-
-static void ln_par(void (*fn)(void *, int, int), void *ctx, int64_t cap)
-{
-    int nt = nmo__threads();
-    if (nt > cap) nt = (int)cap;
-    if (nt > 64) nt = 64;
-    if (nt < 1) nt = 1;
-    pthread_t th[64];
-    ln_par_arg arg[64];
-    int started[64] = {0};
-    for (int t = 0; t < nt; t++) arg[t] = (ln_par_arg){fn, ctx, t, nt};
-    for (int t = 1; t < nt; t++) started[t] = pthread_create(&th[t], NULL, ln_par_main, &arg[t]) == 0;
-    fn(ctx, 0, nt);
-    for (int t = 1; t < nt; t++) {
-        if (started[t]) pthread_join(th[t], NULL);
-        else fn(ctx, t, nt);
-    }
-}
-
-/* ln_stats_cert over a list of rows (each thread its own certified context; rows are
- * independent): ok[i] for list[i], mu[list[i]], st[6 list[i]..] */
+/* ln_stats_cert over a list of rows, nmo__threads() threads (each its own certified
+ * context; rows are independent): ok[i] for list[i], mu[list[i]], st[6 list[i]..] */
 typedef struct {
     const nmo_case *c;
     const int64_t *list;
     int64_t nl;
-    int mean_only;
+    int mean_only, nt, t;
     nmo_fenc *mu;
     double *st;
     uint8_t *ok;
 } ln_cert_job;
 
-static void ln_cert_worker(void *arg, int t, int nt)
+static void *ln_cert_worker(void *arg)
 {
     ln_cert_job *j = arg;
     nmo_cctx cc;
     nmo_err e;
-    if (nmo_cctx_init(&cc, &j->c->plan, &e) != NMO_OK) return; /* its rows stay not ok */
-    for (int64_t i = t; i < j->nl; i += nt) {
+    if (nmo_cctx_init(&cc, &j->c->plan, &e) != NMO_OK) return NULL; /* its rows stay not ok */
+    for (int64_t i = j->t; i < j->nl; i += j->nt) {
         int64_t r = j->list[i];
         nmo_fenc rs, sd;
         j->ok[i] = (uint8_t)ln_stats_cert(&cc, j->c, r, j->mean_only, &j->mu[r], &rs, &sd);
@@ -128,6 +95,7 @@ static void ln_cert_worker(void *arg, int t, int nt)
         }
     }
     nmo_cctx_clear(&cc);
+    return NULL;
 }
 
 static void ln_cert_rows(const nmo_case *c, const int64_t *list, int64_t nl, int mean_only, nmo_fenc *mu, double *st,
@@ -135,83 +103,31 @@ static void ln_cert_rows(const nmo_case *c, const int64_t *list, int64_t nl, int
 {
     memset(ok, 0, (size_t)nl);
     if (nl == 0) return;
-    ln_cert_job job = {c, list, nl, mean_only, mu, st, ok};
-    ln_par(ln_cert_worker, &job, nl);
-}
-
-/* The fast engine's closing of every row's statistics from the device's sums hp (8 a row),
- * rows split in contiguous ranges over threads (each its own fast context: the closing is
- * a few hundred binary64 operations a row, 30 ms for 8192 rows on one core).
- * pass 1: mu[r]; pass 2: hs[6 r ..] from ss and the mean; st[r] = 0 decided, 1 flagged
- * (finite: the certified engine's), 2 the host's row; rows with hskip[r] are left. */
-typedef struct {
-    const nmo_case *c;
-    const double *hp;
-    const uint8_t *hskip;
-    int64_t rows, n;
-    int pass;
-    nmo_fenc *mu;
-    double *hs;
-    uint8_t *st;
-} ln_close_job;
-
-static void ln_close_worker(void *arg, int t, int nt)
-{
-    ln_close_job *j = arg;
-    int64_t per = (j->rows + nt - 1) / nt, r0 = per * t, r1 = r0 + per < j->rows ? r0 + per : j->rows;
-    nmo_fctx fc;
-    nmo_err e;
-    if (nmo_fctx_init(&fc, &j->c->plan, &e) != NMO_OK) { /* its rows go to the host */
-        for (int64_t r = r0; r < r1; r++) j->st[r] = 2;
-        return;
+    int nt = nmo__threads();
+    if (nt > nl) nt = (int)nl;
+    ln_cert_job jobs[64];
+    pthread_t th[64];
+    if (nt > 64) nt = 64;
+    int started[64] = {0};
+    for (int t = 0; t < nt; t++) {
+        jobs[t] = (ln_cert_job){c, list, nl, mean_only, nt, t, mu, st, ok};
+        started[t] = t > 0 && pthread_create(&th[t], NULL, ln_cert_worker, &jobs[t]) == 0;
     }
-    nmo_fenc ep;
-    nmo_fenc_const(&fc, &ep, j->c->param[0]);
-    for (int64_t r = r0; r < r1; r++) {
-        if (j->hskip[r]) continue;
-        const double *q = j->hp + 8 * r;
-        int k;
-        if (j->pass == 1) {
-            nmo_fenc sum;
-            k = ln_close(&fc, q, 1, j->n, &sum);
-            if (k) nmo_fenc_div_si(&fc, &j->mu[r], &sum, j->n);
-            k = k && j->mu[r].flags == 0 && isfinite(j->mu[r].lo) && isfinite(j->mu[r].hi);
-        } else {
-            nmo_fenc ss, var, v, rs, sd;
-            k = ln_close(&fc, q, 2, j->n, &ss);
-            if (k) {
-                nmo_fenc_div_si(&fc, &var, &ss, j->n);
-                nmo_fenc_add(&fc, &v, &var, &ep);
-                nmo_fenc_rsqrt(&fc, &rs, &v);
-                nmo_fenc_sqrt(&fc, &sd, &v);
-                k = (rs.flags | sd.flags) == 0 && isfinite(rs.lo) && isfinite(rs.hi) && isfinite(sd.lo) &&
-                    isfinite(sd.hi);
-            }
-            if (k) {
-                double *h6 = j->hs + 6 * r;
-                h6[0] = rs.lo, h6[1] = rs.hi, h6[2] = sd.lo, h6[3] = sd.hi, h6[4] = rs.mag, h6[5] = sd.mag;
-            }
+    for (int t = 0; t < nt; t++)
+        if (!started[t]) { /* this thread's share, or a share no thread took */
+            ln_cert_worker(&jobs[t]);
         }
-        j->st[r] = k ? 0 : q[5] == 0 ? 1 : 2;
-    }
-    nmo_fctx_clear(&fc);
-}
-
-static void ln_close_rows(const nmo_case *c, const double *hp, const uint8_t *hskip, int64_t rows, int64_t n, int pass,
-                          nmo_fenc *mu, double *hs, uint8_t *st)
-{
-    ln_close_job job = {c, hp, hskip, rows, n, pass, mu, hs, st};
-    ln_par(ln_close_worker, &job, (rows + 255) / 256);
+    for (int t = 1; t < nt; t++)
+        if (started[t]) pthread_join(th[t], NULL);
 }
 
 /* layer_norm's statistics: the two passes of row sums on the device, each row closed
  * on the host (norm_two_pass's steps: the sum, mean = sum / N, the sum of d^2,
  * var = ss / N, v = var + RN(eps), rstd = rsqrt(v), s = sqrt(v), by the fast engine's
- * primitives, which carry the error scales too: the judge's scale rule; ln_close_rows,
- * on nmo__threads() threads: *ms_host adds their wall time); a row whose
+ * primitives, which carry the error scales too: the judge's scale rule); a row whose
  * closing is flagged: the certified engine's statistics (ln_stats_cert); a row with a
  * non-finite value, or flagged there too: hskip[r] = 1 (the host's). */
-static nmo_status ln_stats(nmo_go_ln_args *ga, const nmo_case *c, uint8_t *hskip, int64_t *ncert, double *ms_host,
+static nmo_status ln_stats(nmo_go_ln_args *ga, nmo_fctx *fc, const nmo_case *c, uint8_t *hskip, int64_t *ncert,
                            nmo_err *err)
 {
     const int64_t rows = ga->rows, n = ga->n;
@@ -233,11 +149,13 @@ static nmo_status ln_stats(nmo_go_ln_args *ga, const nmo_case *c, uint8_t *hskip
     }
     if ((s = nmo_go_ln_sums(ga, 1, err)) != NMO_OK) goto out;
     if ((s = nmo_gpu_d2h(hp, part, (size_t)rows * 8 * sizeof(double), err)) != NMO_OK) goto out;
-    double t0 = now_ms();
-    ln_close_rows(c, hp, hskip, rows, n, 1, mu, hs, ok);
     for (int64_t r = 0; r < rows; r++) {
-        if (hskip[r] || ok[r] == 0) continue;
-        if (ok[r] == 1) fl[nf++] = r; /* flagged, finite: the certified mean */
+        if (hskip[r]) continue;
+        nmo_fenc sum;
+        int k = ln_close(fc, hp + 8 * r, 1, n, &sum);
+        if (k) nmo_fenc_div_si(fc, &mu[r], &sum, n);
+        if (k && mu[r].flags == 0 && isfinite(mu[r].lo) && isfinite(mu[r].hi)) continue;
+        if (hp[8 * r + 5] == 0) fl[nf++] = r; /* flagged, finite: the certified mean */
         else hskip[r] = 1;
     }
     ln_cert_rows(c, fl, nf, 1, mu, hs, ok);
@@ -249,17 +167,31 @@ static nmo_status ln_stats(nmo_go_ln_args *ga, const nmo_case *c, uint8_t *hskip
         int k = !hskip[r];
         hm[3 * r] = k ? mu[r].lo : 0, hm[3 * r + 1] = k ? mu[r].hi : 0, hm[3 * r + 2] = k ? mu[r].mag : 0;
     }
-    *ms_host += now_ms() - t0;
     if ((s = nmo_gpu_h2d(mean, hm, (size_t)rows * 3 * sizeof(double), err)) != NMO_OK) goto out;
     if ((s = nmo_go_ln_sums(ga, 2, err)) != NMO_OK) goto out;
     if ((s = nmo_gpu_d2h(hp, part, (size_t)rows * 8 * sizeof(double), err)) != NMO_OK) goto out;
-    t0 = now_ms();
+    nmo_fenc ep;
+    nmo_fenc_const(fc, &ep, c->param[0]);
     nf = 0;
-    ln_close_rows(c, hp, hskip, rows, n, 2, mu, hs, ok);
     for (int64_t r = 0; r < rows; r++) {
-        if (hskip[r] || ok[r] == 0) continue;
-        if (ok[r] == 1) fl[nf++] = r; /* flagged: every statistic by the certified engine */
-        else hskip[r] = 1;
+        if (hskip[r]) continue;
+        double *h6 = hs + 6 * r;
+        nmo_fenc ss, var, v, rs, sd;
+        int k = ln_close(fc, hp + 8 * r, 2, n, &ss);
+        if (k) {
+            nmo_fenc_div_si(fc, &var, &ss, n);
+            nmo_fenc_add(fc, &v, &var, &ep);
+            nmo_fenc_rsqrt(fc, &rs, &v);
+            nmo_fenc_sqrt(fc, &sd, &v);
+            k = (rs.flags | sd.flags) == 0 && isfinite(rs.lo) && isfinite(rs.hi) && isfinite(sd.lo) && isfinite(sd.hi);
+        }
+        if (k) {
+            h6[0] = rs.lo, h6[1] = rs.hi, h6[2] = sd.lo, h6[3] = sd.hi, h6[4] = rs.mag, h6[5] = sd.mag;
+        } else if (hp[8 * r + 5] == 0) {
+            fl[nf++] = r; /* flagged: every statistic by the certified engine */
+        } else {
+            hskip[r] = 1;
+        }
     }
     /* the mean computed again (m2): it must be the one the device's second pass used */
     if (nf > 0 && !(m2 = malloc((size_t)rows * sizeof(nmo_fenc)))) {
@@ -273,7 +205,6 @@ static nmo_status ln_stats(nmo_go_ln_args *ga, const nmo_case *c, uint8_t *hskip
         else hskip[r] = 1;
     }
     for (int64_t r = 0; r < rows; r++) *ncert += byc[r] && !hskip[r];
-    *ms_host += now_ms() - t0;
     s = nmo_gpu_h2d(stat, hs, (size_t)rows * 6 * sizeof(double), err);
 out:
     free(hp), free(hm), free(hs), free(mu), free(fl), free(ok), free(byc), free(m2);
@@ -380,7 +311,7 @@ static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *can
         nmo_go_ln_args la = {x, w, b, cand_dev, c->plan.in == NMO_BF16, c->plan.out == NMO_BF16, rows, n,
                              fc.uc, fc.etac, NULL, NULL, skipd, NULL, rep->max_ulps, verd, rlo, rhi, redo, accd,
                              wid, roww};
-        TRY(ln_stats(&la, c, hskip, &inf.rows_stats_cert, &inf.ms_host_stats, err));
+        TRY(ln_stats(&la, &fc, c, hskip, &inf.rows_stats_cert, err));
         TRY(nmo_gpu_h2d(skipd, hskip, (size_t)rows, err));
         TRY(nmo_go_ln_judge(&la, &acc, err));
     } else {
