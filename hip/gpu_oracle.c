@@ -36,6 +36,7 @@ int nmo_go_time_kernels = 0;
 double nmo_go_ms_k1 = 0, nmo_go_ms_k2 = 0;
 int nmo_gpu_check_scalar = 0;
 int nmo_gpu_check_comp_all = 0;
+int nmo_gpu_check_ln_plain = 0;
 
 /* softmax and layer_norm: hip/gpu_oracle_rows_host.h, included at the end of this file */
 static const char *rows_why(const nmo_case *c);

@@ -356,15 +356,18 @@ NMO_D double lowbit(double v)
  * forms it. Per row: slo, shi, A = sum max(|lo|, |hi|) (binary64, a fixed tree: within
  * the (n + k) 2^-53 A that nmo_fenc_dotk_finish allows for any order), Q = the smallest
  * lowbit of a nonzero term and whether nmo_fe_dotk_exact's conditions hold term by term
- * (points, exact products, compute and acc values), and a non-finite flag. */
+ * (points, exact products, compute and acc values), and a non-finite flag. The three sums
+ * are Sum2's (sum2_add, TwoSum in the tree): the s track is the plain binary64 sum (the
+ * exact-sum tests read it), the c track its compensation (o[8..10]: the host's closing
+ * uses s + c with ln_comp_err's radius where the sum is not exact). */
 __global__ void __launch_bounds__(BLK) k_ln_sums(nmo_go_ln_args A, int pass)
 {
-    __shared__ double s_lo[BLK], s_hi[BLK], s_a[BLK], s_q[BLK], s_m[BLK];
+    __shared__ double s_lo[BLK], s_hi[BLK], s_a[BLK], s_q[BLK], s_m[BLK], s_c[3][BLK];
     __shared__ int s_ok[BLK], s_bad[BLK];
     const int t = (int)threadIdx.x;
     const int64_t n = A.n;
     for (int64_t row = blockIdx.x; row < A.rows; row += gridDim.x) {
-        double slo = 0, shi = 0, sa = 0, q = 0x1p1023;
+        double slo = 0, shi = 0, sa = 0, clo = 0, chi = 0, ca = 0, q = 0x1p1023;
         int ok = 1, bad = 0;
         double ml = 0, mh = 0, mm = 0, sm = 0;
         if (pass == 2) ml = A.mean[3 * row], mh = A.mean[3 * row + 1], mm = A.mean[3 * row + 2];
@@ -383,24 +386,31 @@ __global__ void __launch_bounds__(BLK) k_ln_sums(nmo_go_ln_args A, int pass)
                 /* nmo_mag_prodk of d_j d_j: mag(d_j) |d_j|, mag(d_j) = |x_j| + mag(mean) */
                 sm = dadd(sm, mag_prod(dadd(dabs(v), mm), dmax(dabs(dl), dabs(dh))));
             }
-            slo = dadd(slo, lo), shi = dadd(shi, hi), sa = dadd(sa, dmax(dabs(lo), dabs(hi)));
+            sum2_add(&slo, &clo, lo), sum2_add(&shi, &chi, hi), sum2_add(&sa, &ca, dmax(dabs(lo), dabs(hi)));
             if (lo != 0 && lo == hi && finite_d(lo)) q = dmin(q, lowbit(lo));
         }
         s_lo[t] = slo, s_hi[t] = shi, s_a[t] = sa, s_q[t] = q, s_ok[t] = ok, s_bad[t] = bad, s_m[t] = sm;
+        s_c[0][t] = clo, s_c[1][t] = chi, s_c[2][t] = ca;
         __syncthreads();
         for (int h = BLK / 2; h > 0; h >>= 1) {
             if (t < h) {
-                s_lo[t] = dadd(s_lo[t], s_lo[t + h]), s_hi[t] = dadd(s_hi[t], s_hi[t + h]);
-                s_a[t] = dadd(s_a[t], s_a[t + h]), s_q[t] = dmin(s_q[t], s_q[t + h]);
+                double *sv[3] = {s_lo, s_hi, s_a};
+                for (int k = 0; k < 3; k++) { /* TwoSum of the two s, the error into c with both c */
+                    double a1 = sv[k][t], a2 = sv[k][t + h], x = dadd(a1, a2);
+                    s_c[k][t] = dadd(dadd(s_c[k][t], s_c[k][t + h]), two_sum_err(a1, a2, x));
+                    sv[k][t] = x;
+                }
+                s_q[t] = dmin(s_q[t], s_q[t + h]);
                 s_m[t] = dadd(s_m[t], s_m[t + h]);
                 s_ok[t] &= s_ok[t + h], s_bad[t] |= s_bad[t + h];
             }
             __syncthreads();
         }
         if (t == 0) {
-            double *o = A.part + 8 * row;
+            double *o = A.part + NMO_GO_LN_PART * row;
             o[0] = s_lo[0], o[1] = s_hi[0], o[2] = s_a[0], o[3] = s_q[0];
             o[4] = s_ok[0], o[5] = s_bad[0], o[6] = pass == 1 ? s_a[0] : s_m[0], o[7] = 0;
+            o[8] = s_c[0][0], o[9] = s_c[1][0], o[10] = s_c[2][0], o[11] = 0;
         }
         __syncthreads();
     }

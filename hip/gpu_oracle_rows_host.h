@@ -26,11 +26,27 @@ static const char *rows_why(const nmo_case *c)
     return NULL;
 }
 
+/* The binary64 error of v = RN(s + c) for a Sum2 sum of n terms (k_ln_sums: sum2_add per
+ * term, TwoSum at each tree node; T <= n + 1024 TwoSums for blocks of at most 1024
+ * threads), va the compensated sum of the terms' magnitudes: the exact sum is s + (the
+ * exact sum of the T TwoSum errors E_i); each |E_i| <= 2^-53 of a computed partial sum,
+ * whose magnitude is at most the computed magnitude sum (|RN(a + b)| <= RN(|a| + |b|)),
+ * <= 1.01 A; c sums the E_i in some order, within (T - 1) 2^-53 sum |E_i| of their sum
+ * (Jeannerod & Rump 2013, Thm 4.1), so |s + c - exact| <= 1.01 T^2 2^-106 A; RN(s + c)
+ * adds 2^-53 |v| <= 1.01 2^-53 A; and A <= va (1 + 2^-50). The same bound holds for the
+ * sums of lo, hi (each term at most its magnitude). */
+static double ln_comp_err(int64_t n, double va)
+{
+    double T = (double)n + 1024;
+    return (1.03 * T * T * 0x1p-106 + 0x1p-51) * va;
+}
+
 /* A layer_norm row sum closed by the fast engine's code (nmo_fenc_dotk with k factors,
  * rounds = 0) from the device's sums q (k_ln_sums: slo, shi, A, Q, exact-path ok,
  * non-finite): the exact sum when nmo_fe_dotk_exact's conditions hold (the device
  * checked them term by term; the binary64 sum is then exact in any order), else
- * nmo_fenc_dotk_finish (told when the point terms' binary64 sums are exact). 0 when the row goes to the CPU checker. */
+ * nmo_fenc_dotk_finish: with no summation radius when the point terms' binary64 sums are
+ * exact, else from the compensated sums with theirs (ln_comp_err). 0 when the row goes to the CPU checker. */
 static int ln_close(nmo_fctx *fc, const double *q, int k, int64_t n, nmo_fenc *r)
 {
     if (q[5] != 0) return 0;
@@ -38,9 +54,14 @@ static int ln_close(nmo_fctx *fc, const double *q, int k, int64_t n, nmo_fenc *r
     if (q[4] != 0 && nmo_fe_sum_exact_ok(fc->af, fc->ftz, Q, q[2])) {
         r->lo = r->hi = Q == INFINITY ? 0 : q[0];
         r->flags = fc->force_unc;
-    } else {
+    } else if (q[4] != 0 && nmo_fe_sum_exact64(Q, q[2])) {
         /* point terms whose binary64 sums are exact in any order (the device's tree too) */
-        nmo_fenc_dotk_finish(fc, r, q[0], q[1], q[2], 0, 0, k, n, 0, 0, q[4] != 0 && nmo_fe_sum_exact64(Q, q[2]));
+        nmo_fenc_dotk_finish(fc, r, q[0], q[1], q[2], 0, 0, k, n, 0, 0, 0);
+    } else if (nmo_gpu_check_ln_plain) { /* testing: the plain sums, any-order radius */
+        nmo_fenc_dotk_finish(fc, r, q[0], q[1], q[2], 0, 0, k, n, 0, 0, -1);
+    } else { /* the compensated sums, within ln_comp_err of the exact ones */
+        double va = q[2] + q[10];
+        nmo_fenc_dotk_finish(fc, r, q[0] + q[8], q[1] + q[9], va, 0, 0, k, n, 0, 0, ln_comp_err(n, va));
     }
     /* the error scale: the sum of the terms' scales (nmo_fenc_dotk_finish's mg), summed on
      * the device in another order than the CPU's index order: k_ln_judge's rel covers it */
@@ -132,11 +153,11 @@ static nmo_status ln_stats(nmo_go_ln_args *ga, nmo_fctx *fc, const nmo_case *c, 
 {
     const int64_t rows = ga->rows, n = ga->n;
     void *part, *mean, *stat;
-    NMO_RETURN_IF_ERR(dev_get(&part, B_S, (size_t)rows * 8 * sizeof(double), err));
+    NMO_RETURN_IF_ERR(dev_get(&part, B_S, (size_t)rows * NMO_GO_LN_PART * sizeof(double), err));
     NMO_RETURN_IF_ERR(dev_get(&mean, B_M, (size_t)rows * 3 * sizeof(double), err));
     NMO_RETURN_IF_ERR(dev_get(&stat, B_RROW, (size_t)rows * 6 * sizeof(double), err));
     ga->part = part, ga->mean = mean, ga->stat = stat;
-    double *hp = malloc((size_t)rows * 8 * sizeof(double)), *hm = malloc((size_t)rows * 3 * sizeof(double)),
+    double *hp = malloc((size_t)rows * NMO_GO_LN_PART * sizeof(double)), *hm = malloc((size_t)rows * 3 * sizeof(double)),
            *hs = calloc((size_t)rows * 6, sizeof(double));
     nmo_status s = NMO_OK;
     nmo_fenc *mu = malloc((size_t)rows * sizeof(nmo_fenc));
@@ -148,14 +169,14 @@ static nmo_status ln_stats(nmo_go_ln_args *ga, nmo_fctx *fc, const nmo_case *c, 
         goto out;
     }
     if ((s = nmo_go_ln_sums(ga, 1, err)) != NMO_OK) goto out;
-    if ((s = nmo_gpu_d2h(hp, part, (size_t)rows * 8 * sizeof(double), err)) != NMO_OK) goto out;
+    if ((s = nmo_gpu_d2h(hp, part, (size_t)rows * NMO_GO_LN_PART * sizeof(double), err)) != NMO_OK) goto out;
     for (int64_t r = 0; r < rows; r++) {
         if (hskip[r]) continue;
         nmo_fenc sum;
-        int k = ln_close(fc, hp + 8 * r, 1, n, &sum);
+        int k = ln_close(fc, hp + NMO_GO_LN_PART * r, 1, n, &sum);
         if (k) nmo_fenc_div_si(fc, &mu[r], &sum, n);
         if (k && mu[r].flags == 0 && isfinite(mu[r].lo) && isfinite(mu[r].hi)) continue;
-        if (hp[8 * r + 5] == 0) fl[nf++] = r; /* flagged, finite: the certified mean */
+        if (hp[NMO_GO_LN_PART * r + 5] == 0) fl[nf++] = r; /* flagged, finite: the certified mean */
         else hskip[r] = 1;
     }
     ln_cert_rows(c, fl, nf, 1, mu, hs, ok);
@@ -169,7 +190,7 @@ static nmo_status ln_stats(nmo_go_ln_args *ga, nmo_fctx *fc, const nmo_case *c, 
     }
     if ((s = nmo_gpu_h2d(mean, hm, (size_t)rows * 3 * sizeof(double), err)) != NMO_OK) goto out;
     if ((s = nmo_go_ln_sums(ga, 2, err)) != NMO_OK) goto out;
-    if ((s = nmo_gpu_d2h(hp, part, (size_t)rows * 8 * sizeof(double), err)) != NMO_OK) goto out;
+    if ((s = nmo_gpu_d2h(hp, part, (size_t)rows * NMO_GO_LN_PART * sizeof(double), err)) != NMO_OK) goto out;
     nmo_fenc ep;
     nmo_fenc_const(fc, &ep, c->param[0]);
     nf = 0;
@@ -177,7 +198,7 @@ static nmo_status ln_stats(nmo_go_ln_args *ga, nmo_fctx *fc, const nmo_case *c, 
         if (hskip[r]) continue;
         double *h6 = hs + 6 * r;
         nmo_fenc ss, var, v, rs, sd;
-        int k = ln_close(fc, hp + 8 * r, 2, n, &ss);
+        int k = ln_close(fc, hp + NMO_GO_LN_PART * r, 2, n, &ss);
         if (k) {
             nmo_fenc_div_si(fc, &var, &ss, n);
             nmo_fenc_add(fc, &v, &var, &ep);
@@ -187,7 +208,7 @@ static nmo_status ln_stats(nmo_go_ln_args *ga, nmo_fctx *fc, const nmo_case *c, 
         }
         if (k) {
             h6[0] = rs.lo, h6[1] = rs.hi, h6[2] = sd.lo, h6[3] = sd.hi, h6[4] = rs.mag, h6[5] = sd.mag;
-        } else if (hp[8 * r + 5] == 0) {
+        } else if (hp[NMO_GO_LN_PART * r + 5] == 0) {
             fl[nf++] = r; /* flagged: every statistic by the certified engine */
         } else {
             hskip[r] = 1;

@@ -213,6 +213,7 @@ int main(int argc, char **argv)
                         nmo_gpu_check_elem_every = cases % 3 == 1 ? 97 : 0; /* the single-element path, one in three */
                         nmo_gpu_check_scalar = cases % 5 == 3;            /* one-word loads where 16-byte ones could be */
                         nmo_gpu_check_comp_all = cases % 4 == 1;          /* softmax: every sum compensated too */
+                        nmo_gpu_check_ln_plain = (cases & 1) == 0;        /* layer_norm: the plain sums' closing */
                         nmo_gpu_check_elem_cap = cases % 6 == 4 ? 2 : 0;  /* a list too short: everything on the CPU */
                         if (nmo_gpu_check(&g, &c, dc, NULL, &o, &info, &err) != NMO_OK) die("gpu check", &err);
                         if (nmo_check(&r, &c, &out, &o, &err) != NMO_OK) die("cpu check", &err);

@@ -171,6 +171,10 @@ extern int nmo_gpu_check_scalar;
 /* Testing: 1 = softmax sums every row's terms compensated too (k_smx's second pass, which
  * otherwise runs only where the plain binary64 sums leave the snap of s undecided). */
 extern int nmo_gpu_check_comp_all;
+/* Testing: 1 = layer_norm closes its row sums from the plain binary64 sums with the
+ * any-order radius, not from the compensated ones (the certified statistics' path then
+ * takes the rows that radius cannot decide). */
+extern int nmo_gpu_check_ln_plain;
 /* Testing: when set, every r the device kept is compared with the host fast engine's r
  * from the same sum (nmo_ref_rms_norm_rstd_fast); the counts accumulate here. */
 extern int nmo_gpu_check_verify_r;
@@ -217,6 +221,8 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
                          nmo_gpu_check_info *info, nmo_err *err);
 
 
+#define NMO_GO_LN_PART 12 /* doubles a row in nmo_go_ln_args.part */
+
 /* ---- softmax's and layer_norm's rows on the device (hip/gpu_oracle_rows_dev.h, hip/gpu_oracle_rows_host.h) ----
  * One block a row: the max, e_j = exp(RN(x_j - m)), their sum s, rcp = RN(1/s) and
  * y_j = hull(e_j / s, e_j rcp) as the fast engine forms them (refs/softmax.c,
@@ -256,8 +262,10 @@ typedef struct {
     const double *stat;           /* per row: rstd lo, hi, sqrt(var + eps) lo, hi, their
                                      error scales (the judge) */
     const uint8_t *skip;          /* per row: 1 = the host checks it (the judge) */
-    double *part;                 /* per row, 8 doubles: slo, shi, A, Q, exact-path ok, non-finite,
-                                     the terms' error scales summed (pass 2; pass 1: A), 0 */
+    double *part;                 /* per row, NMO_GO_LN_PART doubles: slo, shi, A (plain binary64
+                                     sums), Q, exact-path ok, non-finite, the terms' error
+                                     scales summed (pass 2; pass 1: A), 0, then the three
+                                     sums' compensations (Sum2), 0 */
     int64_t max_ulps;
     uint8_t *verd;
     double *rlo, *rhi;

@@ -211,14 +211,15 @@ static inline int nmo_fe_dotk_exact(nmo_fctx *c, const nmo_fenc *const *f, int k
  * Rmax over the terms, formed in any order: the GPU tier's row reductions
  * (hip/gpu_oracle_rows_dev.h) call it with their own sums, each within the binary64
  * error err allows (Jeannerod & Rump 2013, Thm 4.1, in binary64). r->mag is the caller's.
- * exact64: slo, shi and A are known to be the exact sums (exact point terms,
- * nmo_fe_sum_exact64): no binary64 summation error, only that of the closing operations
- * (em's 2^-51 |em| and the snap's own 2^-50 |v|). Without it a row whose sum is small next
- * to A (a layer_norm row of mean ~0: the endpoints s -+ k u A lie near k u A, where the
- * (n + k + 4) 2^-52 A radius reaches an fp32 spacing) escalated about 1 row in 80. */
+ * e64: a bound on the binary64 error of slo, shi and A that the caller knows (0: the exact
+ * sums of exact point terms, nmo_fe_sum_exact64; the GPU tier's compensated sums), or < 0:
+ * the any-order bound (n + k + 4) 2^-52 A (1 + g). The closing operations' own errors
+ * (em's 2^-51 |em|, the snap's 2^-50 |v|) are added either way. With the any-order bound a
+ * row whose sum is small next to A (a layer_norm row of mean ~0: the endpoints s -+ k u A
+ * lie near k u A, where that radius reaches an fp32 spacing) escalated about 1 row in 80. */
 static inline void nmo_fenc_dotk_finish(nmo_fctx *c, nmo_fenc *r, double slo, double shi, double A,
                                         double SR, double Rmax, int k, int64_t n, int rounds, uint32_t fl,
-                                        int exact64)
+                                        double e64)
 {
     double g = nmo_fe_gamma(c->uc, rounds), eta_in = 2.0 * rounds * c->etac * SR;
     if (rounds > 0 && nmo_fe_partial_ovf(c, Rmax * (1 + g) + 2.0 * rounds * c->etac * Rmax, &fl)) {
@@ -231,7 +232,7 @@ static inline void nmo_fenc_dotk_finish(nmo_fctx *c, nmo_fenc *r, double slo, do
     if (!(K < INFINITY)) { nmo_fenc_set_all(r, fl); return; }
     double a2 = A * (1 + g) + eta_in;
     double keta = g * A + eta_in + keta_a;
-    double err = (exact64 ? 0 : (double)(n + k + 4) * 0x1p-52 * A * (1 + g)) + (keta + eta_in) * 0x1p-48;
+    double err = (e64 >= 0 ? e64 : (double)(n + k + 4) * 0x1p-52 * A * (1 + g)) + (keta + eta_in) * 0x1p-48;
     nmo_fe_red_finish(c, r, slo, shi, a2, K, keta, err, fl);
 }
 
@@ -274,7 +275,7 @@ static inline void nmo_fenc_dotk(nmo_fctx *c, nmo_fenc *r, const nmo_fenc *const
         r->mag = mg;
         return;
     }
-    nmo_fenc_dotk_finish(c, r, slo, shi, A, SR, Rmax, k, n, rounds, fl, ex64);
+    nmo_fenc_dotk_finish(c, r, slo, shi, A, SR, Rmax, k, n, rounds, fl, ex64 ? 0 : -1);
     r->mag = nmo_mag_fin(r, mg);
 }
 
