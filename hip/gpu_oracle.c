@@ -19,6 +19,9 @@ void nmo_ref_rms_norm_rstd_fast(nmo_fctx *ctx, const nmo_case *c, double s, int6
 /* refs/rms_norm.c (certified engine): elements js[0..m) of row u from the row's r */
 void nmo_ref_rms_norm_elems_cert(nmo_cctx *ctx, const nmo_case *c, int64_t u, const nmo_cenc *r, const int64_t *js,
                                  int64_t m, nmo_fenc *out);
+/* refs/layer_norm.c: the flagged elements of row u's out[0] recomputed as the CPU
+ * checker's escalation of single elements does (op->eval_cert_unc_stat) */
+void nmo_ref_layer_norm_eval_unc_cert(nmo_fctx *fc, nmo_cctx *ctx, const nmo_case *c, int64_t u, nmo_fenc **out);
 /* refs/layer_norm.c (certified engine): row u's mean, rstd, sqrt(var + eps) */
 void nmo_ref_layer_norm_stats_cert(nmo_cctx *ctx, const nmo_case *c, int64_t u, int mean_only, nmo_fenc *mean,
                                    nmo_fenc *rstd, nmo_fenc *s);

@@ -42,17 +42,19 @@ struct row_tally {
     /* judge one element, with the scale rule for R wider than max_ulps values (check.c: R
      * is informative when its width in ulps of out at the element's error scale is at most
      * max_ulps): mg is the scale within relative rel of the CPU's (only its binade is
-     * used; NO_SCALE: none known here). An element that is not finite, or wide where the
-     * device cannot decide the rule, sends the row to the host. */
-    NMO_D void judge(const void *cand, int out_bf16, int64_t i, double l, double h, int64_t max_ulps,
-                     double mg, double rel, uint8_t *verd, double *rlo, double *rhi, uint16_t *wid)
+     * used; NO_SCALE: none known here). 1 (nothing counted) for an element that is not
+     * finite, or wide where the device cannot decide the rule: the caller sends it or its
+     * row to the host. */
+    NMO_D int judge(const void *cand, int out_bf16, int64_t i, double l, double h, int64_t max_ulps,
+                    double mg, double rel, uint8_t *verd, double *rlo, double *rhi, uint16_t *wid)
     {
         int fl = 0;
         unsigned long long key = 0;
         int64_t wd = 0;
-        if (!judge_elem(cand_bits(cand, out_bf16, i), out_bf16, i, l, h, INT64_MAX / 4, verd, rlo, rhi, &fl, &key, &wd)) { redo = 1; return; }
+        if (!judge_elem(cand_bits(cand, out_bf16, i), out_bf16, i, l, h, INT64_MAX / 4, verd, rlo, rhi, &fl, &key, &wd))
+            return 1;
         if (wd + 1 > max_ulps) {
-            if (!(scale_width(out_bf16, l, h, mg, rel) <= (double)max_ulps)) { redo = 1; return; }
+            if (!(scale_width(out_bf16, l, h, mg, rel) <= (double)max_ulps)) return 1;
             scaled++;
         }
         if (fl) fail++; else pass++;
@@ -61,6 +63,7 @@ struct row_tally {
         wid[i] = (uint16_t)(wd < NMO_GO_HIST ? wd : NMO_GO_HIST);
         if (wd < 8) w[wd]++;
         else wide = 1;
+        return 0;
     }
 };
 
@@ -314,8 +317,9 @@ __global__ void __launch_bounds__(BLK) k_smx(nmo_go_smx_args A)
             if (!((el >= 0) & (el <= eh) & (eh <= 0x1p1000))) { rt.redo = 1; break; }
             double a = (double)fcast(ddiv(el, sh)), b = (double)fcast(dmul(el, rl));
             double c = (double)fcast(ddiv(eh, sl)), d = (double)fcast(dmul(eh, rh));
-            rt.judge(A.cand, A.out_bf16, i, a < b ? a : b, c > d ? c : d, A.max_ulps, NO_SCALE, 0, A.verd, A.rlo,
-                     A.rhi, A.wid);
+            if (rt.judge(A.cand, A.out_bf16, i, a < b ? a : b, c > d ? c : d, A.max_ulps, NO_SCALE, 0, A.verd, A.rlo,
+                         A.rhi, A.wid))
+                rt.redo = 1;
         }
         if (block_any(rt.redo, s_bad)) {
             if (t == 0) A.redo[at_inc(&A.acc->n_redo)] = row, A.roww[row] = 0;
@@ -552,15 +556,19 @@ __global__ void __launch_bounds__(BLK) k_ln_judge(nmo_go_ln_args A)
         const double *st = A.stat + 6 * row;
         const ienc rs{st[0], st[1]}, sd{st[2], st[3]};
         row_tally rt;
-        for (int64_t j = t; j < n && !rt.redo; j += BLK) {
+        for (int64_t j = t; j < n; j += BLK) {
             const int64_t i = row * n + j;
             double l, h, mg;
-            if (!ln_elem(load_in(A.x, A.in_bf16, i), load_in(A.w, A.in_bf16, j), load_in(A.b, A.in_bf16, j), ml, mh,
-                         mm, rs, st[4], sd, st[5], A.uc, A.etac, &l, &h, &mg)) {
-                rt.redo = 1;
-                break;
-            }
-            rt.judge(A.cand, A.out_bf16, i, l, h, A.max_ulps, mg, rel, A.verd, A.rlo, A.rhi, A.wid);
+            int ok = ln_elem(load_in(A.x, A.in_bf16, i), load_in(A.w, A.in_bf16, j), load_in(A.b, A.in_bf16, j), ml,
+                             mh, mm, rs, st[4], sd, st[5], A.uc, A.etac, &l, &h, &mg);
+            if (ok && A.elem_every > 0 && i % A.elem_every == 0) ok = 0; /* testing: the host's element path */
+            if (ok && !rt.judge(A.cand, A.out_bf16, i, l, h, A.max_ulps, mg, rel, A.verd, A.rlo, A.rhi, A.wid))
+                continue;
+            /* undecided here (a snap, the scale rule, a non-finite value): the element
+             * alone to the host, which computes it from the row's statistics */
+            unsigned long long slot = at_inc(&A.acc->n_eredo);
+            if (slot < (unsigned long long)A.eredo_cap) A.eredo[slot] = i;
+            A.wid[i] = 0; /* not in the histogram of the device's widths */
         }
         if (block_any(rt.redo, s_bad)) {
             if (t == 0) A.redo[at_inc(&A.acc->n_redo)] = row, A.roww[row] = 0;

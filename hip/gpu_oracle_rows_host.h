@@ -260,8 +260,12 @@ static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *can
     rep->n = numel;
     rep->units = rows;
     nmo_status s = NMO_OK;
-    void *x, *verd, *rlo = NULL, *rhi = NULL, *redo, *accd, *skipd = NULL;
-    int64_t *list = NULL;
+    void *x, *verd, *rlo = NULL, *rhi = NULL, *redo, *accd, *skipd = NULL, *eredo = NULL;
+    int64_t *list = NULL, *el = NULL, ecap = 0, ne = 0, nk = 0, ngroups = 0;
+    nmo_fenc *een = NULL, *rowbuf = NULL;
+    double *ev = NULL;
+    nmo_cctx cc;
+    int cc_ok = 0;
     uint8_t *hskip = NULL;
     nmo_tensor hc = {0};
     nmo_report hrep, wrep;
@@ -329,9 +333,11 @@ static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *can
             TRY(nmo_gpu_h2d(bd, c->in[2].data, (size_t)n * ies, err));
             w = wd, b = bd;
         }
+        ecap = nmo_gpu_check_elem_cap > 0 ? nmo_gpu_check_elem_cap : numel / 64 + 4096;
+        TRY(dev_get(&eredo, B_EREDO, (size_t)ecap * sizeof(int64_t), err));
         nmo_go_ln_args la = {x, w, b, cand_dev, c->plan.in == NMO_BF16, c->plan.out == NMO_BF16, rows, n,
                              fc.uc, fc.etac, NULL, NULL, skipd, NULL, rep->max_ulps, verd, rlo, rhi, redo, accd,
-                             wid, roww};
+                             wid, roww, eredo, ecap, nmo_gpu_check_elem_every};
         TRY(ln_stats(&la, &fc, c, hskip, &inf.rows_stats_cert, err));
         TRY(nmo_gpu_h2d(skipd, hskip, (size_t)rows, err));
         TRY(nmo_go_ln_judge(&la, &acc, err));
@@ -355,13 +361,54 @@ static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *can
         for (int64_t r = 0; r < rows; r++)
             if (hskip[r]) list[nl++] = r;
     qsort(list, (size_t)nl, sizeof(int64_t), cmp_i64);
+    ne = (int64_t)acc.n_eredo;
+    if (ne > ecap) { /* more single elements than the list holds: the CPU checker on everything */
+        TRY(cand_alloc(&hc, c, err));
+        TRY(nmo_gpu_d2h(hc.data, cand_dev, (size_t)numel * nmo_fmt_bytes(c->plan.out), err));
+        TRY(nmo__check_units(rep, c, &hc, &o, NULL, -1, err));
+        inf.rows_host = rows;
+        goto done;
+    }
     inf.rows_host = nl;
     inf.rows_device = rows - nl;
+    /* layer_norm's single elements (k_ln_judge lists them; rows it decided, never a host
+     * row): each as the CPU checker's escalation of single elements computes it, from the
+     * row's statistics (nmo_ref_layer_norm_eval_unc_cert: the fast engine's where it
+     * decides them, else the certified engine's; the element by the fast formula where it
+     * decides, else certified), so with the CPU's own values and error scales */
+    if (ne > 0) {
+        el = malloc((size_t)ne * sizeof(int64_t)), een = malloc((size_t)ne * sizeof(nmo_fenc));
+        ev = malloc((size_t)ne * sizeof(double)), rowbuf = calloc((size_t)n, sizeof(nmo_fenc));
+        if (!el || !een || !ev || !rowbuf) {
+            s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for %lld elements", (long long)ne);
+            goto done;
+        }
+        TRY(nmo_gpu_d2h(el, eredo, (size_t)ne * sizeof(int64_t), err));
+        qsort(el, (size_t)ne, sizeof(int64_t), cmp_i64);
+        nk = ne;
+        TRY(cand_alloc(&hc, c, err));
+        TRY(cand_rows(&hc, cand_dev, el, nk, 1, err));
+        for (int64_t i = 0; i < nk; i++) ev[i] = nmo_tensor_get(&hc, el[i]);
+        TRY(nmo_cctx_init(&cc, &c->plan, err));
+        cc_ok = 1;
+        for (int64_t g0 = 0, g1; g0 < nk; g0 = g1) {
+            const int64_t row = el[g0] / n;
+            for (g1 = g0; g1 < nk && el[g1] / n == row; g1++) rowbuf[el[g1] % n].flags = NMO_EF_UNC;
+            nmo_fenc *ob[1] = {rowbuf};
+            nmo_ref_layer_norm_eval_unc_cert(&fc, &cc, c, row, ob);
+            for (int64_t i = g0; i < g1; i++) {
+                een[i] = rowbuf[el[i] % n];
+                rowbuf[el[i] % n] = (nmo_fenc){0};
+            }
+            ngroups++;
+        }
+    }
+    inf.elems_host = nk;
     inf.elems_scaled = (int64_t)acc.n_scaled;
     int64_t wrow = -1;
     if (acc.n_pass + acc.n_fail > 0) wrow = (0x3fffffff - (int64_t)(acc.worst & 0x3fffffffull)) / n;
     if (nl > 0 || wrow >= 0) {
-        TRY(cand_alloc(&hc, c, err));
+        if (!hc.data) TRY(cand_alloc(&hc, c, err));
         TRY(cand_rows(&hc, cand_dev, list, nl, n, err));
         if (wrow >= 0) TRY(cand_rows(&hc, cand_dev, &wrow, 1, n, err));
     }
@@ -380,19 +427,26 @@ static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *can
     double t2 = now_ms();
     TRY(nmo_go_merge_report(rep, &o, &acc, hrep_ok ? &hrep : NULL, wrep_ok && wrep.has_worst ? &wrep.worst : NULL, list,
                      nl, n, numel, verd, rlo, rhi, err));
-    /* layer_norm's elements the scale rule decided on the device (k_ln_judge) */
+    /* layer_norm's elements the scale rule decided on the device (k_ln_judge), before the
+     * single elements' own marks */
     if (o.keep_bounds && ln) nmo_go_mark_scaled(rep, c->plan.out == NMO_BF16, list, nl, n);
+    if (nk > 0) { /* the single elements, by the checker's rules; escalated as nmo_check counts them */
+        nmo__judge_elems(rep, c, 0, een, el, nk, ev, &o);
+        rep->n_unc += nk, rep->n_escalated += nk, rep->units_escalated += ngroups;
+        rep->verdict = rep->n_fail ? NMO_FAIL : rep->n_inconc ? NMO_INCONCLUSIVE : NMO_PASS;
+    }
     inf.ms_device = t1 - t0;
     inf.ms_host_redo = t2 - t1;
     rep->seconds = (now_ms() - t0) * 1e-3;
 done:
 #undef TRY
     if (fc_ok) nmo_fctx_clear(&fc);
+    if (cc_ok) nmo_cctx_clear(&cc);
     if (hrep_ok) nmo_report_free(&hrep);
     if (wrep_ok) nmo_report_free(&wrep);
     nmo_tensor_free(&hc);
     pthread_mutex_unlock(&scratch.mu);
-    free(list), free(hskip);
+    free(list), free(hskip), free(el), free(een), free(ev), free(rowbuf);
     if (s != NMO_OK) nmo_report_free(rep);
     if (info) *info = inf;
     return s;

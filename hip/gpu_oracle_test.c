@@ -311,7 +311,8 @@ int main(int argc, char **argv)
            refused, refusal ? refusal : "-");
     int ok = bad_cases == 0 && cases > 0 && rows_dev > 0 && mutant_fail > 0 && nmo_gpu_check_r_differ == 0 &&
              (!rms || (nmo_gpu_check_r_compared > 0 && pd == 0 && pb > 0 && elems_host > 0 && long_fp32_dev > 0 && fallbacks > 0)) &&
-             (oi != 3 || (scaled_dev > 0 && stats_cert > 0)) && /* the scale rule and the certified statistics, exercised */
+             (oi != 3 || (scaled_dev > 0 && stats_cert > 0 && elems_host > 0 && fallbacks > 0)) && /* the scale rule, the
+                                                       * certified statistics, single elements, exercised */
              (oi != 2 || rows_comp > 0);                       /* softmax's compensated sums, exercised */
     printf("gpu_oracle_test: op=%s %s\n", op->name, ok ? "PASS" : "FAIL");
     fails_total += !ok;

@@ -44,7 +44,7 @@ typedef struct {
      * (s, m, r_lo, r_hi as rstat) and its candidate's bits */
     double w_stat[4];
     unsigned long long w_cand;
-    unsigned long long n_eredo;     /* rms_norm: single elements left to the host (eredo) */
+    unsigned long long n_eredo;     /* rms_norm, layer_norm: single elements left to the host (eredo) */
     unsigned long long n_scaled;    /* PASS/FAIL decided by the scale rule (matmul, layer_norm) */
     unsigned long long n_comp;      /* softmax: rows whose sum was redone compensated (k_smx) */
 } nmo_go_acc;
@@ -273,6 +273,9 @@ typedef struct {
     nmo_go_acc *acc;
     uint16_t *wid;                /* as nmo_go_smx_args */
     uint8_t *roww;
+    int64_t *eredo, eredo_cap;    /* the judge: single elements the device cannot decide
+                                     (acc->n_eredo; the first eredo_cap listed) */
+    int64_t elem_every;           /* testing: every k-th element to the host's element path */
 } nmo_go_ln_args;
 /* pass 1 or 2 of the row sums into a->part (synchronous) */
 nmo_status nmo_go_ln_sums(const nmo_go_ln_args *a, int pass, nmo_err *err);
