@@ -405,19 +405,39 @@ static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *can
     }
     inf.elems_host = nk;
     inf.elems_scaled = (int64_t)acc.n_scaled;
-    int64_t wrow = -1;
-    if (acc.n_pass + acc.n_fail > 0) wrow = (0x3fffffff - (int64_t)(acc.worst & 0x3fffffffull)) / n;
+    int64_t wrow = -1, widx = -1;
+    if (acc.n_pass + acc.n_fail > 0) widx = 0x3fffffff - (int64_t)(acc.worst & 0x3fffffffull), wrow = widx / n;
     if (nl > 0 || wrow >= 0) {
         if (!hc.data) TRY(cand_alloc(&hc, c, err));
         TRY(cand_rows(&hc, cand_dev, list, nl, n, err));
-        if (wrow >= 0) TRY(cand_rows(&hc, cand_dev, &wrow, 1, n, err));
+        if (wrow >= 0 && ln) TRY(cand_rows(&hc, cand_dev, &widx, 1, 1, err));
+        else if (wrow >= 0) TRY(cand_rows(&hc, cand_dev, &wrow, 1, n, err));
     }
     if (nl > 0) {
         TRY(nmo__check_units(&hrep, c, &hc, &o, list, nl, err));
         hrep_ok = 1;
     }
-    if (wrow >= 0) { /* the worst element's details: its row by the CPU checker (the row's
-                      * worst is the device's worst: the same order, nmo__elem_worse) */
+    nmo_elem_info wi;
+    int has_wi = 0;
+    if (wrow >= 0 && ln) { /* layer_norm's worst element: that element alone, as the CPU
+                            * checker computes it (the single elements' function), judged */
+        if (!rowbuf && !(rowbuf = calloc((size_t)n, sizeof(nmo_fenc)))) {
+            s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for a row of %lld", (long long)n);
+            goto done;
+        }
+        if (!cc_ok) {
+            TRY(nmo_cctx_init(&cc, &c->plan, err));
+            cc_ok = 1;
+        }
+        rowbuf[widx % n].flags = NMO_EF_UNC;
+        nmo_fenc *ob[1] = {rowbuf};
+        nmo_ref_layer_norm_eval_unc_cert(&fc, &cc, c, wrow, ob);
+        nmo_judge(&wi, &rowbuf[widx % n], nmo_tensor_get(&hc, widx), &c->plan, rep->max_ulps, NULL);
+        wi.k = 0;
+        wi.index = widx;
+        has_wi = 1;
+    } else if (wrow >= 0) { /* the worst element's details: its row by the CPU checker (the
+                             * row's worst is the device's worst: the same order, nmo__elem_worse) */
         nmo_check_opts wo = {0};
         wo.mode = NMO_MODE_ESCALATE;
         wo.max_ulps = o.max_ulps;
@@ -425,8 +445,8 @@ static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *can
         wrep_ok = 1;
     }
     double t2 = now_ms();
-    TRY(nmo_go_merge_report(rep, &o, &acc, hrep_ok ? &hrep : NULL, wrep_ok && wrep.has_worst ? &wrep.worst : NULL, list,
-                     nl, n, numel, verd, rlo, rhi, err));
+    const nmo_elem_info *wip = has_wi ? &wi : wrep_ok && wrep.has_worst ? &wrep.worst : NULL;
+    TRY(nmo_go_merge_report(rep, &o, &acc, hrep_ok ? &hrep : NULL, wip, list, nl, n, numel, verd, rlo, rhi, err));
     /* layer_norm's elements the scale rule decided on the device (k_ln_judge), before the
      * single elements' own marks */
     if (o.keep_bounds && ln) nmo_go_mark_scaled(rep, c->plan.out == NMO_BF16, list, nl, n);

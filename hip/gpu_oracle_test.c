@@ -81,7 +81,10 @@ static int same_summary(const nmo_report *a, const nmo_report *b)
            a->width_max == b->width_max && a->n_wide == b->n_wide && a->n_nonfinite == b->n_nonfinite &&
            a->n_inconc == b->n_inconc && a->has_worst == b->has_worst &&
            (!a->has_worst || (a->worst.index == b->worst.index && a->worst.verdict == b->worst.verdict &&
-                              same_d(a->worst.dist_ulps, b->worst.dist_ulps)));
+                              same_d(a->worst.dist_ulps, b->worst.dist_ulps) && same_d(a->worst.rlo, b->worst.rlo) &&
+                              same_d(a->worst.rhi, b->worst.rhi) && a->worst.width_ulps == b->worst.width_ulps &&
+                              same_d(a->worst.cand, b->worst.cand) && same_d(a->worst.scale, b->worst.scale) &&
+                              same_d(a->worst.width_scale, b->worst.width_scale)));
 }
 
 /* rstd_dev against the host's r on adversarial row sums (around every power of two,
