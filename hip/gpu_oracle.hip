@@ -140,15 +140,15 @@ __global__ void __launch_bounds__(BLK) k_rowsumsq(const void *x, int bf16, int64
     }
 }
 
-/* ordinal of an fp32 / bf16 bit pattern (sign-magnitude to a signed integer) */
-NMO_D int64_t ord_bits(uint32_t u, int bf16)
+/* ordinal of an fp32 / bf16 bit pattern (sign-magnitude to a signed integer): 32 bits
+ * hold every one (|m| <= 2^31 - 1); the judge's integer work is what bounds the element
+ * kernels (Nsight Compute: the integer ALU is their busiest pipe), so no 64-bit
+ * arithmetic where 32 bits are exact */
+NMO_D int32_t ord_bits(uint32_t u, int bf16)
 {
-    if (bf16) {
-        int64_t m = (int64_t)(u & 0x7fffu);
-        return (u & 0x8000u) ? -m : m;
-    }
-    int64_t m = (int64_t)(u & 0x7fffffffu);
-    return (u >> 31) ? -m : m;
+    const uint32_t sm = bf16 ? 0x8000u : 0x80000000u;
+    const int32_t m = (int32_t)(u & (sm - 1u));
+    return (u & sm) ? -m : m;
 }
 
 
@@ -431,26 +431,24 @@ NMO_D int judge_elem(uint32_t cb, int out_bf16, int64_t i, double l, double h, i
         uh = (uh + 0x7fffu + ((uh >> 16) & 1u)) >> 16;
         spec |= ((ul & 0x7fffu) >= 0x7f80u) | ((uh & 0x7fffu) >= 0x7f80u);
     }
-    int64_t ol = ord_bits(ul, out_bf16), oh = ord_bits(uh, out_bf16), oc = ord_bits(cb, out_bf16);
-    int64_t mc = oc < 0 ? -oc : oc;
-    int cnan = out_bf16 ? mc > 0x7f80 : mc > 0x7f800000;
+    const int32_t ol = ord_bits(ul, out_bf16), oh = ord_bits(uh, out_bf16), oc = ord_bits(cb, out_bf16);
+    const uint32_t mc = (uint32_t)(oc < 0 ? -oc : oc);
+    int cnan = out_bf16 ? mc > 0x7f80u : mc > 0x7f800000u;
     int fl = cnan | (oc < ol) | (oc > oh);
-    int64_t wd = oh - ol;
-    if (spec | (wd + 1 > max_ulps)) return 0;
+    /* oh >= ol (l <= h, rounding is monotone): the difference is exact in 32 unsigned bits;
+     * were it not, it wraps to a huge width and the host judges the element */
+    const uint32_t wd = (uint32_t)oh - (uint32_t)ol;
+    if (spec | ((int64_t)wd + 1 > max_ulps)) return 0;
     if (verd) verd[i] = (uint8_t)(fl ? NMO_FAIL : NMO_PASS);
     if (rlo) {
         rlo[i] = out_bf16 ? (double)u2f(ul << 16) : (double)u2f(ul);
         rhi[i] = out_bf16 ? (double)u2f(uh << 16) : (double)u2f(uh);
     }
-    unsigned long long metric;
-    if (fl) {
-        int64_t d = cnan ? INT64_MAX : oc > oh ? oc - oh : ol - oc;
-        metric = d > 0xffffffffLL ? 0xffffffffull : (unsigned long long)d;
-        metric |= 2ull << 32;
-    } else {
-        metric = (unsigned long long)wd;
-    }
-    *key = (metric >> 32) << 62 | (metric & 0xffffffffull) << 30 | (unsigned long long)(0x3fffffffLL - i);
+    /* FAIL: the distance (saturated at 2^32 - 1, NaN candidates there too); PASS: the width */
+    const uint32_t metric = fl ? (cnan ? 0xffffffffu : oc > oh ? (uint32_t)oc - (uint32_t)oh : (uint32_t)ol - (uint32_t)oc)
+                               : wd;
+    *key = (unsigned long long)(fl ? 2u : 0u) << 62 | (unsigned long long)metric << 30 |
+           (unsigned long long)(0x3fffffffLL - i);
     *fail = fl;
     *wdp = wd;
     return 1;
@@ -498,6 +496,30 @@ NMO_D double scale_width(int out_bf16, double l, double h, double mg, double rel
  *   the host whole: one shared flag and one barrier a row decide that, and each thread
  *   keeps its counts in registers until then (one fold a block at the end). */
 constexpr int RPB = 8; /* rows per block in k_rms_rows */
+
+/* A thread's counts of the widths 0..7 in one row, in registers: w[wd]++ with a variable
+ * wd puts an array in local memory (ptxas: k_rms_elems' 160-byte stack frame), so the
+ * counts go to 21-bit lanes, three a word (widths 0-2, 3-5, 6-7). A lane holds 2^21 - 1
+ * counts: a thread sees at most n / 256 + 4 elements of a row and n < 2^30 (the worst
+ * element's key holds 30 bits of index), so none overflows. fin() adds them to w. */
+struct wpack {
+    unsigned long long p0 = 0, p1 = 0, p2 = 0;
+    NMO_D void add(int64_t wd) /* 0 <= wd < 8 */
+    {
+        const int q = (int)wd, k = (q >= 3) + (q >= 6);
+        const unsigned long long inc = 1ull << (21 * (q - 3 * k));
+        if (k == 0) p0 += inc;
+        else if (k == 1) p1 += inc;
+        else p2 += inc;
+    }
+    NMO_D void fin(unsigned *w) const
+    {
+        const unsigned long long m = (1ull << 21) - 1;
+        w[0] += (unsigned)(p0 & m), w[1] += (unsigned)((p0 >> 21) & m), w[2] += (unsigned)((p0 >> 42) & m);
+        w[3] += (unsigned)(p1 & m), w[4] += (unsigned)((p1 >> 21) & m), w[5] += (unsigned)((p1 >> 42) & m);
+        w[6] += (unsigned)(p2 & m), w[7] += (unsigned)((p2 >> 21) & m);
+    }
+};
 
 __global__ void __launch_bounds__(BLK) k_rms_rows(nmo_go_rms_args a)
 {
@@ -624,7 +646,7 @@ __global__ void __launch_bounds__(BLK, 3) k_rms_elems(nmo_go_rms_args a)
         const double rm = dabs(rl) > dabs(rh) ? dabs(rl) : dabs(rh);
         int redo = 0, nwide = 0;
         unsigned long long rpass = 0, rfail = 0, rwmax = 0, rworst = 0;
-        unsigned rw[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        wpack rw;
         /* four consecutive elements a thread, BLK * 4 a block pass */
         for (int64_t j0 = (int64_t)t * 4; j0 < n && !redo; j0 += BLK * 4) {
             const int cnt = n - j0 < 4 ? (int)(n - j0) : 4;
@@ -650,7 +672,7 @@ __global__ void __launch_bounds__(BLK, 3) k_rms_elems(nmo_go_rms_args a)
                 if (fl) rfail++; else rpass++;
                 rworst = key > rworst ? key : rworst;
                 rwmax = (unsigned long long)wd > rwmax ? (unsigned long long)wd : rwmax;
-                if (wd < 8) rw[wd]++;
+                if (wd < 8) rw.add(wd);
                 else nwide++; /* binned by the second pass, once the row is the device's */
             }
         }
@@ -667,7 +689,7 @@ __global__ void __launch_bounds__(BLK, 3) k_rms_elems(nmo_go_rms_args a)
         pass += rpass, fail += rfail;
         wmax = rwmax > wmax ? rwmax : wmax;
         worst = rworst > worst ? rworst : worst;
-        for (int q = 0; q < 8; q++) wc[q] += rw[q];
+        rw.fin(wc);
         /* widths >= 8 (fp32 outputs: most elements): a second pass over this thread's
          * elements of the row, the same answers (rms_elem), each width binned in the
          * block's shared histogram; a row sent to the host never reaches this, so
