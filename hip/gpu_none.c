@@ -83,6 +83,12 @@ nmo_status nmo_go_rstd_probe(const nmo_go_rstd_consts *rc, int64_t n, const doub
     (void)rc, (void)n, (void)s_dev, (void)m_dev, (void)out_dev, (void)count;
     return NONE(err);
 }
+nmo_status nmo_go_ln_probe(const double *in_dev, double *out_dev, int64_t count, double uc, double etac,
+                           nmo_err *err)
+{
+    (void)in_dev, (void)out_dev, (void)count, (void)uc, (void)etac;
+    return NONE(err);
+}
 nmo_status nmo_go_ew_judge(const nmo_go_ew_args *a, nmo_go_acc *acc_host, nmo_err *err)
 {
     (void)a, (void)acc_host;

@@ -197,6 +197,22 @@ consts:
     return NMO_OK;
 }
 
+nmo_status nmo_gpu_ln_probe(const nmo_case *c, const double *in, double *out, int64_t count, nmo_err *err)
+{
+    nmo_fctx fc;
+    NMO_RETURN_IF_ERR(nmo_fctx_init(&fc, &c->plan, err));
+    void *din, *dout;
+    pthread_mutex_lock(&scratch.mu);
+    nmo_status st = dev_get(&din, B_PS, (size_t)count * NMO_GO_LN_PROBE_IN * sizeof(double), err);
+    if (st == NMO_OK) st = dev_get(&dout, B_PO, (size_t)count * 4 * sizeof(double), err);
+    if (st == NMO_OK) st = nmo_gpu_h2d(din, in, (size_t)count * NMO_GO_LN_PROBE_IN * sizeof(double), err);
+    if (st == NMO_OK) st = nmo_go_ln_probe(din, dout, count, fc.uc, fc.etac, err);
+    if (st == NMO_OK) st = nmo_gpu_d2h(out, dout, (size_t)count * 4 * sizeof(double), err);
+    pthread_mutex_unlock(&scratch.mu);
+    nmo_fctx_clear(&fc);
+    return st;
+}
+
 nmo_status nmo_gpu_rstd_probe(const nmo_case *c, const double *s, const int64_t *m, int64_t count,
                               int64_t *both, int64_t *neither, int64_t *differ, nmo_err *err)
 {

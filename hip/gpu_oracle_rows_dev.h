@@ -547,7 +547,7 @@ __global__ void __launch_bounds__(BLK) k_ln_judge(nmo_go_ln_args A)
      * rounding per side in each of the <= 40 monotone steps after them (fast_priv.h's
      * formulas: sums, products, max and quotients of nonnegative values): < (4n + 48)
      * 2^-53; twice that */
-    const double rel = dmul((double)(8 * n + 96), 0x1p-53);
+    const double rel = dmul(NMO_GO_LN_REL_U(n), 0x1p-53); /* tested by nmo_gpu_ln_probe */
     block_tally tot;
     for (int64_t row = blockIdx.x; row < A.rows; row += gridDim.x) {
         if (A.skip[row]) { /* uniform over the block: the host's row */
@@ -583,7 +583,29 @@ __global__ void __launch_bounds__(BLK) k_ln_judge(nmo_go_ln_args A)
     tot.fold(A.acc, s_pass, s_fail, s_wmax, s_worst, s_w);
 }
 
+/* testing: ln_elem on probes (nmo_go_ln_probe) */
+__global__ void k_ln_probe(const double *in, double *out, int64_t count, double uc, double etac)
+{
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    const double *q = in + NMO_GO_LN_PROBE_IN * i;
+    double l = 0, h = 0, mg = 0;
+    int ok = ln_elem(q[0], q[1], q[2], q[3], q[4], q[5], ienc{q[6], q[7]}, q[8], ienc{q[9], q[10]}, q[11], uc, etac,
+                     &l, &h, &mg);
+    out[4 * i] = l, out[4 * i + 1] = h, out[4 * i + 2] = mg, out[4 * i + 3] = ok;
+}
+
 } // namespace
+
+extern "C" nmo_status nmo_go_ln_probe(const double *in_dev, double *out_dev, int64_t count, double uc, double etac,
+                                      nmo_err *err)
+{
+    NMO_RETURN_IF_ERR(nmo_gpu_init(err));
+    hipStream_t st = (hipStream_t)nmo_gpu_stream();
+    int64_t g = (count + BLK - 1) / BLK;
+    nmo_launch(k_ln_probe, dim3((int)(g > 0 ? g : 1)), dim3(BLK), 0, st, in_dev, out_dev, count, uc, etac);
+    return nmo_gpu_sync_check("gpu oracle: k_ln_probe", err);
+}
 
 extern "C" nmo_status nmo_go_smx_judge(const nmo_go_smx_args *a, nmo_go_acc *acc_host, nmo_err *err)
 {

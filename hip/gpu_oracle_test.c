@@ -31,6 +31,7 @@
 #include "numoracle/cand.h"
 #include "nmo_gpu.h"
 #include "nmo_gpu_oracle.h"
+#include "engine/enc_fast.h"
 
 /* Rows of x (fp32 or bf16 bits, n even) as T, -2T, then pairs (v, -v) of the gaussian
  * values: the exact sum is -T, tiny next to sum |x|; T = 2^-100 so that no binary64 sum of
@@ -50,6 +51,79 @@ static void zero_sum_rows(nmo_tensor *x, int64_t rows, int64_t n)
             for (int64_t j = 2; j + 1 < n; j += 2) v[j + 1] = v[j] ^ 0x80000000u;
         }
     }
+}
+
+static void die(const char *what, const nmo_err *e);
+
+/* refs/layer_norm.c (fast engine): row u's statistics; elements js[0..m) from them */
+void nmo_ref_layer_norm_stats_fast(nmo_fctx *ctx, const nmo_case *c, int64_t u, int mean_only, nmo_fenc *mean,
+                                   nmo_fenc *rstd, nmo_fenc *s);
+void nmo_ref_layer_norm_elems_fast(nmo_fctx *ctx, const nmo_case *c, int64_t u, const nmo_fenc *mean,
+                                   const nmo_fenc *rstd, const nmo_fenc *s, const int64_t *js, int64_t m,
+                                   nmo_fenc *out);
+
+/* layer_norm's error-scale distance (k_ln_judge's rel): the device's statistics' scales differ
+ * from the CPU's only by their row sums' order, so each element's device scale from
+ * statistics scales moved by the most that order can move them (mean: the two sums of |x|
+ * within (n - 1) 2^-53 of the exact one each, plus its division; rstd, s: the mean's
+ * distance carried into the terms, two more orders of the second sum, their closing), in
+ * every sign combination, must stay within rel of the CPU's element scale (the fast
+ * engine's, from the CPU's statistics); the enclosures must be the CPU's. Rows of 64 and
+ * 4096, every family, on plan p. *worst: the largest distance seen, in units of the proven
+ * bound (rel / 2); *bad: probes outside rel or with another enclosure. */
+static void ln_scale_probe(const nmo_plan *p, int64_t *probes, int64_t *bad, double *worst)
+{
+    const nmo_op *op = nmo_op_find("layer_norm");
+    const int64_t shp[2][2] = {{16, 64}, {2, 4096}};
+    nmo_err err = {{0}};
+    nmo_fctx fc;
+    if (nmo_fctx_init(&fc, p, &err) != NMO_OK) die("fctx", &err);
+    for (int hi = 0; hi < 2; hi++)
+        for (int f = 0; f < NMO_FAM_COUNT; f++) {
+            nmo_case c;
+            if (nmo_case_init(&c, op, p, 2, shp[hi], &err) != NMO_OK) die("case", &err);
+            nmo_case_fill(&c, f, 3);
+            const int64_t rows = shp[hi][0], n = shp[hi][1];
+            const double u = 0x1p-53, d1 = (2.0 * (double)(n - 1) + 4) * u, d2 = d1 + (2.0 * (double)(n - 1) + 16) * u;
+            const double rel = NMO_GO_LN_REL_U(n) * u;
+            int64_t *js = malloc((size_t)n * sizeof(int64_t));
+            nmo_fenc *e = malloc((size_t)n * sizeof(nmo_fenc));
+            double *in = malloc((size_t)n * 9 * NMO_GO_LN_PROBE_IN * sizeof(double)), *out = malloc((size_t)n * 9 * 4 * sizeof(double));
+            if (!js || !e || !in || !out) die("probe", &err);
+            for (int64_t j = 0; j < n; j++) js[j] = j;
+            for (int64_t r = 0; r < rows; r++) {
+                nmo_fenc mu, rs, sd;
+                nmo_ref_layer_norm_stats_fast(&fc, &c, r, 0, &mu, &rs, &sd);
+                if ((mu.flags | rs.flags | sd.flags) != 0 || !isfinite(mu.mag) || !isfinite(rs.mag) || !isfinite(sd.mag))
+                    continue;
+                nmo_ref_layer_norm_elems_fast(&fc, &c, r, &mu, &rs, &sd, js, n, e);
+                int64_t k = 0;
+                for (int64_t j = 0; j < n; j++)
+                    for (int sg = 0; sg < 9; sg++, k++) { /* sg 8: unperturbed */
+                        double s1 = sg == 8 ? 0 : (sg & 1) ? 1 : -1, s2 = sg == 8 ? 0 : (sg & 2) ? 1 : -1,
+                               s3 = sg == 8 ? 0 : (sg & 4) ? 1 : -1;
+                        double *q = in + NMO_GO_LN_PROBE_IN * k;
+                        q[0] = nmo_tensor_get(&c.in[0], r * n + j), q[1] = nmo_tensor_get(&c.in[1], j);
+                        q[2] = nmo_tensor_get(&c.in[2], j);
+                        q[3] = mu.lo, q[4] = mu.hi, q[5] = mu.mag * (1 + s1 * d1);
+                        q[6] = rs.lo, q[7] = rs.hi, q[8] = rs.mag * (1 + s2 * d2);
+                        q[9] = sd.lo, q[10] = sd.hi, q[11] = sd.mag * (1 + s3 * d2);
+                    }
+                if (nmo_gpu_ln_probe(&c, in, out, k, &err) != NMO_OK) die("ln probe", &err);
+                for (int64_t i = 0; i < k; i++) {
+                    const nmo_fenc *ce = &e[i / 9];
+                    const double *o = out + 4 * i;
+                    if (o[3] == 0 || ce->flags != 0 || !isfinite(ce->mag) || ce->mag <= 0) continue; /* the host's */
+                    (*probes)++;
+                    double dist = fabs(o[2] - ce->mag) / ce->mag;
+                    if (dist / (rel / 2) > *worst) *worst = dist / (rel / 2);
+                    *bad += !(dist <= rel) || o[0] != ce->lo || o[1] != ce->hi;
+                }
+            }
+            free(js), free(e), free(in), free(out);
+            nmo_case_free(&c);
+        }
+    nmo_fctx_clear(&fc);
 }
 
 static int same_d(double a, double b) { return a == b || (a != a && b != b); }
@@ -310,11 +384,24 @@ int main(int argc, char **argv)
     }
     if (rms) printf("gpu_oracle_test: r probe entries=%lld kept by both=%lld by neither=%lld differing=%lld\n",
            (long long)(pb + pn + pd), (long long)pb, (long long)pn, (long long)pd);
+    /* layer_norm's scale distance: the default candidate's plans in both dtypes */
+    int64_t lp = 0, lbad = 0;
+    double lworst = 0;
+    for (int di = 0; di < 2 && oi == 3; di++) {
+        nmo_plan p;
+        if (nmo_cand_plan(&p, nmo_cand_find("layer_norm", NULL), dts[di], &err) != NMO_OK) die("plan", &err);
+        ln_scale_probe(&p, &lp, &lbad, &lworst);
+        if (corrupt) lbad++;
+    }
+    if (oi == 3)
+        printf("gpu_oracle_test: layer_norm scale probes=%lld outside rel or differing=%lld, largest distance=%.3f of "
+               "the proven bound (rel/2)\n", (long long)lp, (long long)lbad, lworst);
     printf("gpu_oracle_test: op=%s cases refused by nmo_gpu_check_supported=%ld (first reason: %s)\n", op->name,
            refused, refusal ? refusal : "-");
     int ok = bad_cases == 0 && cases > 0 && rows_dev > 0 && mutant_fail > 0 && nmo_gpu_check_r_differ == 0 &&
              (!rms || (nmo_gpu_check_r_compared > 0 && pd == 0 && pb > 0 && elems_host > 0 && long_fp32_dev > 0 && fallbacks > 0)) &&
-             (oi != 3 || (scaled_dev > 0 && stats_cert > 0 && elems_host > 0 && fallbacks > 0)) && /* the scale rule, the
+             (oi != 3 || (scaled_dev > 0 && stats_cert > 0 && elems_host > 0 && fallbacks > 0 && lp > 0 && lbad == 0 &&
+                          lworst > 0)) && /* the scale rule, the
                                                        * certified statistics, single elements, exercised */
              (oi != 2 || rows_comp > 0);                       /* softmax's compensated sums, exercised */
     printf("gpu_oracle_test: op=%s %s\n", op->name, ok ? "PASS" : "FAIL");

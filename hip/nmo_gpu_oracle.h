@@ -175,6 +175,8 @@ extern int nmo_gpu_check_comp_all;
  * any-order radius, not from the compensated ones (the certified statistics' path then
  * takes the rows that radius cannot decide). */
 extern int nmo_gpu_check_ln_plain;
+/* Testing: nmo_go_ln_probe for case c's plan, in host memory (count probes) */
+nmo_status nmo_gpu_ln_probe(const nmo_case *c, const double *in, double *out, int64_t count, nmo_err *err);
 /* Testing: when set, every r the device kept is compared with the host fast engine's r
  * from the same sum (nmo_ref_rms_norm_rstd_fast); the counts accumulate here. */
 extern int nmo_gpu_check_verify_r;
@@ -222,6 +224,14 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
 
 
 #define NMO_GO_LN_PART 12 /* doubles a row in nmo_go_ln_args.part */
+/* layer_norm's bound on the relative distance of the device's element error scale from the
+ * CPU's, in units of 2^-53, for rows of n (k_ln_judge says why; twice the proven distance) */
+#define NMO_GO_LN_REL_U(n) (8.0 * (double)(n) + 96.0)
+/* Testing: k_ln_judge's element function on count probes of NMO_GO_LN_PROBE_IN doubles
+ * (x, w, b, mean lo, hi, mag, rstd lo, hi, mag, s lo, hi, mag) into 4 (lo, hi, scale, ok) */
+#define NMO_GO_LN_PROBE_IN 12
+nmo_status nmo_go_ln_probe(const double *in_dev, double *out_dev, int64_t count, double uc, double etac,
+                           nmo_err *err);
 
 /* ---- softmax's and layer_norm's rows on the device (hip/gpu_oracle_rows_dev.h, hip/gpu_oracle_rows_host.h) ----
  * One block a row: the max, e_j = exp(RN(x_j - m)), their sum s, rcp = RN(1/s) and
