@@ -18,9 +18,6 @@
  * cuWelford), kernels that divide each x by N before summing, and E[x^2] - mean^2
  * (not a correct implementation: it cancels catastrophically on rows with a large
  * mean; a mutant here). */
-#include <stdlib.h>
-#include <string.h>
-
 #include "engine/ref.h"
 #include "refs/norm_common.h"
 
@@ -54,6 +51,18 @@ void NMO_REF(nmo_ref_layer_norm_eval)(E_CTX *ctx, const nmo_case *c, int64_t u, 
     enc_clear(ctx, &be), enc_clear(ctx, &y);
 }
 
+/* Row u's statistics as nmo_ref_layer_norm_eval computes them: norm_two_pass (mean_only:
+ * norm_mean, r and s not written). Scratch slots 0-1, as the evaluation. */
+static void ln_row_stats(E_CTX *ctx, const nmo_case *c, int64_t u, int mean_only, E *m, E *r, E *sd)
+{
+    int64_t n = c->in[1].dims[0];
+    double *x = enc_dvec(ctx, 0, n);
+    nmo_tensor_load_f64(x, &c->in[0], u * n, n, 1);
+    E *xe = enc_evec(ctx, 0, n), *d = enc_evec(ctx, 1, n);
+    if (mean_only) norm_mean(ctx, x, xe, n, m);
+    else norm_two_pass(ctx, x, xe, d, n, c->param[0], m, r, sd);
+}
+
 /* Row u's statistics as nmo_ref_layer_norm_eval computes them (norm_two_pass), exported:
  * the GPU tier takes a row's from the certified engine where its own closing of a row sum
  * is flagged (hip/gpu_oracle_rows_host.h). mean_only: the mean alone (norm_mean; rstd and
@@ -63,18 +72,10 @@ void NMO_REF(nmo_ref_layer_norm_stats)(E_CTX *ctx, const nmo_case *c, int64_t u,
 void NMO_REF(nmo_ref_layer_norm_stats)(E_CTX *ctx, const nmo_case *c, int64_t u, int mean_only, nmo_fenc *mean,
                                        nmo_fenc *rstd, nmo_fenc *s)
 {
-    int64_t n = c->in[1].dims[0];
-    double *x = enc_dvec(ctx, 0, n);
-    nmo_tensor_load_f64(x, &c->in[0], u * n, n, 1);
-    E *xe = enc_evec(ctx, 0, n), *d = enc_evec(ctx, 1, n);
     E m, r, sd;
     enc_init(ctx, &m), enc_init(ctx, &r), enc_init(ctx, &sd);
-    if (mean_only) {
-        norm_mean(ctx, x, xe, n, &m);
-    } else {
-        norm_two_pass(ctx, x, xe, d, n, c->param[0], &m, &r, &sd);
-        enc_export(ctx, rstd, &r), enc_export(ctx, s, &sd);
-    }
+    ln_row_stats(ctx, c, u, mean_only, &m, &r, &sd);
+    if (!mean_only) enc_export(ctx, rstd, &r), enc_export(ctx, s, &sd);
     enc_export(ctx, mean, &m);
     enc_clear(ctx, &m), enc_clear(ctx, &r), enc_clear(ctx, &sd);
 }
@@ -133,20 +134,15 @@ void nmo_ref_layer_norm_stats_fast(struct nmo_fctx *ctx, const nmo_case *c, int6
 void nmo_ref_layer_norm_eval_unc_cert(struct nmo_fctx *fc, nmo_cctx *ctx, const nmo_case *c, int64_t u,
                                       nmo_fenc **out)
 {
-    int64_t n = c->in[1].dims[0], m = 0;
-    for (int64_t j = 0; j < n; j++) m += (out[0][j].flags & NMO_EF_UNC) != 0;
-    if (m == 0) return;
-    int64_t *js = malloc((size_t)m * 2 * sizeof(int64_t));
-    nmo_fenc *t = malloc((size_t)m * sizeof(nmo_fenc));
-    if (!js || !t) { /* no memory for the lists: the whole row, as eval_cert */
-        free(js), free(t);
+    norm_unc q;
+    int st = norm_unc_begin(&q, out[0], c->in[1].dims[0]);
+    if (st == 0) return;
+    if (st < 0) {
         nmo_ref_layer_norm_eval_cert(ctx, c, u, out);
         return;
     }
-    for (int64_t j = 0, i = 0; j < n; j++)
-        if (out[0][j].flags & NMO_EF_UNC) js[i++] = j;
-    E st[3];
-    for (int k = 0; k < 3; k++) enc_init(ctx, &st[k]);
+    E sc[3];
+    for (int k = 0; k < 3; k++) enc_init(ctx, &sc[k]);
     nmo_fenc sf[3];
     int exact = fc != NULL;
     if (fc) { /* the fast engine's statistics: decided, they are the certified ones */
@@ -154,36 +150,23 @@ void nmo_ref_layer_norm_eval_unc_cert(struct nmo_fctx *fc, nmo_cctx *ctx, const 
         for (int k = 0; k < 3; k++) exact &= sf[k].flags == 0 && isfinite(sf[k].lo) && isfinite(sf[k].hi);
     }
     if (exact) { /* an element was flagged, not a statistic: no certified pass over the row */
-        for (int k = 0; k < 3; k++) nmo_cenc_set_fenc(ctx, &st[k], &sf[k]);
+        for (int k = 0; k < 3; k++) nmo_cenc_set_fenc(ctx, &sc[k], &sf[k]);
     } else {
-        double *x = enc_dvec(ctx, 0, n);
-        nmo_tensor_load_f64(x, &c->in[0], u * n, n, 1);
-        E *xe = enc_evec(ctx, 0, n), *d = enc_evec(ctx, 1, n);
-        norm_two_pass(ctx, x, xe, d, n, c->param[0], &st[0], &st[1], &st[2]);
+        ln_row_stats(ctx, c, u, 0, &sc[0], &sc[1], &sc[2]);
         exact = 1;
         for (int k = 0; k < 3; k++) {
-            enc_export(ctx, &sf[k], &st[k]);
+            enc_export(ctx, &sf[k], &sc[k]);
             exact &= sf[k].flags == 0 && isfinite(sf[k].lo) && isfinite(sf[k].hi) &&
-                     mpfr_cmp_d(st[k].lo, sf[k].lo) == 0 && mpfr_cmp_d(st[k].hi, sf[k].hi) == 0;
+                     mpfr_cmp_d(sc[k].lo, sf[k].lo) == 0 && mpfr_cmp_d(sc[k].hi, sf[k].hi) == 0;
         }
     }
-    int64_t m2 = m, *js2 = js + m;
     if (fc && exact) {
-        nmo_ref_layer_norm_elems_fast(fc, c, u, &sf[0], &sf[1], &sf[2], js, m, t);
-        m2 = 0;
-        for (int64_t i = 0; i < m; i++) {
-            if (t[i].flags & NMO_EF_UNC) js2[m2++] = js[i];
-            else out[0][js[i]] = t[i];
-        }
-    } else {
-        memcpy(js2, js, (size_t)m * sizeof(int64_t));
+        nmo_ref_layer_norm_elems_fast(fc, c, u, &sf[0], &sf[1], &sf[2], q.js, q.m, q.t);
+        norm_unc_keep_fast(&q, out[0]);
     }
-    if (m2 > 0) {
-        nmo_ref_layer_norm_elems_cert(ctx, c, u, &st[0], &st[1], &st[2], js2, m2, t);
-        for (int64_t i = 0; i < m2; i++) out[0][js2[i]] = t[i];
-    }
-    for (int k = 0; k < 3; k++) enc_clear(ctx, &st[k]);
-    free(js), free(t);
+    if (q.m2 > 0) nmo_ref_layer_norm_elems_cert(ctx, c, u, &sc[0], &sc[1], &sc[2], q.js2, q.m2, q.t);
+    norm_unc_end(&q, out[0]);
+    for (int k = 0; k < 3; k++) enc_clear(ctx, &sc[k]);
 }
 #endif
 

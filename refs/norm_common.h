@@ -11,6 +11,9 @@
 #ifndef NMO_REFS_NORM_COMMON_H
 #define NMO_REFS_NORM_COMMON_H
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "engine/ref.h"
 
 /* 1/N as a factor of an enc_prodk product: a division by N is a multiplication by the
@@ -191,5 +194,57 @@ static inline void norm_affine(E_CTX *ctx, norm_tmp *t, E *y, const E *x, const 
     enc_scale_shift(ctx, &t->y2, x, &t->a, mean, b);
     enc_hull(ctx, y, &t->y1, &t->y2);
 }
+
+#ifdef NMO_ENGINE_CERT
+/* Escalation of a row's flagged elements (op->eval_cert_unc_stat: rms_norm, layer_norm):
+ * js[0..m) the elements of out flagged NMO_EF_UNC (increasing), t scratch for their
+ * results, js2[0..m2) those still to be computed by the certified engine (all of them
+ * until norm_unc_keep_fast). */
+typedef struct {
+    int64_t *js, *js2, m, m2;
+    nmo_fenc *t;
+} norm_unc;
+
+/* 1: the lists are built; 0: nothing flagged; -1: no memory (the caller escalates the
+ * whole row, as eval_cert) */
+static inline int norm_unc_begin(norm_unc *q, const nmo_fenc *out, int64_t n)
+{
+    int64_t m = 0;
+    for (int64_t j = 0; j < n; j++) m += (out[j].flags & NMO_EF_UNC) != 0;
+    *q = (norm_unc){0};
+    if (m == 0) return 0;
+    q->js = malloc((size_t)m * 2 * sizeof(int64_t));
+    q->t = malloc((size_t)m * sizeof(nmo_fenc));
+    if (!q->js || !q->t) {
+        free(q->js), free(q->t);
+        *q = (norm_unc){0};
+        return -1;
+    }
+    for (int64_t j = 0, i = 0; j < n; j++)
+        if (out[j].flags & NMO_EF_UNC) q->js[i++] = j;
+    q->m = q->m2 = m;
+    q->js2 = q->js + m;
+    memcpy(q->js2, q->js, (size_t)m * sizeof(int64_t));
+    return 1;
+}
+
+/* t[0..m) holds the fast formula's results for js: the decided ones go to out, the others
+ * stay listed in js2 for the certified engine */
+static inline void norm_unc_keep_fast(norm_unc *q, nmo_fenc *out)
+{
+    q->m2 = 0;
+    for (int64_t i = 0; i < q->m; i++) {
+        if (q->t[i].flags & NMO_EF_UNC) q->js2[q->m2++] = q->js[i];
+        else out[q->js[i]] = q->t[i];
+    }
+}
+
+/* t[0..m2) holds the certified results for js2: into out, and the lists freed */
+static inline void norm_unc_end(norm_unc *q, nmo_fenc *out)
+{
+    for (int64_t i = 0; i < q->m2; i++) out[q->js2[i]] = q->t[i];
+    free(q->js), free(q->t);
+}
+#endif
 
 #endif

@@ -103,18 +103,14 @@ void nmo_ref_rms_norm_eval_unc_cert(struct nmo_fctx *fc, nmo_cctx *ctx, const nm
 void nmo_ref_rms_norm_eval_unc_cert(struct nmo_fctx *fc, nmo_cctx *ctx, const nmo_case *c, int64_t u,
                                     nmo_fenc **out)
 {
-    int64_t n = c->in[1].dims[0], m = 0;
-    for (int64_t j = 0; j < n; j++) m += (out[0][j].flags & NMO_EF_UNC) != 0;
-    if (m == 0) return;
-    int64_t *js = malloc((size_t)m * 2 * sizeof(int64_t));
-    nmo_fenc *t = malloc((size_t)m * sizeof(nmo_fenc));
-    if (!js || !t) { /* no memory for the lists: the whole row, as eval_cert */
-        free(js), free(t);
+    int64_t n = c->in[1].dims[0];
+    norm_unc q;
+    int st = norm_unc_begin(&q, out[0], n);
+    if (st == 0) return;
+    if (st < 0) {
         nmo_ref_rms_norm_eval_cert(ctx, c, u, out);
         return;
     }
-    for (int64_t j = 0, i = 0; j < n; j++)
-        if (out[0][j].flags & NMO_EF_UNC) js[i++] = j;
     double *x = enc_dvec(ctx, 0, n);
     nmo_tensor_load_f64(x, &c->in[0], u * n, n, 1);
     E r;
@@ -124,23 +120,13 @@ void nmo_ref_rms_norm_eval_unc_cert(struct nmo_fctx *fc, nmo_cctx *ctx, const nm
     enc_export(ctx, &rf, &r);
     int exact = rf.flags == 0 && isfinite(rf.lo) && isfinite(rf.hi) && mpfr_cmp_d(r.lo, rf.lo) == 0 &&
                 mpfr_cmp_d(r.hi, rf.hi) == 0;
-    int64_t m2 = m, *js2 = js + m;
     if (fc && exact) {
-        nmo_ref_rms_norm_elems_fast(fc, c, u, &rf, js, m, t);
-        m2 = 0;
-        for (int64_t i = 0; i < m; i++) {
-            if (t[i].flags & NMO_EF_UNC) js2[m2++] = js[i];
-            else out[0][js[i]] = t[i];
-        }
-    } else {
-        memcpy(js2, js, (size_t)m * sizeof(int64_t));
+        nmo_ref_rms_norm_elems_fast(fc, c, u, &rf, q.js, q.m, q.t);
+        norm_unc_keep_fast(&q, out[0]);
     }
-    if (m2 > 0) {
-        nmo_ref_rms_norm_elems_cert(ctx, c, u, &r, js2, m2, t);
-        for (int64_t i = 0; i < m2; i++) out[0][js2[i]] = t[i];
-    }
+    if (q.m2 > 0) nmo_ref_rms_norm_elems_cert(ctx, c, u, &r, q.js2, q.m2, q.t);
+    norm_unc_end(&q, out[0]);
     enc_clear(ctx, &r);
-    free(js), free(t);
 }
 #endif
 
