@@ -105,6 +105,59 @@ static nmo_status cand_rows(nmo_tensor *t, const void *cand_dev, const int64_t *
     return NMO_OK;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* More single elements than the device's list holds: the CPU checker on the whole tensor
+ * (rep is then its report alone). */
+static nmo_status check_all_host(nmo_report *rep, const nmo_case *c, const void *cand_dev, nmo_tensor *hc,
+                                 const nmo_check_opts *o, nmo_err *err)
+{
+    NMO_RETURN_IF_ERR(cand_alloc(hc, c, err));
+    size_t tot = (size_t)nmo_tensor_numel(&c->out[0]) * nmo_fmt_bytes(c->plan.out);
+    NMO_RETURN_IF_ERR(nmo_gpu_d2h(hc->data, cand_dev, tot, err));
+    return nmo__check_units(rep, c, hc, o, NULL, -1, err);
+}
+
+/* The ne single elements the device listed (at eredo_dev), sorted, into *el, with room for
+ * their enclosures (*een) and candidate values (*ev); the caller frees the three. */
+static nmo_status elems_fetch(const void *eredo_dev, int64_t ne, int64_t **el, nmo_fenc **een, double **ev,
+                              nmo_err *err)
+{
+    *el = malloc((size_t)ne * sizeof(int64_t)), *een = malloc((size_t)ne * sizeof(nmo_fenc));
+    *ev = malloc((size_t)ne * sizeof(double));
+    if (!*el || !*een || !*ev)
+        return nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for %lld elements", (long long)ne);
+    NMO_RETURN_IF_ERR(nmo_gpu_d2h(*el, eredo_dev, (size_t)ne * sizeof(int64_t), err));
+    qsort(*el, (size_t)ne, sizeof(int64_t), cmp_i64);
+    return NMO_OK;
+}
+
+/* The candidate values ev[i] of elements el[0..nk), through the host copy hc (allocated
+ * here when it is not yet). */
+static nmo_status elems_cand(nmo_tensor *hc, const nmo_case *c, const void *cand_dev, const int64_t *el, int64_t nk,
+                             double *ev, nmo_err *err)
+{
+    if (!hc->data) NMO_RETURN_IF_ERR(cand_alloc(hc, c, err));
+    NMO_RETURN_IF_ERR(cand_rows(hc, cand_dev, el, nk, 1, err));
+    for (int64_t i = 0; i < nk; i++) ev[i] = nmo_tensor_get(hc, el[i]);
+    return NMO_OK;
+}
+
+/* The single elements (enclosures een) judged into the merged report by the checker's
+ * rules, counted as nmo_check counts escalated elements (ngroups units). */
+static void elems_judge(nmo_report *rep, const nmo_case *c, const nmo_fenc *een, const int64_t *el, int64_t nk,
+                        const double *ev, int64_t ngroups, const nmo_check_opts *o)
+{
+    if (nk == 0) return;
+    nmo__judge_elems(rep, c, 0, een, el, nk, ev, o);
+    rep->n_unc += nk, rep->n_escalated += nk, rep->units_escalated += ngroups;
+    rep->verdict = rep->n_fail ? NMO_FAIL : rep->n_inconc ? NMO_INCONCLUSIVE : NMO_PASS;
+}
+
 /* Device scratch, kept between checks and grown when a case needs more (cudaMalloc and
  * cudaFree cost more than a whole check of 16M elements); one check at a time. */
 enum { B_X, B_W, B_VERD, B_RLO, B_RHI, B_S, B_M, B_BAD, B_RROW, B_SKIP, B_REDO, B_ACC, B_RSTAT, B_KTAB,
@@ -254,12 +307,6 @@ nmo_status nmo_gpu_rstd_probe(const nmo_case *c, const double *s, const int64_t 
     nmo_fctx_clear(&fc);
     free(md), free(out);
     return st;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
 }
 
 /* the ordinal of a value of out (bf16 or fp32) among its format's values, -0 = +0 */
@@ -523,9 +570,7 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
     qsort(list, (size_t)nl, sizeof(int64_t), cmp_i64);
     int64_t ne = (int64_t)acc.n_eredo;
     if (ne > ecap) { /* more single elements than the list holds: the CPU checker on everything */
-        TRY(cand_alloc(&hc, c, err));
-        TRY(nmo_gpu_d2h(hc.data, cand_dev, (size_t)numel * nmo_fmt_bytes(c->plan.out), err));
-        TRY(nmo__check_units(rep, c, &hc, &o, NULL, -1, err));
+        TRY(check_all_host(rep, c, cand_dev, &hc, &o, err));
         inf.rows_host = rows;
         goto done;
     }
@@ -537,23 +582,18 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
      * host fast engine's from the same sum (unflagged, so the certified r: DESIGN
      * section 5); its scale (mag) is the host's. */
     if (ne > 0) {
-        el = malloc((size_t)ne * sizeof(int64_t)), js = malloc((size_t)ne * sizeof(int64_t));
-        een = malloc((size_t)ne * sizeof(nmo_fenc)), ev = malloc((size_t)ne * sizeof(double));
-        if (!el || !js || !een || !ev) {
+        TRY(elems_fetch(d.eredo, ne, &el, &een, &ev, err));
+        if (!(js = malloc((size_t)ne * sizeof(int64_t)))) {
             s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for %lld elements", (long long)ne);
             goto done;
         }
-        TRY(nmo_gpu_d2h(el, d.eredo, (size_t)ne * sizeof(int64_t), err));
-        qsort(el, (size_t)ne, sizeof(int64_t), cmp_i64);
         for (int64_t i = 0; i < ne; i++) {
             int64_t row = el[i] / n;
             if (!bsearch(&row, list, (size_t)nl, sizeof(int64_t), cmp_i64)) el[nk++] = el[i];
         }
     }
     if (nk > 0) {
-        TRY(cand_alloc(&hc, c, err));
-        TRY(cand_rows(&hc, cand_dev, el, nk, 1, err));
-        for (int64_t i = 0; i < nk; i++) ev[i] = nmo_tensor_get(&hc, el[i]);
+        TRY(elems_cand(&hc, c, cand_dev, el, nk, ev, err));
         TRY(nmo_cctx_init(&cc, &c->plan, err));
         cc_ok = 1;
         for (int64_t g0 = 0, g1; g0 < nk; g0 = g1) {
@@ -631,11 +671,7 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
 
     TRY(nmo_go_merge_report(rep, &o, &acc, hrep_ok ? &hrep : NULL, has_wi ? &wi : NULL, list, nl, n, numel, d.verd,
                      d.rlo, d.rhi, err));
-    if (nk > 0) { /* the single elements, by the checker's rules; escalated as nmo_check counts them */
-        nmo__judge_elems(rep, c, 0, een, el, nk, ev, &o);
-        rep->n_unc += nk, rep->n_escalated += nk, rep->units_escalated += ngroups;
-        rep->verdict = rep->n_fail ? NMO_FAIL : rep->n_inconc ? NMO_INCONCLUSIVE : NMO_PASS;
-    }
+    elems_judge(rep, c, een, el, nk, ev, ngroups, &o);
     inf.ms_device = (t1 - t0) + (t3 - t2);
     inf.ms_host_stats = t2 - t1;
     inf.ms_host_redo = t4 - t3;

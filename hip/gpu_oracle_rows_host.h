@@ -363,9 +363,7 @@ static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *can
     qsort(list, (size_t)nl, sizeof(int64_t), cmp_i64);
     ne = (int64_t)acc.n_eredo;
     if (ne > ecap) { /* more single elements than the list holds: the CPU checker on everything */
-        TRY(cand_alloc(&hc, c, err));
-        TRY(nmo_gpu_d2h(hc.data, cand_dev, (size_t)numel * nmo_fmt_bytes(c->plan.out), err));
-        TRY(nmo__check_units(rep, c, &hc, &o, NULL, -1, err));
+        TRY(check_all_host(rep, c, cand_dev, &hc, &o, err));
         inf.rows_host = rows;
         goto done;
     }
@@ -377,18 +375,13 @@ static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *can
      * decides them, else the certified engine's; the element by the fast formula where it
      * decides, else certified), so with the CPU's own values and error scales */
     if (ne > 0) {
-        el = malloc((size_t)ne * sizeof(int64_t)), een = malloc((size_t)ne * sizeof(nmo_fenc));
-        ev = malloc((size_t)ne * sizeof(double)), rowbuf = calloc((size_t)n, sizeof(nmo_fenc));
-        if (!el || !een || !ev || !rowbuf) {
-            s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for %lld elements", (long long)ne);
+        TRY(elems_fetch(eredo, ne, &el, &een, &ev, err));
+        if (!(rowbuf = calloc((size_t)n, sizeof(nmo_fenc)))) {
+            s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for a row of %lld", (long long)n);
             goto done;
         }
-        TRY(nmo_gpu_d2h(el, eredo, (size_t)ne * sizeof(int64_t), err));
-        qsort(el, (size_t)ne, sizeof(int64_t), cmp_i64);
         nk = ne;
-        TRY(cand_alloc(&hc, c, err));
-        TRY(cand_rows(&hc, cand_dev, el, nk, 1, err));
-        for (int64_t i = 0; i < nk; i++) ev[i] = nmo_tensor_get(&hc, el[i]);
+        TRY(elems_cand(&hc, c, cand_dev, el, nk, ev, err));
         TRY(nmo_cctx_init(&cc, &c->plan, err));
         cc_ok = 1;
         for (int64_t g0 = 0, g1; g0 < nk; g0 = g1) {
@@ -450,11 +443,7 @@ static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *can
     /* layer_norm's elements the scale rule decided on the device (k_ln_judge), before the
      * single elements' own marks */
     if (o.keep_bounds && ln) nmo_go_mark_scaled(rep, c->plan.out == NMO_BF16, list, nl, n);
-    if (nk > 0) { /* the single elements, by the checker's rules; escalated as nmo_check counts them */
-        nmo__judge_elems(rep, c, 0, een, el, nk, ev, &o);
-        rep->n_unc += nk, rep->n_escalated += nk, rep->units_escalated += ngroups;
-        rep->verdict = rep->n_fail ? NMO_FAIL : rep->n_inconc ? NMO_INCONCLUSIVE : NMO_PASS;
-    }
+    elems_judge(rep, c, een, el, nk, ev, ngroups, &o);
     inf.ms_device = t1 - t0;
     inf.ms_host_redo = t2 - t1;
     rep->seconds = (now_ms() - t0) * 1e-3;
