@@ -12,7 +12,12 @@
  *  2. nmo_fenc_mul3_row (the vectorized row kernel) equals nmo_fenc_mul3 element by
  *     element (value and flags), on rows holding zeros, NaN, infinities, subnormals and
  *     huge values, under the default and the ftz plans, and equals the certified
- *     engine's row wherever it does not flag UNC. */
+ *     engine's row wherever it does not flag UNC.
+ *  3. nmo_fe_sum_exact64 (a sum of exact point terms closed with no binary64 summation
+ *     radius): wherever it holds, the binary64 sum in every order tried (index order,
+ *     reversed, shuffles, a pairwise tree) and the sum of magnitudes are exact (MPFR);
+ *     sets just above its bound sum|t| < 2^53 Q must show an inexact order somewhere, so
+ *     a looser bound fails here. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -382,3 +387,87 @@ Test(fastpaths, gemm_row_equals_gemm_elem, .timeout = 600)
     cr_expect_eq(cmism, 0);
     cr_expect(unc < all / 10);
 }
+
+static uint64_t x64_state = 0x9e3779b97f4a7c15ull;
+static uint64_t x64(void)
+{
+    x64_state ^= x64_state << 13, x64_state ^= x64_state >> 7, x64_state ^= x64_state << 17;
+    return x64_state;
+}
+
+/* binary64 sums of t[0..n) in index order (o = 0), reversed (1), a shuffle (2), a pairwise
+ * tree (3); mag: of |t| */
+static double sum_order(const double *t, int n, int o, int mag, int *perm)
+{
+    for (int i = 0; i < n; i++) perm[i] = o == 1 ? n - 1 - i : i;
+    if (o == 2)
+        for (int i = n - 1; i > 0; i--) {
+            int j = (int)(x64() % (uint64_t)(i + 1)), k = perm[i];
+            perm[i] = perm[j], perm[j] = k;
+        }
+    double v[128];
+    for (int i = 0; i < n; i++) v[i] = mag ? fabs(t[perm[i]]) : t[perm[i]];
+    if (o == 3) {
+        for (int w = 1; w < n; w *= 2)
+            for (int i = 0; i + w < n; i += 2 * w) v[i] += v[i + w];
+        return v[0];
+    }
+    double s = 0;
+    for (int i = 0; i < n; i++) s += v[i];
+    return s;
+}
+
+Test(fastpaths, sum_exact64_any_order, .timeout = 600)
+{
+    long held = 0, not_held = 0, above = 0, above_inexact = 0, bad = 0;
+    mpfr_t S, M, tv[128];
+    mpfr_ptr tp[128];
+    mpfr_init2(S, 4096), mpfr_init2(M, 4096);
+    for (int i = 0; i < 128; i++) mpfr_init2(tv[i], 64), tp[i] = tv[i];
+    int perm[128];
+    for (int trial = 0; trial < 40000; trial++) {
+        double t[128];
+        int n;
+        if (trial % 4 == 3) { /* near the bound: a 1 and large integers near 2^52 (Q = 1) */
+            n = 2 + (int)(x64() % 4);
+            t[0] = 1;
+            for (int i = 1; i < n; i++) t[i] = (double)((1ull << 51) + (x64() % (1ull << 51)));
+        } else { /* terms of 1-24 significant bits over an exponent spread of 0-70 */
+            n = 2 + (int)(x64() % 100);
+            int bits = 1 + (int)(x64() % 24), spread = (int)(x64() % 71), base = (int)(x64() % 200) - 100;
+            for (int i = 0; i < n; i++) {
+                double m = (double)((1ull << (bits - 1)) + (x64() % (1ull << (bits - 1) | 1)));
+                t[i] = ldexp(x64() & 1 ? -m : m, base + (int)(x64() % (uint64_t)(spread + 1)) - bits);
+                if (x64() % 16 == 0) t[i] = 0;
+            }
+        }
+        double Q = INFINITY, A = 0;
+        for (int i = 0; i < n; i++) {
+            if (t[i] != 0) Q = fmin(Q, nmo_fe_lowbit(t[i]));
+            A += fabs(t[i]);
+        }
+        for (int i = 0; i < n; i++) mpfr_set_d(tv[i], t[i], MPFR_RNDN);
+        mpfr_sum(S, tp, (unsigned long)n, MPFR_RNDN); /* exact: 4096 bits cover every spread here */
+        for (int i = 0; i < n; i++) mpfr_abs(tv[i], tv[i], MPFR_RNDN);
+        mpfr_sum(M, tp, (unsigned long)n, MPFR_RNDN);
+        int exact = 1;
+        for (int o = 0; o < 4; o++)
+            for (int rep = 0; rep < (o == 2 ? 8 : 1); rep++)
+                exact &= mpfr_cmp_d(S, sum_order(t, n, o, 0, perm)) == 0 && mpfr_cmp_d(M, sum_order(t, n, o, 1, perm)) == 0;
+        if (nmo_fe_sum_exact64(Q, A)) {
+            held++;
+            bad += !exact;
+        } else {
+            not_held++;
+            if (Q < INFINITY && A < ldexp(Q, 54)) above++, above_inexact += !exact;
+        }
+    }
+    printf("sum_exact64: %ld sets held (%ld of them not exact in some order), %ld not; %ld just above the bound, "
+           "%ld of them inexact in some order\n", held, bad, not_held, above, above_inexact);
+    mpfr_clears(S, M, (mpfr_ptr)0);
+    for (int i = 0; i < 128; i++) mpfr_clear(tv[i]);
+    cr_expect_eq(bad, 0);
+    cr_expect_gt(held, 1000);
+    cr_expect_gt(above_inexact, 0);
+}
+
