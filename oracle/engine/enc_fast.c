@@ -7,6 +7,7 @@
 #include "nmo_config.h"
 #include "engine/enc_fast.h"
 #include "engine/enc_cert.h"
+#include "engine/dot_exact.h"
 
 #if NMO_HAVE_BLAS
 #include <cblas.h>
@@ -369,6 +370,28 @@ static gemm_prep *gemm_prepare(nmo_fctx *c, const nmo_tensor *A, const nmo_tenso
     return g;
 }
 
+/* Still undecided after Dot2: s and sum|xy| exactly on a fixed point, and the endpoints
+ * rounded exactly (engine/dot_exact.h: the certified engine's result; a tie, s - k u A on
+ * the fp32 lattice, is what small-integer data gives). Only for acc fp32 without ftz and
+ * without split-K partials (the certified ce_dot_d + ce_red_finish with these k, keta);
+ * anything outside the fixed point stays undecided for the certified engine. */
+static void gemm_elem_exact(nmo_fctx *c, nmo_fenc *r, const double *x, const double *y, int64_t K,
+                            double k, double keta)
+{
+    if (c->af != NMO_FP32 || c->ftz || c->gemm_partials >= 0 || K >= (1 << 24)) return;
+    nmo_xacc S, A;
+    nmo_xacc_zero(&S), nmo_xacc_zero(&A);
+    uint64_t ux, uy, uk, uu, ue, lo, hi, mag;
+    for (int64_t t = 0; t < K; t++) {
+        memcpy(&ux, &x[t], 8), memcpy(&uy, &y[t], 8);
+        if (!nmo_xacc_add_prod(&S, &A, ux, uy)) return;
+    }
+    memcpy(&uk, &k, 8), memcpy(&uu, &c->ua, 8), memcpy(&ue, &keta, 8);
+    if (!nmo_xacc_norm(&S) || !nmo_xacc_norm(&A) || !nmo_xd_dot_snap(&S, &A, uk, uu, ue, &lo, &hi, &mag)) return;
+    memcpy(&r->lo, &lo, 8), memcpy(&r->hi, &hi, 8), memcpy(&r->mag, &mag, 8);
+    r->flags = 0;
+}
+
 void nmo_fenc_gemm_elem(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *A, const nmo_tensor *B,
                         int64_t i, int64_t j)
 {
@@ -424,6 +447,7 @@ void nmo_fenc_gemm_elem(nmo_fctx *c, nmo_fenc *r, const nmo_tensor *A, const nmo
     double err2 = 0x1p-106 * (double)K * (double)K * a2 * 4 + fabs(s2) * 0x1p-52 + kd * a2 * k * c->ua;
     nmo_fe_red_finish(c, r, s2, s2, ab, k, keta, err2, 0);
     nmo_fe_dot_mag(c, r, ab, kd * 1.01); /* ab: sequential, as nmo_fenc_dot_d's */
+    if (r->flags & NMO_EF_UNC) gemm_elem_exact(c, r, x, y, K, k, keta);
 }
 
 void nmo_fenc_gemm_row(nmo_fctx *c, nmo_fenc *out, const nmo_tensor *A, const nmo_tensor *B, int64_t i)
