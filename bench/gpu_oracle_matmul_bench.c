@@ -154,6 +154,34 @@ int main(int argc, char **argv)
         if (it < iters - 1) nmo_report_free(&g);
     }
     double copy_ms = median(tc, iters), gpu_ms = median(tg, iters);
+    /* step 1 both ways (cuBLAS DGEMM when built with it, the tier's own GEMM kernel), timed
+     * side by side here, each with its split (kernel timers: one extra check each) */
+    double pms[2] = {gpu_ms, -1}, split[2][3] = {{0}};
+    int used[2] = {0, 0}, same_counts = 1;
+    for (int pth = 0; pth < 2; pth++) {
+        nmo_go_mm_blas = pth == 0;
+        if (pth == 1) {
+            for (int it = -1; it < iters; it++) {
+                nmo_report g2;
+                double t0 = now_ms();
+                if (nmo_gpu_check(&g2, &c, dC, ind, &o, &info, &err) != NMO_OK) die("gpu check (kernel)", &err);
+                double t1 = now_ms();
+                if (it >= 0) tg[it] = t1 - t0;
+                same_counts &= g2.n_pass == g.n_pass && g2.n_fail == g.n_fail && g2.n_inconc == g.n_inconc &&
+                               g2.n_scaled == g.n_scaled && g2.verdict == g.verdict;
+                nmo_report_free(&g2);
+            }
+            pms[1] = median(tg, iters);
+        }
+        nmo_report g3;
+        nmo_go_time_kernels = 1;
+        if (nmo_gpu_check(&g3, &c, dC, ind, &o, &info, &err) != NMO_OK) die("gpu check (timed)", &err);
+        nmo_go_time_kernels = 0;
+        split[pth][0] = nmo_go_ms_k1, split[pth][1] = nmo_go_ms_k2, split[pth][2] = info.ms_host_redo;
+        used[pth] = nmo_go_mm_used_blas;
+        nmo_report_free(&g3);
+    }
+    nmo_go_mm_blas = 1;
     /* the CPU checker on the first cpu_rows rows, and the GPU tier on the same rows */
     nmo_case cc;
     int64_t sub[3] = {cpu_rows, N, K};
@@ -174,12 +202,17 @@ int main(int argc, char **argv)
     printf("op=matmul gpu_oracle_over_copy=%.3f gpu_over_cpu_oracle=%.1f dtype=%s "
            "shape=%lldx%lldx%lld (gpu %.3f ms, copy %.3f ms of %.1f MB, cpu %.1f ms%s; "
            "candidate %s: %s pass=%lld fail=%lld inconclusive=%lld scaled=%lld; elements on the host %lld, "
-           "refined so far %lld; of the last check %.3f ms device, %.3f ms host; cpu rows %lld: verdicts %s)\n",
+           "refined so far %lld, exact %lld; of the last check %.3f ms device, %.3f ms host; cpu rows %lld: verdicts %s)\n",
            copy_ms / gpu_ms, cpu_ms / gpu_ms, nmo_fmt_name(dt), M, N, K, gpu_ms, copy_ms,
            (double)(ab + bb + cb + (size_t)(M * N)) / 1e6, cpu_ms,
            cpu_rows < M ? " scaled from fewer rows" : "", cand, nmo_verdict_name(g.verdict), (long long)g.n_pass,
            (long long)g.n_fail, (long long)g.n_inconc, (long long)g.n_scaled, (long long)info.rows_host,
-           (long long)nmo_gpu_mm_refined, info.ms_device, info.ms_host_redo, cpu_rows, agree ? "equal" : "DIFFERENT");
+           (long long)nmo_gpu_mm_refined, (long long)nmo_gpu_mm_exact, info.ms_device, info.ms_host_redo, cpu_rows, agree ? "equal" : "DIFFERENT");
+    for (int pth = 0; pth < 2; pth++)
+        printf("op=matmul step1=%s gpu_ms=%.3f gemm_and_epilogue_ms=%.3f refine_and_exact_ms=%.3f host_ms=%.3f%s\n",
+               used[pth] ? "cublas_dgemm" : "gemm_kernel", pms[pth], split[pth][0], split[pth][1], split[pth][2],
+               pth == 1 && !same_counts ? " COUNTS DIFFER" : "");
+    if (!same_counts) return 1;
     if (cublas_ms > 0)
         printf("op=matmul gpu_over_cublas=%.2f cublas_ms=%.3f gpu_ms=%.3f (target <= 3)\n", gpu_ms / cublas_ms,
                cublas_ms, gpu_ms);

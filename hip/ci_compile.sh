@@ -31,7 +31,11 @@ if [ "${1:-}" = "--one" ]; then
     t0=$(date +%s.%N)
     case "$target" in
     sm_90)
-        "$NVCC" -x cu -std=c++17 -O3 -arch=sm_90 "${INC[@]}" -DNMO_GPU_ARCH='"sm_90"' \
+        # the GPU tier with its cuBLAS path (meson -Dcublas) when the toolkit has the header
+        blas=()
+        if [ "$(basename "$src")" = gpu_oracle.hip ] &&
+            [ -f "$(dirname "$(dirname "$NVCC")")/include/cublas_v2.h" ]; then blas=(-DNMO_GPU_CUBLAS=1); fi
+        "$NVCC" -x cu -std=c++17 -O3 -arch=sm_90 "${INC[@]}" -DNMO_GPU_ARCH='"sm_90"' "${blas[@]}" \
             -diag-suppress 177 -c "$src" -o "$out.o" >"$log" 2>&1
         rc=$?
         if [ $rc = 0 ] && [ "$(basename "$src")" = matmul.hip ]; then

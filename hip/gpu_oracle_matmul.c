@@ -50,9 +50,10 @@ int nmo_gpu_mm_supported(const nmo_case *c, const char **why)
     return w == NULL;
 }
 
-int64_t nmo_gpu_mm_refined = 0, nmo_gpu_mm_host_every = 0;
+int64_t nmo_gpu_mm_refined = 0, nmo_gpu_mm_exact = 0, nmo_gpu_mm_host_every = 0;
+int nmo_go_mm_blas = 1, nmo_go_mm_used_blas = 0;
 
-enum { M_A, M_B, M_VERD, M_RLO, M_RHI, M_REF, M_REDO, M_ACC, M_CTR, M_KTAB, M_Z, M_N };
+enum { M_A, M_B, M_BT, M_VERD, M_RLO, M_RHI, M_REF, M_XL, M_REDO, M_ACC, M_CTR, M_KTAB, M_Z, M_N };
 static struct {
     pthread_mutex_t mu;
     void *p[M_N];
@@ -180,8 +181,8 @@ nmo_status nmo_gpu_check_matmul(nmo_report *rep, const nmo_case *c, const void *
     char *crow = NULL;
     nmo_go_acc acc;
     nmo_go_mm_ctr ctr;
-    void *A, *B, *verd, *rlo = NULL, *rhi = NULL, *ref, *redo, *accd, *ctrd, *ktd, *zd;
-    const int64_t rcap = numel / 4 + 4096, hcap = numel / 64 + 4096;
+    void *A, *B, *Bt, *verd, *rlo = NULL, *rhi = NULL, *ref, *xl, *redo, *accd, *ctrd, *ktd, *zd;
+    const int64_t rcap = numel / 4 + 4096, xcap = numel / 16 + 4096, hcap = numel / 64 + 4096;
     double t1 = t0, t2 = t0;
     pthread_mutex_lock(&mm_scr.mu);
 #define TRY(x) do { if ((s = (x)) != NMO_OK) goto done; } while (0)
@@ -211,12 +212,14 @@ nmo_status nmo_gpu_check_matmul(nmo_report *rep, const nmo_case *c, const void *
         TRY(nmo_gpu_h2d(A, c->in[0].data, (size_t)(M * K) * ies, err));
         TRY(nmo_gpu_h2d(B, c->in[1].data, (size_t)(K * N) * ies, err));
     }
+    TRY(mm_get(&Bt, M_BT, (size_t)(K * N) * ies, err));
     TRY(mm_get(&verd, M_VERD, (size_t)numel, err));
     if (o.keep_bounds) {
         TRY(mm_get(&rlo, M_RLO, (size_t)numel * sizeof(double), err));
         TRY(mm_get(&rhi, M_RHI, (size_t)numel * sizeof(double), err));
     }
     TRY(mm_get(&ref, M_REF, (size_t)rcap * sizeof(int64_t), err));
+    TRY(mm_get(&xl, M_XL, (size_t)xcap * sizeof(int64_t), err));
     TRY(mm_get(&redo, M_REDO, (size_t)hcap * sizeof(int64_t), err));
     TRY(mm_get(&accd, M_ACC, sizeof(nmo_go_acc), err));
     TRY(mm_get(&ctrd, M_CTR, sizeof(nmo_go_mm_ctr), err));
@@ -227,13 +230,14 @@ nmo_status nmo_gpu_check_matmul(nmo_report *rep, const nmo_case *c, const void *
     unsigned long long za = 0, zb = 0;
     TRY(nmo_go_mm_zeros(A, c->plan.in == NMO_BF16, M * K, zd, &za, err));
     TRY(nmo_go_mm_zeros(B, c->plan.in == NMO_BF16, K * N, zd, &zb, err));
-    nmo_go_mm_args ga = {A, B, cand_dev, c->plan.in == NMO_BF16, out_bf16, M, N, K, ktd, kt[K], fc.ua,
-                         (double)K * fc.etaa, fc.maxfin_a, rep->max_ulps, verd, rlo, rhi, ref, rcap, redo, hcap,
+    nmo_go_mm_args ga = {A, B, cand_dev, Bt, c->plan.in == NMO_BF16, out_bf16, M, N, K, ktd, kt[K], fc.ua,
+                         (double)K * fc.etaa, fc.maxfin_a, rep->max_ulps, verd, rlo, rhi, ref, rcap, xl, xcap, redo, hcap,
                          ctrd, accd, nmo_gpu_mm_host_every};
     TRY(nmo_go_mm_judge(&ga, za + zb > 0, &acc, &ctr, err));
     t1 = mm_now_ms();
     nl = (int64_t)acc.n_redo;
-    if (ctr.n_refine > (unsigned long long)rcap || nl > hcap) { /* lists too long: the CPU checker on all */
+    if (ctr.n_refine > (unsigned long long)rcap || ctr.n_exact > (unsigned long long)xcap || nl > hcap) {
+        /* lists too long: the CPU checker on all */
         nmo_tensor hc;
         TRY(nmo_tensor_init(&hc, c->plan.out, 2, (int64_t[2]){M, N}, err));
         TRY(nmo_tensor_alloc(&hc, err));
@@ -252,7 +256,8 @@ nmo_status nmo_gpu_check_matmul(nmo_report *rep, const nmo_case *c, const void *
     inf.rows_host = nl;
     inf.rows_device = numel - nl;
     inf.elems_scaled = (int64_t)acc.n_scaled;
-    nmo_gpu_mm_refined += (int64_t)ctr.n_refine - (int64_t)ctr.n_redo_refine;
+    nmo_gpu_mm_refined += (int64_t)ctr.n_refine - (int64_t)ctr.n_redo_refine - (int64_t)ctr.n_exact;
+    nmo_gpu_mm_exact += (int64_t)ctr.n_exact - (int64_t)ctr.n_redo_exact;
     /* the CPU checker on the listed elements, a row at a time */
     hrep.n_out = 1;
     if (nl > 0) {

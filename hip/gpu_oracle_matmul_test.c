@@ -5,14 +5,16 @@
  * and flags, and the same tensor verdict, counts and worst element.
  *
  * Cases: every matmul candidate of the registry (correct and mutants, run on the CPU,
- * outputs uploaded), every input family, fp32 and bf16, seeds 7 (tests/test_engines.c's)
+ * outputs uploaded), every input family and small integers (-8 .. 8: ties for k_mm_exact),
+ * fp32 and bf16, seeds 7 (tests/test_engines.c's)
  * and 1; shapes: matmul's test shapes (6x33x257, 4x64x64, 6x33x1025), hip/nmo_gpu_test.c's
  * odd and short ones (67x61x1031, 5x7x131), tiny and tile-edge ones (1x1x1, 3x5x7,
  * 65x130x300), with --large also 256x256x4096 (gaussian and outlier) and with --huge 4096x4096x4096 too (bf16,
  * the default candidate and the mutants, seed 7; 4096^3 gaussian only). A run in which the device decided nothing, no
- * element went through the refinement, or no mutant FAILed, is a failure too.
+ * element went through the refinement or the exact sums, or no mutant FAILed, is a failure too.
  * Every other case sends every 7th element to the CPU checker too (nmo_gpu_mm_host_every).
- * NMO_GO_TEST_CORRUPT=1 moves one R endpoint of every GPU report (the negative control).
+ * NMO_GO_TEST_CORRUPT=1 moves one R endpoint of every GPU report (the negative control);
+ * NMO_GO_MM_KERNEL=1 runs step 1 on the k_mm_gemm kernel in a build with cuBLAS.
  *
  * usage: nmo_gpu_oracle_matmul_test [--quick | --large | --huge (also 4096^3)]   exit 0: all equal; 1: a difference; 2: error */
 #include <math.h>
@@ -75,23 +77,31 @@ int main(int argc, char **argv)
     const nmo_op *op = nmo_op_find("matmul");
     long cases = 0, cert_cases = 0, bad_cases = 0, mutant_fail = 0, mutants = 0, unsupported = 0;
     int64_t elems = 0, diffs = 0, cert_diffs = 0, dev = 0, host = 0, esc = 0;
-    nmo_gpu_mm_refined = 0;
+    nmo_gpu_mm_refined = 0, nmo_gpu_mm_exact = 0;
+    if (getenv("NMO_GO_MM_KERNEL") && *getenv("NMO_GO_MM_KERNEL") == '1') nmo_go_mm_blas = 0; /* step 1 by k_mm_gemm */
+    int used_blas = 0;
     for (int ci = 0; ci < nmo_cand_count(); ci++) {
         const nmo_cand *cd = nmo_cand_at(ci);
         if (strcmp(cd->op, op->name) != 0) continue;
         for (int di = 0; di < 2; di++)
             for (int h = 0; h < nsh; h++)
-                for (int f = 0; f < NMO_FAM_COUNT; f++)
+                for (int f = 0; f <= NMO_FAM_COUNT; f++) /* NMO_FAM_COUNT: small integers */
                     for (int si = 0; si < 2; si++) {
                         if (h >= 8 && (si || di == 0 || (cd->correct && cd != nmo_cand_find(op->name, NULL)))) continue;
                         if (h == 9 && f != NMO_FAM_GAUSSIAN) continue;
+                        if (f == NMO_FAM_COUNT && h >= 8) continue;
                         if (h == 8 && f != NMO_FAM_GAUSSIAN && f != NMO_FAM_OUTLIER) continue;
                         if (quick && (si || h == 2 || h == 3 || h == 7)) continue;
                         nmo_plan p;
                         if (nmo_cand_plan(&p, cd, dts[di], &err) != NMO_OK) die("plan", &err);
                         nmo_case c;
                         if (nmo_case_init(&c, op, &p, 3, shapes[h], &err) != NMO_OK) die("case", &err);
-                        nmo_case_fill(&c, f, seeds[si]);
+                        if (f < NMO_FAM_COUNT) nmo_case_fill(&c, f, seeds[si]);
+                        else /* -8 .. 8: s - k u A on the fp32 lattice for some elements (k_mm_exact) */
+                            for (int t = 0; t < 2; t++)
+                                for (int64_t e = 0; e < nmo_tensor_numel(&c.in[t]); e++)
+                                    nmo_tensor_set(&c.in[t], e,
+                                                   (double)((int64_t)(nmo_gen_u64(seeds[si] + (uint64_t)t, 9, (uint64_t)e) % 17) - 8));
                         nmo_tensor out = c.out[0];
                         out.data = NULL, out.own = 0;
                         if (nmo_tensor_alloc(&out, &err) != NMO_OK) die("alloc", &err);
@@ -112,6 +122,7 @@ int main(int argc, char **argv)
                         nmo_gpu_check_info info;
                         nmo_gpu_mm_host_every = (cases & 1) ? 7 : 0; /* the CPU path, every other case */
                         if (nmo_gpu_check(&g, &c, dc, NULL, &o, &info, &err) != NMO_OK) die("gpu check", &err);
+                        used_blas |= nmo_go_mm_used_blas;
                         if (nmo_check(&r, &c, &out, &o, &err) != NMO_OK) die("cpu check", &err);
                         if (corrupt) g.rhi[0][n / 2] = nextafter(g.rhi[0][n / 2], INFINITY);
                         int64_t first = -1, d = diff_reports(&g, &r, n, &first);
@@ -136,7 +147,7 @@ int main(int argc, char **argv)
                                     "R=[%a,%a] bf=%u, cpu v=%d R=[%a,%a] bf=%u); gpu %s pass=%lld fail=%lld inc=%lld "
                                     "scaled=%lld, cpu %s pass=%lld fail=%lld inc=%lld scaled=%lld\n",
                                     cd->name, nmo_fmt_name(dts[di]), (long long)shapes[h][0], (long long)shapes[h][1],
-                                    (long long)shapes[h][2], nmo_family_name(f), (unsigned long long)seeds[si],
+                                    (long long)shapes[h][2], f < NMO_FAM_COUNT ? nmo_family_name(f) : "integers", (unsigned long long)seeds[si],
                                     (long long)d, (long long)first, first >= 0 ? g.verdicts[0][first] : -1,
                                     first >= 0 ? g.rlo[0][first] : 0, first >= 0 ? g.rhi[0][first] : 0,
                                     first >= 0 ? g.bflags[0][first] : 0, first >= 0 ? r.verdicts[0][first] : -1,
@@ -170,8 +181,10 @@ int main(int argc, char **argv)
     printf("gpu_oracle_matmul_test: elements decided on the device=%lld (of them refined=%lld) sent to the CPU "
            "checker=%lld (cpu elements escalated=%lld)\n",
            (long long)dev, (long long)nmo_gpu_mm_refined, (long long)host, (long long)esc);
+    printf("gpu_oracle_matmul_test: elements decided by the exact sums=%lld; step 1 by %s\n", (long long)nmo_gpu_mm_exact,
+           used_blas ? "cuBLAS DGEMM" : "the k_mm_gemm kernel");
     printf("gpu_oracle_matmul_test: mutant cases=%ld of which FAIL=%ld\n", mutants, mutant_fail);
-    int ok = bad_cases == 0 && cases > 0 && dev > 0 && nmo_gpu_mm_refined > 0 && mutant_fail > 0;
+    int ok = bad_cases == 0 && cases > 0 && dev > 0 && nmo_gpu_mm_refined > 0 && nmo_gpu_mm_exact > 0 && mutant_fail > 0;
     printf("RESULT %s\n", ok ? "PASS" : "FAIL");
     return ok ? 0 : 1;
 }

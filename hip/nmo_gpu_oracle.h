@@ -120,9 +120,12 @@ nmo_status nmo_go_rstd_probe(const nmo_go_rstd_consts *rc, int64_t n, const doub
 typedef struct {
     unsigned long long n_refine;    /* elements listed for the refinement */
     unsigned long long n_redo_refine; /* of them, left to the CPU checker */
+    unsigned long long n_exact;     /* of them, listed for the exact sums (k_mm_exact) */
+    unsigned long long n_redo_exact; /* of those, left to the CPU checker */
 } nmo_go_mm_ctr;
 typedef struct {
     const void *A, *B, *cand;       /* A [M,K], B [K,N] (in format), cand [M,N] (out) */
+    void *Bt;                       /* scratch [N,K]: B transposed (k_mm_transpose) */
     int in_bf16, out_bf16;
     int64_t M, N, K;
     const double *ktab;             /* nmo_fe_dot_k(K, m) for m = 0..K (device) */
@@ -132,6 +135,7 @@ typedef struct {
     uint8_t *verd;
     double *rlo, *rhi;
     int64_t *refine, refine_cap;    /* ctr->n_refine listed (the first refine_cap) */
+    int64_t *exact, exact_cap;      /* ctr->n_exact listed (the first exact_cap) */
     int64_t *redo, redo_cap;        /* acc->n_redo listed for the CPU checker */
     nmo_go_mm_ctr *ctr;
     nmo_go_acc *acc;
@@ -140,7 +144,11 @@ typedef struct {
 /* zeros of x[0..n) (dev_out: one device counter) */
 nmo_status nmo_go_mm_zeros(const void *x, int in_bf16, int64_t n, unsigned long long *dev_out,
                            unsigned long long *host_out, nmo_err *err);
-/* the three kernels (count: nonzero counts kept; else every count is K), acc and ctr back */
+/* Testing and the bench: nmo_go_mm_blas = 0 makes step 1 the k_mm_gemm kernel even in a
+ * build with cuBLAS; nmo_go_mm_used_blas tells which one the last check ran. With
+ * nmo_go_time_kernels: nmo_go_ms_k1 = step 1 (GEMM and epilogue), k2 = refinement + exact. */
+extern int nmo_go_mm_blas, nmo_go_mm_used_blas;
+/* the kernels (count: nonzero counts kept; else every count is K), acc and ctr back */
 nmo_status nmo_go_mm_judge(const nmo_go_mm_args *a, int count, nmo_go_acc *acc_host,
                            nmo_go_mm_ctr *ctr_host, nmo_err *err);
 
@@ -194,8 +202,8 @@ int nmo_gpu_mm_supported(const nmo_case *c, const char **why);
 nmo_status nmo_gpu_check_matmul(nmo_report *rep, const nmo_case *c, const void *cand_dev,
                                 const void *const *in_dev, const nmo_check_opts *opts,
                                 nmo_gpu_check_info *info, nmo_err *err);
-/* testing: elements the refinement decided (accumulates over checks) */
-extern int64_t nmo_gpu_mm_refined;
+/* testing: elements the refinement and the exact sums decided (accumulate over checks) */
+extern int64_t nmo_gpu_mm_refined, nmo_gpu_mm_exact;
 /* testing: when k > 0, every k-th element of C goes to the CPU checker too */
 extern int64_t nmo_gpu_mm_host_every;
 /* gpu_oracle.c's merge of the device's counts (acc) and the CPU checker's report on the

@@ -4,7 +4,8 @@
 # equality tests (rows quick, matmul quick + large), the CLI test, both benchmarks and the
 # Python DLPack path. Logs go to OUTDIR; a short table is printed last.
 # usage (repo root): bash hip/results_run22all.sh OUTDIR
-# PARTS=a,b,...: only those runs (test_quick, bench, mm_bench, mm_quick, mm_large, cli, torch);
+# PARTS=a,b,...: only those runs (test_quick, bench, mm_bench, mm_quick, mm_quick_kernel, mm_large, cli,
+# torch);
 # BENCH_OPS: the bench's operators (default all four)
 set -u
 PARTS=${PARTS:-all}
@@ -33,13 +34,14 @@ run test_quick 90 $T/nmo_gpu_oracle_test --quick
 run bench 150 $T/nmo_gpu_oracle_bench --iters 5 --ops ${BENCH_OPS:-rms_norm,softmax,swiglu,layer_norm}
 run mm_bench 60 $T/nmo_gpu_oracle_matmul_bench --iters 5 --cpu-rows 16
 run mm_quick 30 $T/nmo_gpu_oracle_matmul_test --quick
+run mm_quick_kernel 30 env NMO_GO_MM_KERNEL=1 $T/nmo_gpu_oracle_matmul_test --quick
 run mm_large 120 $T/nmo_gpu_oracle_matmul_test --large
 # 168 numoracle processes, 84 of them creating a CUDA context: 30 s was too short on the H200
 run cli 150 bash hip/gpu_oracle_cli_test.sh build-dev/apps/numoracle
 run torch 50 env PYTHONPATH=python NUMORACLE_LIB=build-dev/oracle/libnumoracle.so \
     NUMORACLE_GPU_LIB=build-dev/hip/libnumoracle_gpu.so python3 hip/validate/gpu_dlpack_torch.py
 cat "$O/build_time.txt"
-for n in test_quick mm_quick mm_large; do
+for n in test_quick mm_quick mm_quick_kernel mm_large; do
     [ -f "$O/$n.txt" ] && { echo "== $n"; grep -E "_test:|RESULT|^rc=|^real|DIFF" "$O/$n.txt" | tail -14; }
 done
 [ -f "$O/cli.txt" ] && { echo "== cli"; head -1 "$O/cli.txt"; tail -1 "$O/cli.txt"; }
