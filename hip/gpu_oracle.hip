@@ -371,6 +371,10 @@ NMO_D int mul3_exact_ends(double ad, double rl, double rh, double plo, double ph
     double res[2];
     for (int side = 0; side < 2; side++) {
         double P = side ? phi : plo;
+        if (P == 0 && eta >= 0x1p-1000) { /* a zero product: RN32 of -+eta itself (row_fast.h) */
+            res[side] = (double)fcast(side ? eta : -eta);
+            continue;
+        }
         if (!(dabs(P) >= 0x1p-200 && dabs(P) <= 0x1p200) || !(eta >= 0x1p-1000 || eta == 0)) return 0;
         double q = dmul(dabs(P), uc);
         double t = side ? dadd(P, q) : dsub(P, q);

@@ -234,6 +234,7 @@ int main(int argc, char **argv)
     nmo_gpu_check_r_compared = nmo_gpu_check_r_differ = 0;
     long refused = 0;
     const char *refusal = NULL;
+    long int_cases = 0; /* cases of small integers (f == NMO_FAM_COUNT) */
     long skipped = 0, cases = 0, cert_cases = 0, bad_cases = 0, mutant_fail = 0, mutants = 0;
     int64_t elems = 0, diffs = 0, cert_diffs = 0, rows_dev = 0, rows_host = 0, esc = 0, elems_host = 0, scaled_dev = 0, stats_cert = 0, rows_comp = 0;
     int64_t long_fp32_dev = 0, fallbacks = 0; /* rows of 4097 fp32 elements (gaussian, default candidate) decided on the device */
@@ -245,8 +246,9 @@ int main(int argc, char **argv)
         fflush(stdout);
         for (int di = 0; di < 2; di++)
             for (int h = 0; h < nsh; h++)
-                for (int f = 0; f < NMO_FAM_COUNT; f++)
+                for (int f = 0; f <= NMO_FAM_COUNT; f++) /* NMO_FAM_COUNT: small integers with zeros */
                     for (int si = 0; si < 2; si++) {
+                        if (f == NMO_FAM_COUNT && h >= 8) continue;
                         /* the 16M-element shape: one seed, the default candidate and mutants on bf16 */
                         if (h == 9 && (!large || si || di == 0 || (cd->correct && cd != nmo_cand_find(op->name, NULL))))
                             continue;
@@ -259,8 +261,13 @@ int main(int argc, char **argv)
                         if (nmo_cand_plan(&p, cd, dts[di], &err) != NMO_OK) die("plan", &err);
                         nmo_case c;
                         if (nmo_case_init(&c, op, &p, 2, shapes[h], &err) != NMO_OK) die("case", &err);
-                        nmo_case_fill(&c, f, seeds[si]);
+                        nmo_case_fill(&c, f < NMO_FAM_COUNT ? f : NMO_FAM_GAUSSIAN, seeds[si]);
                         if (h == 10) zero_sum_rows(&c.in[0], shapes[h][0], shapes[h][1]);
+                        if (f == NMO_FAM_COUNT) /* -8 .. 8: zero products x w = 0 (rms_norm's -+eta ends) */
+                            for (int t = 0; t < c.n_in; t++)
+                                for (int64_t e = 0; e < nmo_tensor_numel(&c.in[t]); e++)
+                                    nmo_tensor_set(&c.in[t], e,
+                                                   (double)((int64_t)(nmo_gen_u64(seeds[si] + (uint64_t)t, 9, (uint64_t)e) % 17) - 8));
                         nmo_tensor out = c.out[0];
                         out.data = NULL, out.own = 0;
                         if (nmo_tensor_alloc(&out, &err) != NMO_OK) die("alloc", &err);
@@ -285,13 +292,15 @@ int main(int argc, char **argv)
                         nmo_check_opts o = {.mode = NMO_MODE_ESCALATE, .keep_verdicts = 1, .keep_bounds = 1};
                         nmo_report g, r, q;
                         nmo_gpu_check_info info;
-                        nmo_gpu_check_host_every = (cases & 1) ? 3 : 0; /* the merge path, every other case */
-                        nmo_gpu_check_host_r = (cases & 3) == 2;          /* r from the host, one case in four */
-                        nmo_gpu_check_elem_every = cases % 3 == 1 ? 97 : 0; /* the single-element path, one in three */
-                        nmo_gpu_check_scalar = cases % 5 == 3;            /* one-word loads where 16-byte ones could be */
-                        nmo_gpu_check_comp_all = cases % 4 == 1;          /* softmax: every sum compensated too */
-                        nmo_gpu_check_ln_plain = (cases & 1) == 0;        /* layer_norm: the plain sums' closing */
-                        nmo_gpu_check_elem_cap = cases % 6 == 4 ? 2 : 0;  /* a list too short: everything on the CPU */
+                        /* the knobs by kc: the integer cases do not shift the other cases' choices */
+                        const long kc = cases - int_cases;
+                        nmo_gpu_check_host_every = (kc & 1) ? 3 : 0; /* the merge path, every other case */
+                        nmo_gpu_check_host_r = (kc & 3) == 2;          /* r from the host, one case in four */
+                        nmo_gpu_check_elem_every = kc % 3 == 1 ? 97 : 0; /* the single-element path, one in three */
+                        nmo_gpu_check_scalar = kc % 5 == 3;            /* one-word loads where 16-byte ones could be */
+                        nmo_gpu_check_comp_all = kc % 4 == 1;          /* softmax: every sum compensated too */
+                        nmo_gpu_check_ln_plain = (kc & 1) == 0;        /* layer_norm: the plain sums' closing */
+                        nmo_gpu_check_elem_cap = kc % 6 == 4 ? 2 : 0;  /* a list too short: everything on the CPU */
                         if (nmo_gpu_check(&g, &c, dc, NULL, &o, &info, &err) != NMO_OK) die("gpu check", &err);
                         if (nmo_check(&r, &c, &out, &o, &err) != NMO_OK) die("cpu check", &err);
                         if (corrupt) g.rhi[0][n / 2] = nextafter(g.rhi[0][n / 2], INFINITY); /* control */
@@ -317,7 +326,7 @@ int main(int argc, char **argv)
                                     "bf=%u, cpu v=%d R=[%a,%a] bf=%u); gpu %s pass=%lld fail=%lld inc=%lld, cpu %s "
                                     "pass=%lld fail=%lld inc=%lld\n",
                                     cd->name, nmo_fmt_name(dts[di]), (long long)shapes[h][0], (long long)shapes[h][1],
-                                    nmo_family_name(f), (unsigned long long)seeds[si], (long long)d, (long long)first,
+                                    f < NMO_FAM_COUNT ? nmo_family_name(f) : "integers", (unsigned long long)seeds[si], (long long)d, (long long)first,
                                     first >= 0 ? g.verdicts[0][first] : -1, first >= 0 ? g.rlo[0][first] : 0,
                                     first >= 0 ? g.rhi[0][first] : 0, first >= 0 ? g.bflags[0][first] : 0,
                                     first >= 0 ? r.verdicts[0][first] : -1, first >= 0 ? r.rlo[0][first] : 0,
@@ -331,6 +340,7 @@ int main(int argc, char **argv)
                             mutant_fail += g.verdict == NMO_FAIL;
                         }
                         cases++;
+                        int_cases += f == NMO_FAM_COUNT;
                         elems += n;
                         diffs += d;
                         rows_dev += info.rows_device;

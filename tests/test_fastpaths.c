@@ -137,7 +137,8 @@ static double row_val(int64_t j, int which)
     }
 }
 
-static int g_pow2_rows; /* rows of powers of two: the formula lands on fp32 midpoints */
+static int g_pow2_rows; /* 1: rows of powers of two: the formula lands on fp32 midpoints; 2: zeros */
+static long g_zero_unc, g_zero_dec; /* zero products (no ftz) left undecided / decided */
 
 static void mul3_row_case(int ftz, double rl, double rh, long *mism, long *cmism, long *n_unc, long *n_all)
 {
@@ -151,7 +152,12 @@ static void mul3_row_case(int ftz, double rl, double rh, long *mism, long *cmism
     enum { N = 1500 };
     double x[N], w[N];
     for (int64_t j = 0; j < N; j++) x[j] = row_val(j, 0), w[j] = row_val(j * 7 + 1, 1);
-    if (g_pow2_rows)
+    if (g_pow2_rows == 2) /* small integers with zeros: x w = 0 leaves -+eta M, a midpoint when M is odd */
+        for (int64_t j = 0; j < N; j++) {
+            x[j] = j % 4 == 0 ? 0.0 : (double)((int64_t)(j % 17) - 8);
+            w[j] = j % 5 == 0 ? 0.0 : (double)((int64_t)((j * 7) % 13) - 6);
+        }
+    else if (g_pow2_rows)
         for (int64_t j = 0; j < N; j++) {
             x[j] = ldexp(j % 3 ? 1.0 : -1.0, (int)(j % 11) - 5);
             w[j] = j % 5 == 0 ? 1.5 : ldexp(1.0, (int)(j % 7) - 3);
@@ -182,8 +188,10 @@ static void mul3_row_case(int ftz, double rl, double rh, long *mism, long *cmism
         (*n_all)++;
         if (row[j].flags & NMO_EF_UNC) {
             (*n_unc)++;
+            g_zero_unc += !ftz && x[j] * w[j] == 0;
             continue;
         }
+        g_zero_dec += !ftz && x[j] * w[j] == 0;
         int csame = ((rc[j].lo == row[j].lo) || (rc[j].lo != rc[j].lo && row[j].lo != row[j].lo)) &&
                     ((rc[j].hi == row[j].hi) || (rc[j].hi != rc[j].hi && row[j].hi != row[j].hi)) &&
                     nmo_mag_same(rc[j].mag, row[j].mag);
@@ -203,16 +211,19 @@ Test(fastpaths, mul3_row_equals_mul3, .timeout = 600)
     long mism = 0, cmism = 0, unc = 0, all = 0;
     double rs[][2] = {{0x1.6a09e6p-1, 0x1.6a09eap-1}, {1.0, 1.0}, {0x1.8p3, 0x1.800002p3}, {0x1p-20, 0x1.000002p-20},
                       {-0x1.000002p-2, -0x1p-2}, {-1.0, 2.0}, {0x1p100, 0x1p100}};
-    for (int pw = 0; pw < 2; pw++)
+    for (int pw = 0; pw < 3; pw++)
         for (int ftz = 0; ftz < 2; ftz++)
             for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++) {
                 g_pow2_rows = pw;
                 mul3_row_case(ftz, rs[i][0], rs[i][1], &mism, &cmism, &unc, &all);
             }
-    printf("mul3_row: %ld elements, %ld differ from mul3, %ld fast != certified, %ld UNC\n", all, mism, cmism, unc);
+    printf("mul3_row: %ld elements, %ld differ from mul3, %ld fast != certified, %ld UNC; zero products without "
+           "ftz: %ld decided, %ld UNC\n", all, mism, cmism, unc, g_zero_dec, g_zero_unc);
     cr_expect_eq(mism, 0);
     cr_expect_eq(cmism, 0);
     cr_expect(unc < all / 4);
+    cr_expect_gt(g_zero_dec, 1000);
+    cr_expect_eq(g_zero_unc, 0, "zero products left undecided: %ld", g_zero_unc);
 }
 
 static int same_enc(const nmo_fenc *a, const nmo_fenc *b)

@@ -158,6 +158,13 @@ static inline int nmo_fe_mul3_exact_ends(nmo_fctx *c, nmo_fenc *r, double ad, co
     double res[2];
     for (int side = 0; side < 2; side++) {
         double P = side ? phi : plo;
+        /* a zero product (x or w zero: padding, ReLU, integer test data): the exact value
+         * is -+eta itself (q = 0), a binary64 number, so the conversion's RNE is its RN32;
+         * the certified engine rounds the same exact -+eta */
+        if (P == 0 && eta >= 0x1p-1000) {
+            res[side] = (double)(float)(side ? eta : -eta);
+            continue;
+        }
         if (!(fabs(P) >= 0x1p-200 && fabs(P) <= 0x1p200) || !(eta >= 0x1p-1000 || eta == 0)) return 0;
         double q = fabs(P) * c->uc; /* exact */
         double t = side ? P + q : P - q;
