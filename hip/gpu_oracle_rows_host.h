@@ -142,6 +142,86 @@ static void ln_cert_rows(const nmo_case *c, const int64_t *list, int64_t nl, int
         if (started[t]) pthread_join(th[t], NULL);
 }
 
+/* layer_norm's single elements on the host, nmo__threads() threads: task k < ng is the
+ * group of el[g[k] .. g[k+1]) (one row's listed elements, each result into een at its
+ * index), task ng (when widx >= 0) the worst element alone (into *wout). Each task is
+ * nmo_ref_layer_norm_eval_unc_cert on its row with its elements flagged (the row's fast
+ * statistics, ~1 ms a row of 8192 on one core, then the elements): independent rows,
+ * each thread its own fast and certified contexts and row buffer. */
+typedef struct {
+    const nmo_case *c;
+    const int64_t *el, *g;
+    int64_t ng, n, widx;
+    nmo_fenc *een, *wout;
+    int nt, t, ok;
+} ln_elem_job;
+
+static void *ln_elem_worker(void *arg)
+{
+    ln_elem_job *j = arg;
+    nmo_fctx fc;
+    nmo_cctx cc;
+    nmo_err e;
+    nmo_fenc *rowbuf = calloc((size_t)j->n, sizeof(nmo_fenc));
+    if (!rowbuf) return NULL;
+    if (nmo_fctx_init(&fc, &j->c->plan, &e) != NMO_OK) {
+        free(rowbuf);
+        return NULL;
+    }
+    if (nmo_cctx_init(&cc, &j->c->plan, &e) != NMO_OK) {
+        nmo_fctx_clear(&fc);
+        free(rowbuf);
+        return NULL;
+    }
+    const int64_t n = j->n, nt = j->ng + (j->widx >= 0);
+    nmo_fenc *ob[1] = {rowbuf};
+    for (int64_t k = j->t; k < nt; k += j->nt) {
+        if (k < j->ng) {
+            const int64_t a = j->g[k], b = j->g[k + 1], row = j->el[a] / n;
+            for (int64_t i = a; i < b; i++) rowbuf[j->el[i] % n].flags = NMO_EF_UNC;
+            nmo_ref_layer_norm_eval_unc_cert(&fc, &cc, j->c, row, ob);
+            for (int64_t i = a; i < b; i++) {
+                j->een[i] = rowbuf[j->el[i] % n];
+                rowbuf[j->el[i] % n] = (nmo_fenc){0};
+            }
+        } else {
+            rowbuf[j->widx % n].flags = NMO_EF_UNC;
+            nmo_ref_layer_norm_eval_unc_cert(&fc, &cc, j->c, j->widx / n, ob);
+            *j->wout = rowbuf[j->widx % n];
+            rowbuf[j->widx % n] = (nmo_fenc){0};
+        }
+    }
+    nmo_cctx_clear(&cc);
+    nmo_fctx_clear(&fc);
+    free(rowbuf);
+    j->ok = 1;
+    return NULL;
+}
+
+/* 0: out of memory somewhere (the caller reports it) */
+static int ln_elems_host(const nmo_case *c, const int64_t *el, const int64_t *g, int64_t ng, int64_t n, int64_t widx,
+                         nmo_fenc *een, nmo_fenc *wout)
+{
+    const int64_t tasks = ng + (widx >= 0);
+    if (tasks == 0) return 1;
+    int nt = nmo__threads();
+    if (nt > tasks) nt = (int)tasks;
+    if (nt > 64) nt = 64;
+    ln_elem_job jobs[64];
+    pthread_t th[64];
+    int started[64] = {0}, ok = 1;
+    for (int t = 0; t < nt; t++) {
+        jobs[t] = (ln_elem_job){c, el, g, ng, n, widx, een, wout, nt, t, 0};
+        started[t] = t > 0 && pthread_create(&th[t], NULL, ln_elem_worker, &jobs[t]) == 0;
+    }
+    for (int t = 0; t < nt; t++)
+        if (!started[t]) ln_elem_worker(&jobs[t]);
+    for (int t = 1; t < nt; t++)
+        if (started[t]) pthread_join(th[t], NULL);
+    for (int t = 0; t < nt; t++) ok &= jobs[t].ok;
+    return ok;
+}
+
 /* layer_norm's statistics: the two passes of row sums on the device, each row closed
  * on the host (norm_two_pass's steps: the sum, mean = sum / N, the sum of d^2,
  * var = ss / N, v = var + RN(eps), rstd = rsqrt(v), s = sqrt(v), by the fast engine's
@@ -262,10 +342,9 @@ static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *can
     nmo_status s = NMO_OK;
     void *x, *verd, *rlo = NULL, *rhi = NULL, *redo, *accd, *skipd = NULL, *eredo = NULL;
     int64_t *list = NULL, *el = NULL, ecap = 0, ne = 0, nk = 0, ngroups = 0;
-    nmo_fenc *een = NULL, *rowbuf = NULL;
+    nmo_fenc *een = NULL;
+    int64_t *gstart = NULL;
     double *ev = NULL;
-    nmo_cctx cc;
-    int cc_ok = 0;
     uint8_t *hskip = NULL;
     nmo_tensor hc = {0};
     nmo_report hrep, wrep;
@@ -374,32 +453,32 @@ static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *can
      * row's statistics (nmo_ref_layer_norm_eval_unc_cert: the fast engine's where it
      * decides them, else the certified engine's; the element by the fast formula where it
      * decides, else certified), so with the CPU's own values and error scales */
+    int64_t wrow = -1, widx = -1;
+    if (acc.n_pass + acc.n_fail > 0) widx = 0x3fffffff - (int64_t)(acc.worst & 0x3fffffffull), wrow = widx / n;
+    nmo_fenc wenc = {0};
     if (ne > 0) {
         TRY(elems_fetch(eredo, ne, &el, &een, &ev, err));
-        if (!(rowbuf = calloc((size_t)n, sizeof(nmo_fenc)))) {
-            s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for a row of %lld", (long long)n);
-            goto done;
-        }
         nk = ne;
         TRY(elems_cand(&hc, c, cand_dev, el, nk, ev, err));
-        TRY(nmo_cctx_init(&cc, &c->plan, err));
-        cc_ok = 1;
-        for (int64_t g0 = 0, g1; g0 < nk; g0 = g1) {
-            const int64_t row = el[g0] / n;
-            for (g1 = g0; g1 < nk && el[g1] / n == row; g1++) rowbuf[el[g1] % n].flags = NMO_EF_UNC;
-            nmo_fenc *ob[1] = {rowbuf};
-            nmo_ref_layer_norm_eval_unc_cert(&fc, &cc, c, row, ob);
-            for (int64_t i = g0; i < g1; i++) {
-                een[i] = rowbuf[el[i] % n];
-                rowbuf[el[i] % n] = (nmo_fenc){0};
-            }
-            ngroups++;
+        if (!(gstart = malloc((size_t)(nk + 1) * sizeof(int64_t)))) {
+            s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for the element groups");
+            goto done;
         }
+        for (int64_t g0 = 0, g1; g0 < nk; g0 = g1) { /* one group a row (el is sorted) */
+            for (g1 = g0; g1 < nk && el[g1] / n == el[g0] / n; g1++) {}
+            gstart[ngroups++] = g0;
+        }
+        gstart[ngroups] = nk;
+    }
+    /* the single elements, and layer_norm's worst element (that element alone, as the CPU
+     * checker computes it: the single elements' function), in one parallel batch */
+    if ((ne > 0 || (wrow >= 0 && ln)) &&
+        !ln_elems_host(c, el, gstart, ngroups, n, wrow >= 0 && ln ? widx : -1, een, &wenc)) {
+        s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for layer_norm's single elements");
+        goto done;
     }
     inf.elems_host = nk;
     inf.elems_scaled = (int64_t)acc.n_scaled;
-    int64_t wrow = -1, widx = -1;
-    if (acc.n_pass + acc.n_fail > 0) widx = 0x3fffffff - (int64_t)(acc.worst & 0x3fffffffull), wrow = widx / n;
     if (nl > 0 || wrow >= 0) {
         if (!hc.data) TRY(cand_alloc(&hc, c, err));
         TRY(cand_rows(&hc, cand_dev, list, nl, n, err));
@@ -412,20 +491,8 @@ static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *can
     }
     nmo_elem_info wi;
     int has_wi = 0;
-    if (wrow >= 0 && ln) { /* layer_norm's worst element: that element alone, as the CPU
-                            * checker computes it (the single elements' function), judged */
-        if (!rowbuf && !(rowbuf = calloc((size_t)n, sizeof(nmo_fenc)))) {
-            s = nmo_err_set(err, NMO_ERR_NOMEM, "gpu oracle: out of memory for a row of %lld", (long long)n);
-            goto done;
-        }
-        if (!cc_ok) {
-            TRY(nmo_cctx_init(&cc, &c->plan, err));
-            cc_ok = 1;
-        }
-        rowbuf[widx % n].flags = NMO_EF_UNC;
-        nmo_fenc *ob[1] = {rowbuf};
-        nmo_ref_layer_norm_eval_unc_cert(&fc, &cc, c, wrow, ob);
-        nmo_judge(&wi, &rowbuf[widx % n], nmo_tensor_get(&hc, widx), &c->plan, rep->max_ulps, NULL);
+    if (wrow >= 0 && ln) { /* layer_norm's worst element, judged */
+        nmo_judge(&wi, &wenc, nmo_tensor_get(&hc, widx), &c->plan, rep->max_ulps, NULL);
         wi.k = 0;
         wi.index = widx;
         has_wi = 1;
@@ -450,12 +517,11 @@ static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *can
 done:
 #undef TRY
     if (fc_ok) nmo_fctx_clear(&fc);
-    if (cc_ok) nmo_cctx_clear(&cc);
     if (hrep_ok) nmo_report_free(&hrep);
     if (wrep_ok) nmo_report_free(&wrep);
     nmo_tensor_free(&hc);
     pthread_mutex_unlock(&scratch.mu);
-    free(list), free(hskip), free(el), free(een), free(ev), free(rowbuf);
+    free(list), free(hskip), free(el), free(een), free(ev), free(gstart);
     if (s != NMO_OK) nmo_report_free(rep);
     if (info) *info = inf;
     return s;
