@@ -15,7 +15,7 @@
 #include "engine/enc_cert.h"
 
 /* refs/rms_norm.c (fast engine): a row's r from its sum of squares */
-void nmo_ref_rms_norm_rstd_fast(nmo_fctx *ctx, const nmo_case *c, double s, int64_t m, nmo_fenc *r);
+void nmo_ref_rms_norm_rstd_fast(nmo_fctx *ctx, const nmo_case *c, double s, int64_t m, double err, nmo_fenc *r);
 /* refs/rms_norm.c (certified engine): elements js[0..m) of row u from the row's r */
 void nmo_ref_rms_norm_elems_cert(nmo_cctx *ctx, const nmo_case *c, int64_t u, const nmo_cenc *r, const int64_t *js,
                                  int64_t m, nmo_fenc *out);
@@ -103,6 +103,23 @@ static nmo_status cand_rows(nmo_tensor *t, const void *cand_dev, const int64_t *
         NMO_RETURN_IF_ERR(nmo_gpu_d2h((char *)t->data + off, (const char *)cand_dev + off, (size_t)n * es, err));
     }
     return NMO_OK;
+}
+
+/* The host's r of a row from the device's statistics q = rstat[4 row ..] (s, m, r_lo,
+ * r_hi): a plain binary64 sum of squares, or (m < 0: -(m + 1) terms) the compensated sum
+ * k_rms_rows took where the plain one left r undecided, within rms_comp_err of the exact
+ * sum: gpu_oracle.hip's smx_comp_err((double)n + 32, s), the same operations. */
+static double rms_comp_err(int64_t n, double va)
+{
+    double T = (double)n + 32;
+    return (T * T * 0x1.02p-106 + 0x1p-52) * va;
+}
+
+static void rms_r_of_stat(nmo_fctx *fc, const nmo_case *c, const double *q, nmo_fenc *r)
+{
+    const int64_t n = c->in[1].dims[0];
+    if (q[1] < 0) nmo_ref_rms_norm_rstd_fast(fc, c, q[0], (int64_t)(-q[1]) - 1, rms_comp_err(n, q[0]), r);
+    else nmo_ref_rms_norm_rstd_fast(fc, c, q[0], (int64_t)q[1], -1, r);
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -292,7 +309,7 @@ nmo_status nmo_gpu_rstd_probe(const nmo_case *c, const double *s, const int64_t 
     pthread_mutex_unlock(&scratch.mu);
     for (int64_t i = 0; st == NMO_OK && i < count; i++) {
         nmo_fenc e;
-        nmo_ref_rms_norm_rstd_fast(&fc, c, s[i], m[i], &e);
+        nmo_ref_rms_norm_rstd_fast(&fc, c, s[i], m[i], -1, &e);
         int hok = e.flags == 0 && isfinite(e.lo) && isfinite(e.hi), dok = out[4 * i + 2] != 0;
         if (hok && dok) {
             (*both)++;
@@ -485,8 +502,9 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
     TRY(dev_get(&d.eredo, B_EREDO, (size_t)ecap * sizeof(int64_t), err));
     nmo_go_rms_args ga = {d.x, d.w, cand_dev, in_bf16, out_bf16, rows, n, NULL, {0}, NULL,
                           rep->max_ulps, fc.uc, fc.etac, d.verd, d.rlo, d.rhi, d.rstat, d.redo, d.acc,
-                          d.eredo, ecap, nmo_gpu_check_elem_every, 0};
+                          d.eredo, ecap, nmo_gpu_check_elem_every, 0, 0};
     ga.vec4 = n % 4 == 0 && ((uintptr_t)d.x | (uintptr_t)d.w | (uintptr_t)cand_dev) % 16 == 0 && !nmo_gpu_check_scalar;
+    ga.comp_all = nmo_gpu_check_comp_all;
     if (rdev) {
         TRY(rstd_consts(&ga.rc, &fc, c, n, err));
     } else {
@@ -516,7 +534,7 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
             hr[3 * r] = hr[3 * r + 1] = hr[3 * r + 2] = 0;
             if (hbad[r] || fc.force_unc) continue;
             nmo_fenc e;
-            nmo_ref_rms_norm_rstd_fast(&fc, c, hs[r], hm[r], &e);
+            nmo_ref_rms_norm_rstd_fast(&fc, c, hs[r], hm[r], -1, &e);
             if (e.flags != 0 || !isfinite(e.lo) || !isfinite(e.hi)) continue;
             hskip[r] = 0;
             hr[3 * r] = e.lo, hr[3 * r + 1] = e.hi;
@@ -603,7 +621,7 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
             if (rdev) TRY(nmo_gpu_d2h(rs, (const double *)d.rstat + 4 * row, sizeof rs, err));
             else rs[0] = hs[row], rs[1] = (double)hm[row], rs[2] = hr[3 * row], rs[3] = hr[3 * row + 1];
             nmo_fenc rf;
-            nmo_ref_rms_norm_rstd_fast(&fc, c, rs[0], (int64_t)rs[1], &rf);
+            rms_r_of_stat(&fc, c, rs, &rf);
             if (rf.flags != 0 || rf.lo != rs[2] || rf.hi != rs[3]) {
                 s = nmo_err_set(err, NMO_ERR_GENERIC, "gpu oracle: the device's r of row %lld is not the host's",
                                 (long long)row);
@@ -618,6 +636,7 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
         }
     }
     inf.elems_host = nk;
+    inf.rows_comp = (int64_t)acc.n_comp;
     if (nl > 0) {
         if (!hc.data) TRY(cand_alloc(&hc, c, err));
         TRY(cand_rows(&hc, cand_dev, list, nl, n, err));
@@ -636,7 +655,7 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
             double *q = hstat + 4 * r;
             if (q[2] == 0 && q[3] == 0) continue; /* not kept (a non-finite input or flagged) */
             nmo_fenc e;
-            nmo_ref_rms_norm_rstd_fast(&fc, c, q[0], (int64_t)q[1], &e);
+            rms_r_of_stat(&fc, c, q, &e);
             nmo_gpu_check_r_compared++;
             nmo_gpu_check_r_differ += e.flags != 0 || e.lo != q[2] || e.hi != q[3];
         }
@@ -650,7 +669,7 @@ nmo_status nmo_gpu_check(nmo_report *rep, const nmo_case *c, const void *cand_de
         int64_t idx = 0x3fffffff - (int64_t)(acc.worst & 0x3fffffffull);
         int64_t j = idx % n;
         nmo_fenc r, e;
-        nmo_ref_rms_norm_rstd_fast(&fc, c, acc.w_stat[0], (int64_t)acc.w_stat[1], &r);
+        rms_r_of_stat(&fc, c, acc.w_stat, &r);
         if (r.flags != 0 || r.lo != acc.w_stat[2] || r.hi != acc.w_stat[3]) {
             s = nmo_err_set(err, NMO_ERR_GENERIC, "gpu oracle: the device's r of row %lld is not the host's",
                             (long long)(idx / n));

@@ -291,15 +291,16 @@ NMO_D double dmax(double a, double b) { return fmax(a, b); }
 #endif
 
 /* refs/rms_norm.c nmo_ref_rms_norm_rstd_fast for those plans: the row's r = [*rl, *rh]
- * from the binary64 sum of squares s (m nonzero terms). Returns 1 when the CPU's r is
- * unflagged and finite and equal to this one. */
-NMO_D int rstd_dev(const nmo_go_rstd_consts &c, double s, int64_t m, double *rl, double *rh)
+ * from the binary64 sum of squares s (m nonzero terms) within err of the exact sum (< 0:
+ * a plain sum in any order, n 2^-53 s). Returns 1 when the CPU's r is unflagged and
+ * finite and equal to this one. */
+NMO_D int rstd_dev(const nmo_go_rstd_consts &c, double s, int64_t m, double err, double *rl, double *rh)
 {
     int unc = 0, bad = 0;
     /* nmo_fenc_dot_d_finish -> nmo_fe_red_finish (slo = shi = a_d = s) */
     double k = c.ktab[m];
     if (!(dabs(s) <= 0x1p1000) || !(k < 0x1p1023)) return 0;
-    double err = dmul(c.en, s);
+    if (err < 0) err = dmul(c.en, s);
     double kua = dmul(k, c.ua);
     double em = dadd(dmul(kua, s), c.keta);
     double e = dadd(dmul(err, dadd(1, kua)), dmul(em, 0x1p-51));
@@ -486,6 +487,26 @@ NMO_D double scale_width(int out_bf16, double l, double h, double mg, double rel
     return ddiv(dsub((double)u2f(uh), (double)u2f(ul)), ulp);
 }
 
+/* s += v with the rounding error added to c (TwoSum: Knuth, TAOCP 2, 4.2.2; exact without
+ * overflow): one step of Sum2 (Ogita, Rump & Oishi, SISC 2005) */
+NMO_D void sum2_add(double *s, double *c, double v)
+{
+    double x = dadd(*s, v);
+    *c = dadd(*c, two_sum_err(*s, v, x));
+    *s = x;
+}
+
+/* The binary64 error of v = RN(s + c) for a compensated sum (sum2_add per term, pairs
+ * combined by TwoSum with their c added) of nonnegative terms, T >= the number of TwoSums
+ * (n terms + the tree's nodes), va >= v the compensated sum of magnitudes: the exact
+ * sum is s + (the exact sum of the T TwoSum errors E_i); each |E_i| <= 2^-53 of a
+ * computed partial sum, which is at most the final s (nonnegative terms, RN monotone), so
+ * sum |E_i| <= T 2^-53 s; c is a binary64 sum of the E_i in some order, within (T - 1)
+ * 2^-53 sum |E_i| of it (Jeannerod & Rump 2013, Thm 4.1); RN(s + c) adds 2^-53 |v|. So
+ * |v - exact| <= T^2 2^-106 s + 2^-53 v <= (1.01 T^2 2^-106 + 2^-52) va. The host's copy
+ * for rms_norm's rows (gpu_oracle.c rms_comp_err) performs the same operations. */
+NMO_D double smx_comp_err(double T, double va) { return dmul(dadd(dmul(dmul(T, T), 0x1.02p-106), 0x1p-52), va); }
+
 /* rms_norm in two kernels, one after the other on the stream (no host round trip):
  * k_rms_rows: 8 rows a block, 32 threads a row: the row's sum of squares (binary64 of
  *   exact squares in a fixed tree: within the (n - 1) 2^-53 margin nmo_fenc_dot_d_finish
@@ -527,9 +548,9 @@ struct wpack {
 
 __global__ void __launch_bounds__(BLK) k_rms_rows(nmo_go_rms_args a)
 {
-    __shared__ double ss[BLK];
+    __shared__ double ss[BLK], sc[BLK];
     __shared__ unsigned sm[BLK];
-    __shared__ int sb[BLK];
+    __shared__ int sb[BLK], s_redo[RPB];
     const int t = (int)threadIdx.x, lane = t % 32, rl8 = t / 32;
     const int64_t n = a.n;
     for (int64_t r0 = (int64_t)blockIdx.x * RPB; r0 < a.rows; r0 += (int64_t)gridDim.x * RPB) {
@@ -558,10 +579,45 @@ __global__ void __launch_bounds__(BLK) k_rms_rows(nmo_go_rms_args a)
             if (lane < h) ss[t] = dadd(ss[t], ss[t + h]), sm[t] += sm[t + h], sb[t] |= sb[t + h];
             __syncthreads();
         }
+        double rl = 0, rh = 0;
+        int ok = 0;
+        if (lane == 0) {
+            ok = row < a.rows && !sb[t] && rstd_dev(a.rc, ss[t], (int64_t)sm[t], -1, &rl, &rh);
+            s_redo[rl8] = row < a.rows && !sb[t] && (!ok || a.comp_all);
+        }
+        __syncthreads();
+        int any = 0;
+        for (int q = 0; q < RPB; q++) any |= s_redo[q];
+        double sv = ss[t - lane];
+        if (any) { /* a block-uniform branch, rare: the plain sum left r undecided; the row
+                    * again compensated (Sum2 per lane, TwoSum in the tree: T <= n + 32) */
+            double cs = 0, cc = 0;
+            if (s_redo[rl8])
+                for (int64_t j = lane; j < n; j += 32) {
+                    double v = load_in(a.x, a.in_bf16, row * n + j);
+                    sum2_add(&cs, &cc, dmul(v, v));
+                }
+            __syncthreads();
+            ss[t] = cs, sc[t] = cc;
+            __syncthreads();
+            for (int h = 16; h > 0; h >>= 1) {
+                if (lane < h) {
+                    double x = dadd(ss[t], ss[t + h]);
+                    sc[t] = dadd(dadd(sc[t], sc[t + h]), two_sum_err(ss[t], ss[t + h], x));
+                    ss[t] = x;
+                }
+                __syncthreads();
+            }
+            if (lane == 0 && s_redo[rl8]) {
+                double v = dadd(ss[t], sc[t]), l2 = 0, h2 = 0;
+                int ok2 = rstd_dev(a.rc, v, (int64_t)sm[t], smx_comp_err((double)n + 32, v), &l2, &h2);
+                if (ok2 || !ok) ok = ok2, sv = v, rl = l2, rh = h2, s_redo[rl8] = 2;
+                if (ok2) at_inc(&a.acc->n_comp);
+            }
+        }
         if (lane == 0 && row < a.rows) {
-            double rl = 0, rh = 0;
-            int ok = !sb[t] && rstd_dev(a.rc, ss[t], (int64_t)sm[t], &rl, &rh);
-            a.rstat[4 * row] = ss[t], a.rstat[4 * row + 1] = (double)sm[t];
+            /* m < 0 marks a compensated sum: -(m + 1), its radius smx_comp_err(n + 32, s) */
+            a.rstat[4 * row] = sv, a.rstat[4 * row + 1] = ok && s_redo[rl8] == 2 ? -(double)sm[t] - 1 : (double)sm[t];
             a.rstat[4 * row + 2] = ok ? rl : 0, a.rstat[4 * row + 3] = ok ? rh : 0; /* 0: not kept */
         }
         __syncthreads();
@@ -759,7 +815,7 @@ __global__ void k_rstd_probe(nmo_go_rstd_consts rc, const double *s, const doubl
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= count) return;
     double rl = 0, rh = 0;
-    int ok = rstd_dev(rc, s[i], (int64_t)m[i], &rl, &rh);
+    int ok = rstd_dev(rc, s[i], (int64_t)m[i], -1, &rl, &rh);
     out[4 * i] = rl, out[4 * i + 1] = rh, out[4 * i + 2] = ok, out[4 * i + 3] = 0;
 }
 

@@ -180,24 +180,7 @@ NMO_D int smx_sum_finish(const nmo_go_smx_args &A, double slo, double shi, doubl
     return unc;
 }
 
-/* s += v with the rounding error added to c (TwoSum: Knuth, TAOCP 2, 4.2.2; exact without
- * overflow): one step of Sum2 (Ogita, Rump & Oishi, SISC 2005) */
-NMO_D void sum2_add(double *s, double *c, double v)
-{
-    double x = dadd(*s, v);
-    *c = dadd(*c, two_sum_err(*s, v, x));
-    *s = x;
-}
-
-/* The binary64 error of v = RN(s + c) for a compensated sum (sum2_add per term, pairs
- * combined by TwoSum with their c added) of nonnegative terms, T >= the number of TwoSums
- * (n terms + BLK - 1 tree nodes), va >= v the compensated sum of magnitudes: the exact
- * sum is s + (the exact sum of the T TwoSum errors E_i); each |E_i| <= 2^-53 of a
- * computed partial sum, which is at most the final s (nonnegative terms, RN monotone), so
- * sum |E_i| <= T 2^-53 s; c is a binary64 sum of the E_i in some order, within (T - 1)
- * 2^-53 sum |E_i| of it (Jeannerod & Rump 2013, Thm 4.1); RN(s + c) adds 2^-53 |v|. So
- * |v - exact| <= T^2 2^-106 s + 2^-53 v <= (1.01 T^2 2^-106 + 2^-52) va. */
-NMO_D double smx_comp_err(double T, double va) { return dmul(dadd(dmul(dmul(T, T), 0x1.02p-106), 0x1p-52), va); }
+/* sum2_add and smx_comp_err: gpu_oracle.hip (rms_norm's rows use them too) */
 
 __global__ void __launch_bounds__(BLK) k_smx(nmo_go_smx_args A)
 {

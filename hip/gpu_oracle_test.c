@@ -372,8 +372,8 @@ int main(int argc, char **argv)
     printf("gpu_oracle_test: elements the device decided by the scale rule=%lld\n", (long long)scaled_dev);
     if (oi == 3)
         printf("gpu_oracle_test: rows judged on the device from the certified statistics=%lld\n", (long long)stats_cert);
-    if (oi == 2)
-        printf("gpu_oracle_test: softmax rows whose sum the device redid compensated=%lld\n", (long long)rows_comp);
+    if (oi == 2 || oi == 0)
+        printf("gpu_oracle_test: rows whose sum the device redid compensated=%lld\n", (long long)rows_comp);
     printf("gpu_oracle_test: checks whose single-element list overflowed (the CPU checker on everything)=%lld\n",
            (long long)fallbacks);
     printf("gpu_oracle_test: fp32 rows of 4097 (gaussian, default candidate) decided on the device=%lld\n",
@@ -413,7 +413,7 @@ int main(int argc, char **argv)
              (oi != 3 || (scaled_dev > 0 && stats_cert > 0 && elems_host > 0 && fallbacks > 0 && lp > 0 && lbad == 0 &&
                           lworst > 0)) && /* the scale rule, the
                                                        * certified statistics, single elements, exercised */
-             (oi != 2 || rows_comp > 0);                       /* softmax's compensated sums, exercised */
+             ((oi != 2 && oi != 0) || rows_comp > 0);          /* softmax's, rms_norm's compensated sums, exercised */
     printf("gpu_oracle_test: op=%s %s\n", op->name, ok ? "PASS" : "FAIL");
     fails_total += !ok;
     }

@@ -46,7 +46,7 @@ typedef struct {
     unsigned long long w_cand;
     unsigned long long n_eredo;     /* rms_norm, layer_norm: single elements left to the host (eredo) */
     unsigned long long n_scaled;    /* PASS/FAIL decided by the scale rule (matmul, layer_norm) */
-    unsigned long long n_comp;      /* softmax: rows whose sum was redone compensated (k_smx) */
+    unsigned long long n_comp;      /* softmax, rms_norm: rows whose sum was redone compensated (k_smx, k_rms_rows) */
 } nmo_go_acc;
 
 /* The per-case constants of rms_norm's r on the device (nmo_gpu_oracle.c rstd_consts
@@ -72,7 +72,8 @@ typedef struct {
     double uc, etac;          /* unit roundoff and underflow term of compute */
     uint8_t *verd;            /* per element NMO_PASS / NMO_FAIL (rows decided here) */
     double *rlo, *rhi;        /* NULL, or per element R (the report's keep_bounds) */
-    double *rstat;            /* per row: s, m, r_lo, r_hi (r: 0 when the host computes it) */
+    double *rstat;            /* per row: s, m, r_lo, r_hi (r: 0 when the host computes it;
+                               * m < 0: -(m + 1) nonzero terms and s a compensated sum) */
     int64_t *redo;            /* rows the device cannot decide (acc->n_redo of them) */
     nmo_go_acc *acc;          /* counts of the rows decided here */
     /* elements of rows decided here whose snap neither the fast path nor the exact ends
@@ -81,6 +82,7 @@ typedef struct {
     int64_t eredo_cap;
     int64_t elem_every;       /* testing: > 0 lists every elem_every-th element too */
     int vec4;                 /* 1: n % 4 == 0 and x, w, cand 16-byte aligned (vector loads) */
+    int comp_all;             /* testing: every row summed again compensated (nmo_gpu_check_comp_all) */
 } nmo_go_rms_args;
 
 /* An elementwise operator (swiglu): y[i] from x0[i], x1[i]. */
@@ -163,7 +165,7 @@ typedef struct {
     int64_t elems_host;    /* rms_norm: single elements the certified engine redid */
     int64_t elems_scaled;  /* elements the device decided by the scale rule (matmul, layer_norm) */
     int64_t rows_stats_cert; /* layer_norm: rows judged on the device from the certified statistics */
-    int64_t rows_comp;     /* softmax: rows whose sum the device redid compensated (Sum2) */
+    int64_t rows_comp;     /* softmax, rms_norm: rows whose sum the device redid compensated (Sum2) */
 } nmo_gpu_check_info;
 
 /* Testing (hip/gpu_oracle_test.c): when k > 0, every k-th row also goes to the CPU

@@ -138,12 +138,13 @@ void nmo_ref_rms_norm_eval_unc_cert(struct nmo_fctx *fc, nmo_cctx *ctx, const nm
  * (nmo_fenc_dot_d_finish, norm_rms_rstd_ss): the same enclosure and flags as
  * nmo_ref_rms_norm_eval's r whenever neither is flagged. Plans without ftz only (the
  * DAZ term of a subnormal input is 0 there). */
-void nmo_ref_rms_norm_rstd_fast(nmo_fctx *ctx, const nmo_case *c, double s, int64_t m, nmo_fenc *r);
-void nmo_ref_rms_norm_rstd_fast(nmo_fctx *ctx, const nmo_case *c, double s, int64_t m, nmo_fenc *r)
+void nmo_ref_rms_norm_rstd_fast(nmo_fctx *ctx, const nmo_case *c, double s, int64_t m, double err, nmo_fenc *r);
+void nmo_ref_rms_norm_rstd_fast(nmo_fctx *ctx, const nmo_case *c, double s, int64_t m, double err, nmo_fenc *r)
 {
     int64_t n = c->in[1].dims[0];
     nmo_fenc ss;
-    nmo_fenc_dot_d_finish(ctx, &ss, s, s, m, n, 0);
+    if (err < 0) nmo_fenc_dot_d_finish(ctx, &ss, s, s, m, n, 0);
+    else nmo_fenc_dot_d_finish_e(ctx, &ss, s, s, m, n, 0, err);
     norm_rms_rstd_ss(ctx, r, &ss, n, c->param[0]);
     if (ctx->ftz) r->flags |= NMO_EF_UNC;
 }

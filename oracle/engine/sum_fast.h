@@ -130,14 +130,19 @@ static inline double nmo_fe_daz_term(int ftz, double minnorm, const double *x, c
  * (n - 1) 2^-53 a of the exact sums (Jeannerod & Rump 2013, Thm 4.1, in binary64), m the
  * terms with both factors nonzero, daz nmo_fe_daz_term's bound (0 without ftz). Finite
  * s only (the caller handles NaN and infinities). */
-static inline void nmo_fenc_dot_d_finish(nmo_fctx *c, nmo_fenc *r, double s, double a, int64_t m,
-                                         int64_t n, double daz)
+static inline void nmo_fenc_dot_d_finish_e(nmo_fctx *c, nmo_fenc *r, double s, double a, int64_t m,
+                                           int64_t n, double daz, double err)
 {
     /* underflow: each product may lose eta (half the subnormal spacing); under ftz the
      * products and the partial sums may each flush: 2n min_normal. */
     double keta = (c->ftz ? 2.0 : 1.0) * (double)n * c->etaa + daz;
-    nmo_fe_red_finish(c, r, s, s, a, nmo_fe_dot_k(c, n, m), keta, (double)n * 0x1p-53 * a, 0);
+    nmo_fe_red_finish(c, r, s, s, a, nmo_fe_dot_k(c, n, m), keta, err, 0);
     nmo_fe_dot_mag(c, r, a, (double)n * 0x1p-53 * 1.01);
+}
+static inline void nmo_fenc_dot_d_finish(nmo_fctx *c, nmo_fenc *r, double s, double a, int64_t m,
+                                         int64_t n, double daz)
+{
+    nmo_fenc_dot_d_finish_e(c, r, s, a, m, n, daz, (double)n * 0x1p-53 * a);
 }
 
 /* Dot product of two point vectors (input values), any order, FMA or not, in acc:
