@@ -229,7 +229,7 @@ static int ln_elems_host(const nmo_case *c, const int64_t *el, const int64_t *g,
  * closing is flagged: the certified engine's statistics (ln_stats_cert); a row with a
  * non-finite value, or flagged there too: hskip[r] = 1 (the host's). */
 static nmo_status ln_stats(nmo_go_ln_args *ga, nmo_fctx *fc, const nmo_case *c, uint8_t *hskip, int64_t *ncert,
-                           nmo_err *err)
+                           double *ms_host, nmo_err *err)
 {
     const int64_t rows = ga->rows, n = ga->n;
     void *part, *mean, *stat;
@@ -250,6 +250,7 @@ static nmo_status ln_stats(nmo_go_ln_args *ga, nmo_fctx *fc, const nmo_case *c, 
     }
     if ((s = nmo_go_ln_sums(ga, 1, err)) != NMO_OK) goto out;
     if ((s = nmo_gpu_d2h(hp, part, (size_t)rows * NMO_GO_LN_PART * sizeof(double), err)) != NMO_OK) goto out;
+    double h0 = now_ms();
     for (int64_t r = 0; r < rows; r++) {
         if (hskip[r]) continue;
         nmo_fenc sum;
@@ -268,9 +269,11 @@ static nmo_status ln_stats(nmo_go_ln_args *ga, nmo_fctx *fc, const nmo_case *c, 
         int k = !hskip[r];
         hm[3 * r] = k ? mu[r].lo : 0, hm[3 * r + 1] = k ? mu[r].hi : 0, hm[3 * r + 2] = k ? mu[r].mag : 0;
     }
+    *ms_host += now_ms() - h0;
     if ((s = nmo_gpu_h2d(mean, hm, (size_t)rows * 3 * sizeof(double), err)) != NMO_OK) goto out;
     if ((s = nmo_go_ln_sums(ga, 2, err)) != NMO_OK) goto out;
     if ((s = nmo_gpu_d2h(hp, part, (size_t)rows * NMO_GO_LN_PART * sizeof(double), err)) != NMO_OK) goto out;
+    h0 = now_ms();
     nmo_fenc ep;
     nmo_fenc_const(fc, &ep, c->param[0]);
     nf = 0;
@@ -306,6 +309,7 @@ static nmo_status ln_stats(nmo_go_ln_args *ga, nmo_fctx *fc, const nmo_case *c, 
         else hskip[r] = 1;
     }
     for (int64_t r = 0; r < rows; r++) *ncert += byc[r] && !hskip[r];
+    *ms_host += now_ms() - h0;
     s = nmo_gpu_h2d(stat, hs, (size_t)rows * 6 * sizeof(double), err);
 out:
     free(hp), free(hm), free(hs), free(mu), free(fl), free(ok), free(byc), free(m2);
@@ -417,7 +421,7 @@ static nmo_status check_rows(nmo_report *rep, const nmo_case *c, const void *can
         nmo_go_ln_args la = {x, w, b, cand_dev, c->plan.in == NMO_BF16, c->plan.out == NMO_BF16, rows, n,
                              fc.uc, fc.etac, NULL, NULL, skipd, NULL, rep->max_ulps, verd, rlo, rhi, redo, accd,
                              wid, roww, eredo, ecap, nmo_gpu_check_elem_every};
-        TRY(ln_stats(&la, &fc, c, hskip, &inf.rows_stats_cert, err));
+        TRY(ln_stats(&la, &fc, c, hskip, &inf.rows_stats_cert, &inf.ms_host_stats, err));
         TRY(nmo_gpu_h2d(skipd, hskip, (size_t)rows, err));
         TRY(nmo_go_ln_judge(&la, &acc, err));
     } else {
