@@ -175,7 +175,13 @@ nmo_status nmo_gpu_alloc(void **p, size_t bytes, nmo_err *err)
 {
     *p = NULL;
     NMO_RETURN_IF_ERR(nmo_gpu_init(err));
-    TRY(hipMalloc(p, bytes ? bytes : 1), "hipMalloc");
+    hipError_t e = hipMalloc(p, bytes ? bytes : 1);
+    if (e == hipErrorOutOfMemory) { /* not sticky: cleared, so that the next check sees no error */
+        (void)hipGetLastError();
+        *p = NULL;
+        return nmo_err_set(err, NMO_ERR_NOMEM, "hipMalloc: out of device memory for %zu bytes", bytes);
+    }
+    TRY(e, "hipMalloc");
     return NMO_OK;
 }
 

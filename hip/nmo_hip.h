@@ -81,6 +81,7 @@ typedef cudaMemcpyKind hipMemcpyKind;
 #define hipSuccess cudaSuccess
 #define hipErrorNotSupported cudaErrorNotSupported
 #define hipErrorInvalidValue cudaErrorInvalidValue
+#define hipErrorOutOfMemory cudaErrorMemoryAllocation
 #define hipMemcpyHostToDevice cudaMemcpyHostToDevice
 #define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
 #define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
@@ -151,6 +152,7 @@ typedef enum {
 } hipMemcpyKind;
 #define hipSuccess 0
 #define hipErrorInvalidValue 1
+#define hipErrorOutOfMemory 2
 #define hipErrorNotSupported 801
 typedef struct {
     char name[256];
