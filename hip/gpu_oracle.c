@@ -109,11 +109,9 @@ static nmo_status cand_rows(nmo_tensor *t, const void *cand_dev, const int64_t *
  * r_hi): a plain binary64 sum of squares, or (m < 0: -(m + 1) terms) the compensated sum
  * k_rms_rows took where the plain one left r undecided, within rms_comp_err of the exact
  * sum: gpu_oracle.hip's smx_comp_err((double)n + 32, s), the same operations. */
-static double rms_comp_err(int64_t n, double va)
-{
-    double T = (double)n + 32;
-    return (T * T * 0x1.02p-106 + 0x1p-52) * va;
-}
+double nmo_go_comp_err(double T, double va) { return (T * T * 0x1.02p-106 + 0x1p-52) * va; }
+
+static double rms_comp_err(int64_t n, double va) { return nmo_go_comp_err((double)n + 32, va); }
 
 static void rms_r_of_stat(nmo_fctx *fc, const nmo_case *c, const double *q, nmo_fenc *r)
 {

@@ -32,6 +32,7 @@
 #include "nmo_gpu.h"
 #include "nmo_gpu_oracle.h"
 #include "engine/enc_fast.h"
+#include "../oracle/engine/dot_exact.h"
 
 /* Rows of x (fp32 or bf16 bits, n even) as T, -2T, then pairs (v, -v) of the gaussian
  * values: the exact sum is -T, tiny next to sum |x|; T = 2^-100 so that no binary64 sum of
@@ -164,6 +165,82 @@ static int same_summary(const nmo_report *a, const nmo_report *b)
 /* rstd_dev against the host's r on adversarial row sums (around every power of two,
  * mean squares near 4^k where rsqrt is exact, near the fp32 maximum, 0, tiny, random),
  * for N in {1, 3, 64, 4096, 4099}, eps in {1e-5, 1e-6, 0, 1}, m = N, 1, N/2, on plan p. */
+/* The compensated sums' radius smx_comp_err (softmax's k_smx: BLK threads, each j = t,
+ * t + BLK, ..; rms_norm's k_rms_rows: 32 lanes) on adversarial rows of nonnegative terms:
+ * the device's operations in the device's order (Sum2 per thread, TwoSum pairs (t, t + h)
+ * in the tree, v = RN(s + c)) evaluated here in binary64, against the exact sum
+ * (engine/dot_exact.h, the terms squares of fp32 values); |v - exact| / radius, the worst
+ * kept in *worst. div > 1: the radius divided by div (the probe's own control: it must
+ * find sets outside). Returns the sets outside. */
+static int64_t comp_probe(double div, int64_t *sets, double *worst)
+{
+    const int64_t ns[4] = {33, 1000, 4096, 8192};
+    enum { MAXN = 8192 };
+    static double x[MAXN], sv[256], cv[256];
+    int64_t out = 0;
+    uint64_t rng = 777;
+    for (int lay = 0; lay < 2; lay++) {
+        const int nt = lay ? 32 : 256; /* rms_norm's warp, softmax's block */
+        for (int a = 0; a < 4; a++)
+            for (int fam = 0; fam < 5; fam++)
+                for (int rep = 0; rep < 40; rep++) {
+                    const int64_t n = ns[a];
+                    for (int64_t j = 0; j < n; j++) {
+                        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+                        double u = (double)(rng >> 11) * 0x1p-53, g = 1 + u;
+                        switch (fam) {
+                        case 0: x[j] = (float)(g * 3); break;                                    /* full significands */
+                        case 1: x[j] = (float)(j == 0 ? 0x1p40 : ldexp(g, -20));  break;         /* one huge, many tiny */
+                        case 2: x[j] = (float)ldexp(g, (int)(j % 60) - 30); break;                /* a geometric spread */
+                        case 3: x[j] = (float)ldexp(g, (int)((rng >> 5) % 100) - 50); break;      /* random binades */
+                        default: x[j] = (float)(j % 2 ? ldexp(g, 30) : ldexp(g, -30)); break;    /* alternating */
+                        }
+                    }
+                    for (int t = 0; t < nt; t++) {
+                        double cs = 0, cc = 0;
+                        for (int64_t j = t; j < n; j += nt) {
+                            double v = x[j] * x[j], y = cs + v, bb = y - cs;
+                            cc = cc + ((cs - (y - bb)) + (v - bb)); /* sum2_add: TwoSum's error */
+                            cs = y;
+                        }
+                        sv[t] = cs, cv[t] = cc;
+                    }
+                    for (int h = nt / 2; h > 0; h >>= 1)
+                        for (int t = 0; t < h; t++) {
+                            double a1 = sv[t], a2 = sv[t + h], y = a1 + a2, bb = y - a1;
+                            cv[t] = (cv[t] + cv[t + h]) + ((a1 - (y - bb)) + (a2 - bb));
+                            sv[t] = y;
+                        }
+                    double v = sv[0] + cv[0];
+                    double rad = nmo_go_comp_err((double)n + nt, v) / div;
+                    /* exact - v on the fixed point */
+                    nmo_xacc S, A;
+                    nmo_xacc_zero(&S), nmo_xacc_zero(&A);
+                    for (int64_t j = 0; j < n; j++) {
+                        uint64_t ub;
+                        memcpy(&ub, &x[j], 8);
+                        nmo_xacc_add_prod(&S, &A, ub, ub);
+                    }
+                    uint64_t vb, mv = 0;
+                    int ev = 0, nv = 0;
+                    memcpy(&vb, &v, 8);
+                    nmo_xd_split(vb, &mv, &ev, &nv);
+                    nmo_xacc_add_bits(&S, mv, ev - NMO_XD_BASE, 1);
+                    nmo_xacc m;
+                    nmo_xacc_norm(&S);
+                    nmo_xacc_abs(&m, &S);
+                    int p = nmo_xacc_top(&m);
+                    double d = 0; /* |exact - v|, its top 64 bits (up to 2^-63 relative below it) */
+                    for (int i = p / 32; i >= 0 && i >= p / 32 - 2; i--) d += ldexp((double)m.l[i], 32 * i + NMO_XD_BASE);
+                    double dhi = p < 0 ? 0 : d * (1 + 0x1p-50) + ldexp(1.0, 32 * (p / 32 - 2) + NMO_XD_BASE);
+                    (*sets)++;
+                    out += dhi > rad;
+                    if (d / rad > *worst) *worst = d / rad;
+                }
+    }
+    return out;
+}
+
 static void rstd_probe(const nmo_plan *p, int64_t *both, int64_t *neither, int64_t *differ)
 {
     nmo_err err = {{0}};
@@ -406,6 +483,17 @@ int main(int argc, char **argv)
     if (oi == 3)
         printf("gpu_oracle_test: layer_norm scale probes=%lld outside rel or differing=%lld, largest distance=%.3f of "
                "the proven bound (rel/2)\n", (long long)lp, (long long)lbad, lworst);
+    /* the compensated sums' radius (softmax and rms_norm), and its control */
+    int64_t csets = 0, cout = 0, csets4 = 0, cout4 = 0;
+    double cworst = 0, cworst4 = 0;
+    if (oi == 0 || oi == 2) {
+        cout = comp_probe(1, &csets, &cworst);
+        cout4 = comp_probe(4, &csets4, &cworst4);
+        if (corrupt) cout++;
+        printf("gpu_oracle_test: compensated-sum radius probes=%lld outside=%lld, largest |v - exact| = %.3f of the "
+               "radius; with the radius / 4: %lld of %lld outside (the probe's control)\n",
+               (long long)csets, (long long)cout, cworst, (long long)cout4, (long long)csets4);
+    }
     printf("gpu_oracle_test: op=%s cases refused by nmo_gpu_check_supported=%ld (first reason: %s)\n", op->name,
            refused, refusal ? refusal : "-");
     int ok = bad_cases == 0 && cases > 0 && rows_dev > 0 && mutant_fail > 0 && nmo_gpu_check_r_differ == 0 &&
@@ -413,7 +501,8 @@ int main(int argc, char **argv)
              (oi != 3 || (scaled_dev > 0 && stats_cert > 0 && elems_host > 0 && fallbacks > 0 && lp > 0 && lbad == 0 &&
                           lworst > 0)) && /* the scale rule, the
                                                        * certified statistics, single elements, exercised */
-             ((oi != 2 && oi != 0) || rows_comp > 0);          /* softmax's, rms_norm's compensated sums, exercised */
+             ((oi != 2 && oi != 0) || (rows_comp > 0 && csets > 0 && cout == 0 && cout4 > 0)); /* softmax's,
+                                                       * rms_norm's compensated sums, exercised, their radius probed */
     printf("gpu_oracle_test: op=%s %s\n", op->name, ok ? "PASS" : "FAIL");
     fails_total += !ok;
     }

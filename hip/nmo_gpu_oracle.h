@@ -204,6 +204,9 @@ int nmo_gpu_mm_supported(const nmo_case *c, const char **why);
 nmo_status nmo_gpu_check_matmul(nmo_report *rep, const nmo_case *c, const void *cand_dev,
                                 const void *const *in_dev, const nmo_check_opts *opts,
                                 nmo_gpu_check_info *info, nmo_err *err);
+/* The host's copy of gpu_oracle.hip's smx_comp_err (the same operations): the radius of a
+ * tree-Sum2 sum of nonnegative terms with T TwoSums, va >= its value. */
+double nmo_go_comp_err(double T, double va);
 /* testing: elements the refinement and the exact sums decided (accumulate over checks) */
 extern int64_t nmo_gpu_mm_refined, nmo_gpu_mm_exact;
 /* testing: when k > 0, every k-th element of C goes to the CPU checker too */
