@@ -35,11 +35,12 @@ static const char *rows_why(const nmo_case *c)
  * (Jeannerod & Rump 2013, Thm 4.1), so |s + c - exact| <= 1.01 T^2 2^-106 A; RN(s + c)
  * adds 2^-53 |v| <= 1.01 2^-53 A; and A <= va (1 + 2^-50). The same bound holds for the
  * sums of lo, hi (each term at most its magnitude). */
-static double ln_comp_err(int64_t n, double va)
+double nmo_go_ln_comp_err(int64_t n, double va)
 {
     double T = (double)n + 1024;
     return (1.03 * T * T * 0x1p-106 + 0x1p-51) * va;
 }
+#define ln_comp_err nmo_go_ln_comp_err
 
 /* A layer_norm row sum closed by the fast engine's code (nmo_fenc_dotk with k factors,
  * rounds = 0) from the device's sums q (k_ln_sums: slo, shi, A, Q, exact-path ok,

@@ -241,6 +241,82 @@ static int64_t comp_probe(double div, int64_t *sets, double *worst)
     return out;
 }
 
+/* layer_norm's first-pass row sum (k_ln_sums: signed point terms x_j, Sum2 per thread j = t,
+ * t + BLK, .., TwoSum in the block tree, for the value and for the magnitudes) against
+ * nmo_go_ln_comp_err, on rows that cancel: pairs +-v after a tiny term, zero-sum rows with
+ * spread binades, alternating huge terms, gaussian; exact sums by dot_exact.h (x_j * 1).
+ * Returns the rows outside the radius divided by div, the worst |v - exact| / radius in *worst. */
+static int64_t ln_comp_probe(double div, int64_t *sets, double *worst)
+{
+    const int64_t ns[4] = {33, 1000, 4096, 8192};
+    enum { MAXN = 8192, NT = 256 };
+    static double x[MAXN], sv[NT], cv[NT], av[NT], ac[NT];
+    int64_t out = 0;
+    uint64_t rng = 4242;
+    const uint64_t one = 0x3ff0000000000000ull;
+    for (int a = 0; a < 4; a++)
+        for (int fam = 0; fam < 4; fam++)
+            for (int rep = 0; rep < 50; rep++) {
+                const int64_t n = ns[a];
+                for (int64_t j = 0; j < n; j++) {
+                    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+                    double u = (double)(rng >> 11) * 0x1p-53, g = 1 + u;
+                    int sg = (rng >> 7) & 1 ? 1 : -1;
+                    switch (fam) {
+                    case 0: x[j] = j == 0 ? 0x1p-100 : (float)(j % 2 ? ldexp(g, (int)(j % 40) - 20) : -x[j - 1]); break;
+                    case 1: x[j] = (float)(sg * ldexp(g, (int)((rng >> 9) % 80) - 40)); break;
+                    case 2: x[j] = (float)(j % 2 ? ldexp(g, 60) : -ldexp(g, 60)) + (j % 7 == 0 ? 1.0f : 0.0f); break;
+                    default: x[j] = (float)(sg * g * 2); break;
+                    }
+                }
+                for (int t = 0; t < NT; t++) {
+                    double cs = 0, cc = 0, as = 0, acc2 = 0;
+                    for (int64_t j = t; j < n; j += NT) {
+                        double v = x[j], y = cs + v, bb = y - cs;
+                        cc = cc + ((cs - (y - bb)) + (v - bb));
+                        cs = y;
+                        double w = fabs(v), z = as + w, b2 = z - as;
+                        acc2 = acc2 + ((as - (z - b2)) + (w - b2));
+                        as = z;
+                    }
+                    sv[t] = cs, cv[t] = cc, av[t] = as, ac[t] = acc2;
+                }
+                for (int h = NT / 2; h > 0; h >>= 1)
+                    for (int t = 0; t < h; t++) {
+                        double a1 = sv[t], a2 = sv[t + h], y = a1 + a2, bb = y - a1;
+                        cv[t] = (cv[t] + cv[t + h]) + ((a1 - (y - bb)) + (a2 - bb));
+                        sv[t] = y;
+                        a1 = av[t], a2 = av[t + h], y = a1 + a2, bb = y - a1;
+                        ac[t] = (ac[t] + ac[t + h]) + ((a1 - (y - bb)) + (a2 - bb));
+                        av[t] = y;
+                    }
+                double v = sv[0] + cv[0], va = av[0] + ac[0];
+                double rad = nmo_go_ln_comp_err(n, va) / div;
+                nmo_xacc S, A;
+                nmo_xacc_zero(&S), nmo_xacc_zero(&A);
+                for (int64_t j = 0; j < n; j++) {
+                    uint64_t ub;
+                    memcpy(&ub, &x[j], 8);
+                    nmo_xacc_add_prod(&S, &A, ub, one);
+                }
+                uint64_t vb, mv = 0;
+                int ev = 0, nv = 0;
+                memcpy(&vb, &v, 8);
+                if (v != 0 && nmo_xd_split(vb, &mv, &ev, &nv)) nmo_xacc_add_bits(&S, mv, ev - NMO_XD_BASE, !nv);
+                nmo_xacc m;
+                nmo_xacc_norm(&S);
+                nmo_xacc_abs(&m, &S);
+                int p = nmo_xacc_top(&m);
+                double d = 0;
+                for (int i = p / 32; i >= 0 && i >= p / 32 - 2; i--) d += ldexp((double)m.l[i], 32 * i + NMO_XD_BASE);
+                double dhi = p < 0 ? 0 : d * (1 + 0x1p-50) + ldexp(1.0, 32 * (p / 32 - 2) + NMO_XD_BASE);
+                (*sets)++;
+                out += dhi > rad;
+                if (rad > 0 && d / rad > *worst) *worst = d / rad;
+            }
+    return out;
+}
+
 static void rstd_probe(const nmo_plan *p, int64_t *both, int64_t *neither, int64_t *differ)
 {
     nmo_err err = {{0}};
@@ -483,6 +559,16 @@ int main(int argc, char **argv)
     if (oi == 3)
         printf("gpu_oracle_test: layer_norm scale probes=%lld outside rel or differing=%lld, largest distance=%.3f of "
                "the proven bound (rel/2)\n", (long long)lp, (long long)lbad, lworst);
+    int64_t lsets = 0, lout = 0, lsets4 = 0, lout4 = 0;
+    double lcw = 0, lcw4 = 0;
+    if (oi == 3) {
+        lout = ln_comp_probe(1, &lsets, &lcw);
+        lout4 = ln_comp_probe(16, &lsets4, &lcw4);
+        if (corrupt) lout++;
+        printf("gpu_oracle_test: layer_norm compensated-sum radius probes=%lld outside=%lld, largest |v - exact| = %.3f "
+               "of the radius; with the radius / 16: %lld of %lld outside (the probe's control)\n",
+               (long long)lsets, (long long)lout, lcw, (long long)lout4, (long long)lsets4);
+    }
     /* the compensated sums' radius (softmax and rms_norm), and its control */
     int64_t csets = 0, cout = 0, csets4 = 0, cout4 = 0;
     double cworst = 0, cworst4 = 0;
@@ -499,7 +585,7 @@ int main(int argc, char **argv)
     int ok = bad_cases == 0 && cases > 0 && rows_dev > 0 && mutant_fail > 0 && nmo_gpu_check_r_differ == 0 &&
              (!rms || (nmo_gpu_check_r_compared > 0 && pd == 0 && pb > 0 && elems_host > 0 && long_fp32_dev > 0 && fallbacks > 0)) &&
              (oi != 3 || (scaled_dev > 0 && stats_cert > 0 && elems_host > 0 && fallbacks > 0 && lp > 0 && lbad == 0 &&
-                          lworst > 0)) && /* the scale rule, the
+                          lworst > 0 && lsets > 0 && lout == 0 && lout4 > 0)) && /* the scale rule, the
                                                        * certified statistics, single elements, exercised */
              ((oi != 2 && oi != 0) || (rows_comp > 0 && csets > 0 && cout == 0 && cout4 > 0)); /* softmax's,
                                                        * rms_norm's compensated sums, exercised, their radius probed */

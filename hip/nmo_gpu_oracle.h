@@ -207,6 +207,9 @@ nmo_status nmo_gpu_check_matmul(nmo_report *rep, const nmo_case *c, const void *
 /* The host's copy of gpu_oracle.hip's smx_comp_err (the same operations): the radius of a
  * tree-Sum2 sum of nonnegative terms with T TwoSums, va >= its value. */
 double nmo_go_comp_err(double T, double va);
+/* layer_norm's row sums (signed terms, k_ln_sums' block tree): the radius of s + c with
+ * va the compensated sum of magnitudes (gpu_oracle_rows_host.h, where the proof is) */
+double nmo_go_ln_comp_err(int64_t n, double va);
 /* testing: elements the refinement and the exact sums decided (accumulate over checks) */
 extern int64_t nmo_gpu_mm_refined, nmo_gpu_mm_exact;
 /* testing: when k > 0, every k-th element of C goes to the CPU checker too */
