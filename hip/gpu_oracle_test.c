@@ -165,6 +165,30 @@ static int same_summary(const nmo_report *a, const nmo_report *b)
 /* rstd_dev against the host's r on adversarial row sums (around every power of two,
  * mean squares near 4^k where rsqrt is exact, near the fp32 maximum, 0, tiny, random),
  * for N in {1, 3, 64, 4096, 4099}, eps in {1e-5, 1e-6, 0, 1}, m = N, 1, N/2, on plan p. */
+/* |exact - v| for the exact sum of x_j^2 (square) or x_j over j < n (engine/dot_exact.h):
+ * *d from its top 96 bits (within 2^-63 relative below it), *dhi >= it */
+static void exact_dist(const double *x, int64_t n, int square, double v, double *d, double *dhi)
+{
+    const uint64_t one = 0x3ff0000000000000ull;
+    nmo_xacc S, A, m;
+    nmo_xacc_zero(&S), nmo_xacc_zero(&A);
+    for (int64_t j = 0; j < n; j++) {
+        uint64_t ub;
+        memcpy(&ub, &x[j], 8);
+        nmo_xacc_add_prod(&S, &A, ub, square ? ub : one);
+    }
+    uint64_t vb, mv = 0;
+    int ev = 0, nv = 0;
+    memcpy(&vb, &v, 8);
+    if (v != 0 && nmo_xd_split(vb, &mv, &ev, &nv)) nmo_xacc_add_bits(&S, mv, ev - NMO_XD_BASE, !nv);
+    nmo_xacc_norm(&S);
+    nmo_xacc_abs(&m, &S);
+    int p = nmo_xacc_top(&m);
+    *d = 0;
+    for (int i = p / 32; i >= 0 && i >= p / 32 - 2; i--) *d += ldexp((double)m.l[i], 32 * i + NMO_XD_BASE);
+    *dhi = p < 0 ? 0 : *d * (1 + 0x1p-50) + ldexp(1.0, 32 * (p / 32 - 2) + NMO_XD_BASE);
+}
+
 /* The compensated sums' radius smx_comp_err (softmax's k_smx: BLK threads, each j = t,
  * t + BLK, ..; rms_norm's k_rms_rows: 32 lanes) on adversarial rows of nonnegative terms:
  * the device's operations in the device's order (Sum2 per thread, TwoSum pairs (t, t + h)
@@ -213,26 +237,8 @@ static int64_t comp_probe(double div, int64_t *sets, double *worst)
                         }
                     double v = sv[0] + cv[0];
                     double rad = nmo_go_comp_err((double)n + nt, v) / div;
-                    /* exact - v on the fixed point */
-                    nmo_xacc S, A;
-                    nmo_xacc_zero(&S), nmo_xacc_zero(&A);
-                    for (int64_t j = 0; j < n; j++) {
-                        uint64_t ub;
-                        memcpy(&ub, &x[j], 8);
-                        nmo_xacc_add_prod(&S, &A, ub, ub);
-                    }
-                    uint64_t vb, mv = 0;
-                    int ev = 0, nv = 0;
-                    memcpy(&vb, &v, 8);
-                    nmo_xd_split(vb, &mv, &ev, &nv);
-                    nmo_xacc_add_bits(&S, mv, ev - NMO_XD_BASE, 1);
-                    nmo_xacc m;
-                    nmo_xacc_norm(&S);
-                    nmo_xacc_abs(&m, &S);
-                    int p = nmo_xacc_top(&m);
-                    double d = 0; /* |exact - v|, its top 64 bits (up to 2^-63 relative below it) */
-                    for (int i = p / 32; i >= 0 && i >= p / 32 - 2; i--) d += ldexp((double)m.l[i], 32 * i + NMO_XD_BASE);
-                    double dhi = p < 0 ? 0 : d * (1 + 0x1p-50) + ldexp(1.0, 32 * (p / 32 - 2) + NMO_XD_BASE);
+                    double d, dhi;
+                    exact_dist(x, n, 1, v, &d, &dhi);
                     (*sets)++;
                     out += dhi > rad;
                     if (d / rad > *worst) *worst = d / rad;
@@ -253,7 +259,6 @@ static int64_t ln_comp_probe(double div, int64_t *sets, double *worst)
     static double x[MAXN], sv[NT], cv[NT], av[NT], ac[NT];
     int64_t out = 0;
     uint64_t rng = 4242;
-    const uint64_t one = 0x3ff0000000000000ull;
     for (int a = 0; a < 4; a++)
         for (int fam = 0; fam < 4; fam++)
             for (int rep = 0; rep < 50; rep++) {
@@ -292,24 +297,8 @@ static int64_t ln_comp_probe(double div, int64_t *sets, double *worst)
                     }
                 double v = sv[0] + cv[0], va = av[0] + ac[0];
                 double rad = nmo_go_ln_comp_err(n, va) / div;
-                nmo_xacc S, A;
-                nmo_xacc_zero(&S), nmo_xacc_zero(&A);
-                for (int64_t j = 0; j < n; j++) {
-                    uint64_t ub;
-                    memcpy(&ub, &x[j], 8);
-                    nmo_xacc_add_prod(&S, &A, ub, one);
-                }
-                uint64_t vb, mv = 0;
-                int ev = 0, nv = 0;
-                memcpy(&vb, &v, 8);
-                if (v != 0 && nmo_xd_split(vb, &mv, &ev, &nv)) nmo_xacc_add_bits(&S, mv, ev - NMO_XD_BASE, !nv);
-                nmo_xacc m;
-                nmo_xacc_norm(&S);
-                nmo_xacc_abs(&m, &S);
-                int p = nmo_xacc_top(&m);
-                double d = 0;
-                for (int i = p / 32; i >= 0 && i >= p / 32 - 2; i--) d += ldexp((double)m.l[i], 32 * i + NMO_XD_BASE);
-                double dhi = p < 0 ? 0 : d * (1 + 0x1p-50) + ldexp(1.0, 32 * (p / 32 - 2) + NMO_XD_BASE);
+                double d, dhi;
+                exact_dist(x, n, 0, v, &d, &dhi);
                 (*sets)++;
                 out += dhi > rad;
                 if (rad > 0 && d / rad > *worst) *worst = d / rad;
