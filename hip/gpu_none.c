@@ -106,6 +106,12 @@ nmo_status nmo_go_mm_judge(const nmo_go_mm_args *a, int count, nmo_go_acc *acc_h
     (void)a, (void)count, (void)acc_host, (void)ctr_host;
     return NONE(err);
 }
+nmo_status nmo_go_mm_blas_probe(const double *A_host, const double *B_host, int64_t M, int64_t N,
+                                int64_t K, double *s_host, double *a_host, nmo_err *err)
+{
+    (void)A_host, (void)B_host, (void)M, (void)N, (void)K, (void)s_host, (void)a_host;
+    return NONE(err);
+}
 nmo_status nmo_go_smx_judge(const nmo_go_smx_args *a, nmo_go_acc *acc_host, nmo_err *err)
 {
     (void)a, (void)acc_host;

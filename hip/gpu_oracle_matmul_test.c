@@ -15,6 +15,9 @@
  * Every other case sends every 7th element to the CPU checker too (nmo_gpu_mm_host_every).
  * NMO_GO_TEST_CORRUPT=1 moves one R endpoint of every GPU report (the negative control);
  * NMO_GO_MM_KERNEL=1 runs step 1 on the k_mm_gemm kernel in a build with cuBLAS.
+ * Then the soundness probe of step 1's radius (blas_probe): cuBLAS DGEMM's s and |A||B| on
+ * adversarial products against the exact sums, within mm_epi's rel1 a; in a build without
+ * cuBLAS the same check runs on host binary64 dot products in several orders only.
  *
  * usage: nmo_gpu_oracle_matmul_test [--quick | --large | --huge (also 4096^3)]   exit 0: all equal; 1: a difference; 2: error */
 #include <math.h>
@@ -26,6 +29,7 @@
 #include "numoracle/cand.h"
 #include "nmo_gpu.h"
 #include "nmo_gpu_oracle.h"
+#include "../oracle/engine/dot_exact.h"
 
 static int same_d(double a, double b) { return a == b || (a != a && b != b); }
 
@@ -58,6 +62,231 @@ static int same_summary(const nmo_report *a, const nmo_report *b)
            (!a->has_worst || (a->worst.index == b->worst.index && a->worst.verdict == b->worst.verdict &&
                               same_d(a->worst.dist_ulps, b->worst.dist_ulps) &&
                               a->worst.width_ulps == b->worst.width_ulps));
+}
+
+/* ---- the soundness probe of step 1 by cuBLAS (hip/gpu_oracle_matmul.inc mm_step1_blas) ----
+ * mm_epi assumes |s - exact s| <= rel1 a and |a - exact a| <= rel1 a, rel1 = 2 kd (1 + 2 kd),
+ * kd = K 2^-53: twice Jeannerod & Rump's (K - 1) 2^-53 sum|x y| (SIMAX 2013, any order of
+ * summation), so it holds for any blocking, split-K or faithful rounding of the partials.
+ * Here cuBLAS's s and a (nmo_go_mm_blas_probe: step 1's handle and mm_dgemm) on products
+ * built to hurt (cancellation, one huge term, alternating magnitudes, gaussian bf16, full fp32
+ * significands over wide exponents), K in {33, 257, 1024, 4096}, 16 x 16 outputs, against the
+ * exact sums (oracle/engine/dot_exact.h; bf16 and fp32 products are exact). The same check
+ * always runs on host binary64 dot products (fma in several orders), so that the exact side
+ * and the control are exercised without cuBLAS too. Control: the radius / 2^D, D =
+ * ceil(log2 K) + 1, is at most 2^-53 a (1 + 2 kd): one rounding at a's scale, the radius of a
+ * GEMM that rounded like a single operation; sums with many roundings must break it. A
+ * second control feeds the real radius a broken accumulator (pr_broken_dot): it must be caught. */
+enum { PR_M = 16, PR_N = 16, PR_KMAX = 4096, PR_FAMS = 5 };
+
+static uint64_t pr_rng = 20131;
+static double pr_u(void) /* [0, 1) */
+{
+    pr_rng = pr_rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(pr_rng >> 11) * 0x1p-53;
+}
+static double pr_sg(void) { return pr_u() < 0.5 ? -1.0 : 1.0; }
+static int pr_int(int lo, int hi) { return lo + (int)(pr_u() * (hi - lo)); } /* [lo, hi) */
+/* x to bits significant bits, to nearest even (rint, default mode): 8 bf16, 24 fp32 (the
+ * exponents here lie far inside both formats' normal ranges) */
+static double sig_round(double x, int bits)
+{
+    int e;
+    double m = frexp(x, &e);
+    return ldexp(rint(ldexp(m, bits)), e - bits);
+}
+
+/* A [PR_M, K], B [K, PR_N] of family fam: (a) cancelling pairs after a tiny term, (b) one
+ * huge term among tiny ones, (c) alternating 2^40 / 2^-40 products, (d) gaussian bf16 (its
+ * 16-bit products over a few binades sum exactly in binary64 here: any order must give the
+ * exact value, the exact side's own check), (e) fp32 significands over 60 binades */
+static void pr_fill(int fam, int64_t K, double *A, double *B)
+{
+    const int64_t M = PR_M, N = PR_N, kh = K / 2;
+    for (int64_t k = 0; k < K; k++) {
+        /* (a): a tiny term first (and last when K - 1 is odd), then pairs k, k + 1 of equal
+         * A and opposite B: x y - x y, the exact sum only the tiny terms */
+        int tiny = k == 0 || (k == K - 1 && (K - 1) % 2), second = k % 2 == 0;
+        for (int64_t i = 0; i < M; i++) {
+            double *x = &A[i * K + k];
+            switch (fam) {
+            case 0: *x = tiny ? sig_round(pr_sg() * (1 + pr_u()) * 0x1p-30, 8)
+                         : second ? A[i * K + k - 1] : sig_round(pr_sg() * ldexp(1 + pr_u(), pr_int(-20, 20)), 8); break;
+            case 1: *x = k == kh ? 0x1p20 : sig_round(ldexp(1 + pr_u(), -9), 8); break; /* H = 2^40 */
+            case 2: *x = sig_round(pr_sg() * ldexp(1 + pr_u(), k % 2 ? 20 : -20), 8); break;
+            case 3: *x = sig_round(sqrt(-2 * log(1 - pr_u())) * cos(6.283185307179586 * pr_u()), 8); break;
+            default: *x = sig_round(pr_sg() * ldexp(1 + pr_u(), pr_int(-30, 30)), 24); break;
+            }
+        }
+        for (int64_t j = 0; j < N; j++) {
+            double *y = &B[k * N + j];
+            switch (fam) {
+            case 0: *y = tiny ? sig_round((1 + pr_u()) * 0x1p-30, 8)
+                         : second ? -B[(k - 1) * N + j] : sig_round(pr_sg() * ldexp(1 + pr_u(), pr_int(-8, 8)), 8); break;
+            /* tiny terms in [2^-58, 2^-56] H: below half an ulp of H even 4 at a time
+             * (a DMMA's k = 4), so every one added after H is lost (same sign: j < N/2) */
+            case 1: *y = k == kh ? 0x1p20 : (j < N / 2 ? 1 : pr_sg()) * sig_round(ldexp(1 + pr_u(), -9), 8); break;
+            case 2: *y = sig_round(pr_sg() * ldexp(1 + pr_u(), k % 2 ? 20 : -20), 8); break;
+            case 3: *y = sig_round(sqrt(-2 * log(1 - pr_u())) * cos(6.283185307179586 * pr_u()), 8); break;
+            default: *y = sig_round(pr_sg() * ldexp(1 + pr_u(), pr_int(-30, 30)), 24); break;
+            }
+        }
+    }
+}
+
+/* The host's binary64 dot product of row i and column j, fma on exact products, in order
+ * v: 0 forward, 1 backward, 2 four contiguous slices added pairwise (split-K), 3 stride 7
+ * (a permutation: 7 is prime to every K here) */
+static void pr_host_dot(const double *A, const double *B, int64_t K, int64_t i, int64_t j, int v, double *s,
+                        double *a)
+{
+    const int64_t N = PR_N;
+    double ps[4] = {0, 0, 0, 0}, pa[4] = {0, 0, 0, 0};
+    for (int64_t q = 0; q < K; q++) {
+        int64_t k = v == 1 ? K - 1 - q : v == 3 ? (q * 7) % K : q;
+        int sl = v == 2 ? (int)(q * 4 / K) : 0;
+        double x = A[i * K + k], y = B[k * N + j];
+        ps[sl] = fma(x, y, ps[sl]);
+        pa[sl] = fma(fabs(x), fabs(y), pa[sl]);
+    }
+    *s = (ps[0] + ps[1]) + (ps[2] + ps[3]);
+    *a = (pa[0] + pa[1]) + (pa[2] + pa[3]);
+}
+
+/* The second control: a broken binary64 accumulator, every partial truncated to 50 bits
+ * (an error < 2^-49 of it: three bits short of a faithful rounding), forward order. The
+ * real radius must catch it (a faithful 52-bit truncation stays inside: the bound's factor 2). */
+static double pr_trunc50(double x)
+{
+    int e;
+    double m = frexp(x, &e);
+    return ldexp(trunc(ldexp(m, 50)), e - 50);
+}
+static void pr_broken_dot(const double *A, const double *B, int64_t K, int64_t i, int64_t j, double *s, double *a)
+{
+    double ps = 0, pa = 0;
+    for (int64_t k = 0; k < K; k++) {
+        double x = A[i * K + k], y = B[k * PR_N + j];
+        ps = pr_trunc50(fma(x, y, ps));
+        pa = pr_trunc50(fma(fabs(x), fabs(y), pa));
+    }
+    *s = ps, *a = pa;
+}
+
+/* lo <= |X - v| <= hi for X exact and normalized (dot_exact.h) and binary64 v: the top
+ * 96 bits of the difference, as exact_dist in hip/gpu_oracle_test.c. 0: v not finite or
+ * the difference outside the fixed point. */
+static int pr_dist(const nmo_xacc *X, double v, double *lo, double *hi)
+{
+    nmo_xacc S = *X, m;
+    uint64_t vb, mv;
+    int ev, nv;
+    memcpy(&vb, &v, 8);
+    if (!nmo_xd_split(vb, &mv, &ev, &nv)) return 0;
+    if (mv && !nmo_xacc_add_bits(&S, mv, ev - NMO_XD_BASE, !nv)) return 0;
+    if (!nmo_xacc_norm(&S)) return 0;
+    nmo_xacc_abs(&m, &S);
+    int p = nmo_xacc_top(&m);
+    double d = 0;
+    for (int i = p / 32; i >= 0 && i >= p / 32 - 2; i--) d += ldexp((double)m.l[i], 32 * i + NMO_XD_BASE);
+    *lo = d * (1 - 0x1p-50); /* d: the top digits (>= 64 bits) rounded, within 2^-51 */
+    *hi = p < 0 ? 0 : d * (1 + 0x1p-50) + ldexp(1.0, 32 * (p / 32 - 2) + NMO_XD_BASE);
+    return 1;
+}
+
+typedef struct {
+    int64_t elems, out, bad, ctl, ctl_fam[PR_FAMS];
+    double worst_s, worst_a;
+} pr_stats;
+
+/* s, a [PR_M, PR_N] against the exact sums of A B and |A||B| */
+static void pr_check(const double *A, const double *B, int64_t K, int fam, const double *s, const double *a,
+                     pr_stats *st)
+{
+    const double kd = (double)K * 0x1p-53, rel1 = (2 * kd) * (1 + 2 * kd); /* mm_epi's, same operations */
+    int D = 1;
+    while ((INT64_C(1) << (D - 1)) < K) D++;
+    for (int64_t i = 0; i < PR_M; i++)
+        for (int64_t j = 0; j < PR_N; j++) {
+            nmo_xacc S, X;
+            nmo_xacc_zero(&S), nmo_xacc_zero(&X);
+            int ok = 1;
+            for (int64_t k = 0; k < K; k++) {
+                uint64_t ux, uy;
+                memcpy(&ux, &A[i * K + k], 8), memcpy(&uy, &B[k * PR_N + j], 8);
+                ok &= nmo_xacc_add_prod(&S, &X, ux, uy);
+            }
+            const double sv = s[i * PR_N + j], av = a[i * PR_N + j], rad = rel1 * av, rc = ldexp(rad, -D);
+            double sl, sh, al, ah;
+            ok = ok && nmo_xacc_norm(&S) && nmo_xacc_norm(&X) && pr_dist(&S, sv, &sl, &sh) && pr_dist(&X, av, &al, &ah);
+            st->elems++;
+            if (!ok) {
+                st->bad++;
+                continue;
+            }
+            st->out += (sh > rad) + (ah > rad); /* hi: inside is proven */
+            int c = sl > rc || al > rc;          /* lo: outside is proven */
+            st->ctl += c, st->ctl_fam[fam] += c;
+            if (rad > 0) {
+                st->worst_s = sh / rad > st->worst_s ? sh / rad : st->worst_s;
+                st->worst_a = ah / rad > st->worst_a ? ah / rad : st->worst_a;
+            }
+        }
+}
+
+static void pr_print(const char *what, const pr_stats *st)
+{
+    printf("gpu_oracle_matmul_test: %s: elements=%lld outside rel1 a (s or a)=%lld not evaluated=%lld, largest "
+           "|s - exact| = %.3g of the radius, |a - exact| = %.3g; with the radius / 2^(ceil(log2 K) + 1): %lld "
+           "of %lld outside (the probe's control; by family: cancel %lld, huge+tiny %lld, 2^+-40 %lld, "
+           "gaussian %lld, fp32 %lld)\n",
+           what, (long long)st->elems, (long long)st->out, (long long)st->bad, st->worst_s, st->worst_a,
+           (long long)st->ctl, (long long)st->elems, (long long)st->ctl_fam[0], (long long)st->ctl_fam[1],
+           (long long)st->ctl_fam[2], (long long)st->ctl_fam[3], (long long)st->ctl_fam[4]);
+}
+
+/* 1: PASS (nothing outside and the radius / 2^D control caught something, for the host
+ * orders and, in a build with cuBLAS, for cuBLAS; the broken accumulator caught) */
+static int blas_probe(int corrupt)
+{
+    const int64_t ks[4] = {33, 257, 1024, 4096};
+    static double A[PR_M * PR_KMAX], B[PR_KMAX * PR_N], s[PR_M * PR_N], a[PR_M * PR_N];
+    pr_stats sh = {0}, sb = {0}, sx = {0};
+    int blas = 1;
+    nmo_err err = {{0}};
+    for (int ki = 0; ki < 4; ki++)
+        for (int fam = 0; fam < PR_FAMS; fam++) {
+            const int64_t K = ks[ki];
+            pr_fill(fam, K, A, B);
+            for (int64_t i = 0; i < PR_M; i++)
+                for (int64_t j = 0; j < PR_N; j++)
+                    pr_host_dot(A, B, K, i, j, (int)((i + 3 * j) % 4), &s[i * PR_N + j], &a[i * PR_N + j]);
+            pr_check(A, B, K, fam, s, a, &sh);
+            for (int64_t i = 0; i < PR_M; i++)
+                for (int64_t j = 0; j < PR_N; j++) pr_broken_dot(A, B, K, i, j, &s[i * PR_N + j], &a[i * PR_N + j]);
+            pr_check(A, B, K, fam, s, a, &sx);
+            if (!blas) continue;
+            nmo_status r = nmo_go_mm_blas_probe(A, B, PR_M, PR_N, K, s, a, &err);
+            if (r == NMO_ERR_UNSUPPORTED) {
+                blas = 0;
+                printf("gpu_oracle_matmul_test: blas probe: skipped (no cuBLAS in this build)\n");
+                continue;
+            }
+            if (r != NMO_OK) die("blas probe", &err);
+            pr_check(A, B, K, fam, s, a, &sb);
+        }
+    if (corrupt) sh.out++;
+    pr_print("radius probe, host binary64 orders", &sh);
+    if (blas) pr_print("radius probe, cuBLAS DGEMM (step 1's handle)", &sb);
+    printf("gpu_oracle_matmul_test: radius probe's second control, a binary64 sum with its partials truncated to 50 "
+           "bits: %lld of %lld outside rel1 a, largest |s - exact| = %.3g of the radius, |a - exact| = %.3g\n",
+           (long long)sx.out, (long long)sx.elems, sx.worst_s, sx.worst_a);
+    int ok = sh.elems > 0 && sh.out == 0 && sh.bad == 0 && sh.ctl > 0 && sx.out > 0;
+    /* cuBLAS's own count under the tightened radius is reported, not required: the probe's
+     * power is shown by the host controls on the same data, and a DGEMM more accurate than
+     * 2^-53 a on these products is no fault */
+    if (blas) ok &= sb.elems > 0 && sb.out == 0 && sb.bad == 0;
+    return ok;
 }
 
 int main(int argc, char **argv)
@@ -184,7 +413,9 @@ int main(int argc, char **argv)
     printf("gpu_oracle_matmul_test: elements decided by the exact sums=%lld; step 1 by %s\n", (long long)nmo_gpu_mm_exact,
            used_blas ? "cuBLAS DGEMM" : "the k_mm_gemm kernel");
     printf("gpu_oracle_matmul_test: mutant cases=%ld of which FAIL=%ld\n", mutants, mutant_fail);
-    int ok = bad_cases == 0 && cases > 0 && dev > 0 && nmo_gpu_mm_refined > 0 && nmo_gpu_mm_exact > 0 && mutant_fail > 0;
+    int probe_ok = blas_probe(corrupt);
+    int ok = bad_cases == 0 && cases > 0 && dev > 0 && nmo_gpu_mm_refined > 0 && nmo_gpu_mm_exact > 0 && mutant_fail > 0 &&
+             probe_ok;
     printf("RESULT %s\n", ok ? "PASS" : "FAIL");
     return ok ? 0 : 1;
 }

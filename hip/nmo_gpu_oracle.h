@@ -153,6 +153,15 @@ extern int nmo_go_mm_blas, nmo_go_mm_used_blas;
 /* the kernels (count: nonzero counts kept; else every count is K), acc and ctr back */
 nmo_status nmo_go_mm_judge(const nmo_go_mm_args *a, int count, nmo_go_acc *acc_host,
                            nmo_go_mm_ctr *ctr_host, nmo_err *err);
+/* Testing: the soundness probe of step 1 by cuBLAS. A [M,K] and B [K,N] (row-major binary64
+ * on the host, every value bf16- or fp32-representable, so every product is exact) through
+ * the very cublasDgemm path of step 1 (the same handle, CUBLAS_PEDANTIC_MATH): s = A B and
+ * a = |A| |B| into s_host, a_host [M,N] (row-major). The caller checks them against the
+ * exact sums and the epilogue's radius rel1 = 2 kd (1 + 2 kd), kd = K 2^-53. Synchronous;
+ * not thread-safe (the cuBLAS handle is step 1's: the caller serializes it with
+ * nmo_gpu_check). NMO_ERR_UNSUPPORTED in a build without cuBLAS (the simulator, HIP). */
+nmo_status nmo_go_mm_blas_probe(const double *A_host, const double *B_host, int64_t M, int64_t N,
+                                int64_t K, double *s_host, double *a_host, nmo_err *err);
 
 /* ---- the checker -------------------------------------------------------------------- */
 
