@@ -156,6 +156,9 @@ typedef struct {
     int progress;               /* -1 auto (TTY), 0 off, 1 on */
     int force;                  /* resume a journal whose config hash differs */
     int no_report;              /* run only: the reports are built by the caller (MPI rank 0) */
+    int oracle_gpu;             /* 1: numoracle's verdicts by the GPU tier (nmo_gpu_check) wherever
+                                 * it checks the case (backend hip); not part of the config hash:
+                                 * the verdicts are the same by construction (issue 22) */
 } nmo_camp_opts;
 
 /* Run the campaign (or only the report) and write the reports into cfg->out_dir.

@@ -46,6 +46,7 @@
 #include "campaign/engine.h"
 #include "campaign/journal.h"
 #include "nmo_gpu.h"
+#include "nmo_gpu_oracle.h"
 #include "nmo_runner.h"
 
 #define NMO_HIP_MAXK 64  /* correct HIP kernels per operator */
@@ -186,6 +187,7 @@ typedef struct {
     nmo_kernel_set ks;
     const nmo_plugin_kernel *hk[NMO_CAMP_MAX_OPS][NMO_HIP_MAXK];
     int nhk[NMO_CAMP_MAX_OPS];
+    int oracle_gpu; /* --oracle-device gpu (judge_gpu) */
 } ctx_t;
 
 /* Correct variants of operator oi: the CPU candidate registry's, or the HIP kernels. */
@@ -319,6 +321,8 @@ typedef struct {
     size_t line_cap;
     int gpu_bad;        /* backend hip: a launch failed; the worker exits after its line */
     int gpu_noted;      /* backend hip: the device provenance note was sent */
+    void *dcand;        /* --oracle-device gpu: the candidate's device copy (judge_gpu) */
+    size_t dcand_cap;
 } worker_t;
 
 static void emit_line(worker_t *w, const char *s)
@@ -399,6 +403,8 @@ typedef struct {
     double *ref[NMO_MAX_TENSORS];
     nmo_ck_tensor ck[NMO_MAX_TENSORS];
     double *dec[NMO_MAX_TENSORS];            /* decode buffer */
+    void *din[NMO_MAX_TENSORS];              /* --oracle-device gpu: the inputs on the device */
+    int din_state;                           /* 0 not uploaded, 1 uploaded, -1 failed */
 } input_t;
 
 static void input_free(input_t *in)
@@ -415,7 +421,7 @@ static void input_free(input_t *in)
     for (int g = 1; g < in->ng; g++) nmo_report_free(&in->grep[g]);
     for (int g = 1; g < in->nge; g++) nmo_report_free(&in->gerep[g]);
     if (in->have_rep) nmo_report_free(&in->rep);
-    for (int k = 0; k < NMO_MAX_TENSORS; k++) free(in->ref[k]), free(in->dec[k]);
+    for (int k = 0; k < NMO_MAX_TENSORS; k++) free(in->ref[k]), free(in->dec[k]), nmo_gpu_free(in->din[k]);
     if (in->have_case) nmo_case_free(&in->c);
     memset(in, 0, sizeof *in);
 }
@@ -667,6 +673,8 @@ typedef struct {
     int64_t pass, fail, inc;
     nmo_ck_stats st;
     int64_t ulp; /* max distance from the reference in output ulps (ordinals) */
+    int on_gpu;  /* numoracle's counts from the GPU tier (judge_gpu) */
+    char oderr[160]; /* the GPU tier's error on a case it checks (the CPU judged the run) */
 } verdicts_t;
 
 #define ULP_HUGE ((int64_t)1 << 40)
@@ -679,24 +687,71 @@ static int64_t ulp_dist(nmo_fmt f, double a, double e)
     return d < 0 ? -d : d;
 }
 
+/* --oracle-device gpu: numoracle's counts for out under plan group g from the GPU tier
+ * (nmo_gpu_check: the fast engine's hot paths on the device, what they leave escalated on
+ * the host), which gives the certified verdicts element for element, as nmo_judge does on
+ * the enclosures input_setup kept (those stay: the reference and the geometry's verdicts
+ * come from them). The kernel's output is uploaded again (the runner copied it back for
+ * the fixed checks), the inputs once an input. A case the tier does not check (another
+ * operator or plan) or a tier error (journaled as "oderr"): 0, and the CPU judges the run
+ * as without the option. */
+static int judge_gpu(worker_t *w, verdicts_t *r, input_t *in, int g, const nmo_report *rp, nmo_tensor *out)
+{
+    nmo_case cg = in->c;
+    if (g > 0) cg.plan = in->gplan[g];
+    const char *why = NULL;
+    if (in->c.n_out != 1 || !nmo_gpu_check_supported(&cg, &why) || in->din_state < 0) return 0;
+    nmo_err e = {{0}};
+    if (in->din_state == 0) {
+        in->din_state = -1;
+        for (int k = 0; k < in->c.n_in; k++) {
+            size_t b = (size_t)nmo_tensor_numel(&in->c.in[k]) * nmo_fmt_bytes(in->c.in[k].dtype);
+            if (nmo_gpu_alloc(&in->din[k], b, &e) != NMO_OK || nmo_gpu_h2d(in->din[k], in->c.in[k].data, b, &e) != NMO_OK)
+                goto bad;
+        }
+        in->din_state = 1;
+    }
+    size_t cb = (size_t)nmo_tensor_numel(&out[0]) * nmo_fmt_bytes(out[0].dtype);
+    if (cb > w->dcand_cap) {
+        nmo_gpu_free(w->dcand);
+        w->dcand = NULL, w->dcand_cap = 0;
+        if (nmo_gpu_alloc(&w->dcand, cb, &e) != NMO_OK) goto bad;
+        w->dcand_cap = cb;
+    }
+    if (nmo_gpu_h2d(w->dcand, out[0].data, cb, &e) != NMO_OK) goto bad;
+    nmo_check_opts co = {.max_ulps = rp->max_ulps};
+    nmo_report gr;
+    if (nmo_gpu_check(&gr, &cg, w->dcand, (const void *const *)in->din, &co, NULL, &e) != NMO_OK) goto bad;
+    r->pass = gr.n_pass, r->fail = gr.n_fail, r->inc = gr.n_inconc;
+    nmo_report_free(&gr);
+    r->on_gpu = 1;
+    return 1;
+bad:
+    snprintf(r->oderr, sizeof r->oderr, "%.150s", e.msg);
+    return 0;
+}
+
 /* numoracle's verdict under plan group g (0: the default's plan; hip kernels declaring
  * another plan: theirs); the baselines use the default plan's reference for every run */
-static void judge(verdicts_t *r, input_t *in, int g, const nmo_camp_cfg *cfg, nmo_tensor *out)
+static void judge(worker_t *w, verdicts_t *r, input_t *in, int g, const nmo_camp_cfg *cfg, nmo_tensor *out)
 {
     const nmo_report *rp = g > 0 ? &in->grep[g] : &in->rep;
     const nmo_plan *pl = g > 0 ? &in->gplan[g] : &in->c.plan;
     memset(r, 0, sizeof *r);
     for (int c = 0; c < NMO_CK_COUNT; c++) r->v[c] = cfg->check_on[c] ? 'P' : '-';
     r->v[NMO_CK_COUNT] = '\0';
+    const int gpu = w->x->oracle_gpu && judge_gpu(w, r, in, g, rp, out);
     for (int k = 0; k < in->c.n_out; k++) {
         int64_t n = nmo_tensor_numel(&out[k]);
         nmo_tensor_load_f64(in->dec[k], &out[k], 0, n, 1);
         for (int64_t i = 0; i < n; i++) {
-            nmo_elem_info info;
-            nmo_verdict vd = nmo_judge(&info, &rp->enc[k][i], in->dec[k][i], pl, rp->max_ulps, NULL);
-            if (vd == NMO_PASS) r->pass++;
-            else if (vd == NMO_FAIL) r->fail++;
-            else r->inc++;
+            if (!gpu) {
+                nmo_elem_info info;
+                nmo_verdict vd = nmo_judge(&info, &rp->enc[k][i], in->dec[k][i], pl, rp->max_ulps, NULL);
+                if (vd == NMO_PASS) r->pass++;
+                else if (vd == NMO_FAIL) r->fail++;
+                else r->inc++;
+            }
             int64_t u = ulp_dist(in->c.plan.out, in->dec[k][i], in->ref[k][i]);
             if (u > r->ulp) r->ulp = u;
         }
@@ -735,6 +790,11 @@ static void record_verdicts(sbuf *b, const verdicts_t *r)
     nmo_eng_jnum(t, sizeof t, r->st.min_eq_tol);
     sb_add(b, ",\"v\":\"%s\",\"nmo\":[%lld,%lld,%lld],\"mae\":%s,\"mre\":%s,\"teq\":%s,\"ulp\":%lld", r->v,
            (long long)r->pass, (long long)r->fail, (long long)r->inc, a, m, t, (long long)r->ulp);
+    if (r->on_gpu) sb_add(b, ",\"od\":\"gpu\""); /* judged by the GPU tier */
+    if (r->oderr[0]) {
+        sb_add(b, ",\"oderr\":");
+        sb_json_str(b, r->oderr);
+    }
 }
 
 /* issue 17: numoracle's verdict on out under the geometry variant v declares (the variant
@@ -1105,7 +1165,7 @@ static void do_job(worker_t *w, const job_t *j, const char *done)
                 sb_json_str(&b, st != NMO_OK ? err.msg : in.errmsg[r]);
             } else {
                 verdicts_t v;
-                judge(&v, &in, in.grp[r], cfg, in.outs[r]);
+                judge(w, &v, &in, in.grp[r], cfg, in.outs[r]);
                 sb_add(&b, ",\"status\":\"ok\"");
                 record_verdicts(&b, &v);
                 record_geo(&b, &in, r, in.outs[r], 1);
@@ -1125,7 +1185,7 @@ static void do_job(worker_t *w, const job_t *j, const char *done)
                 if (strcmp(s, "ok") == 0) {
                     int64_t nd = count_diff(&in.c, mo, in.outs[bi]);
                     verdicts_t v;
-                    judge(&v, &in, in.grp[bi], cfg, mo);
+                    judge(w, &v, &in, in.grp[bi], cfg, mo);
                     sb_add(&b, ",\"eff\":%d,\"ndiff\":%lld", nd > 0, (long long)nd);
                     record_verdicts(&b, &v);
                     record_geo(&b, &in, bi, mo, 0);
@@ -1705,6 +1765,10 @@ nmo_status nmo_camp_run(nmo_camp_cfg *cfg, const nmo_camp_opts *o, FILE *out, nm
                            "backend hip: no HIP kernels for the configured operators in this build (%s: configure with "
                            "-Dgpu=cuda, -Dgpu=hip or -Dgpu=sim; the CPU emulations run with backend cpu)",
                            nmo_gpu_enabled() ? "none registered" : "built with -Dgpu=none");
+    if (o->oracle_gpu && !o->report_only && (!hip || !nmo_gpu_enabled()))
+        return nmo_err_set(err, NMO_ERR_USAGE, "--oracle-device gpu: %s",
+                           !hip ? "only with backend hip (the workers' device context is the kernels')"
+                                : "this build has no GPU tier (build with -Dgpu=cuda, hip or sim)");
     if (o->report_only) {
         const char *js[64];
         int nj = o->njournals;
@@ -1719,6 +1783,7 @@ nmo_status nmo_camp_run(nmo_camp_cfg *cfg, const nmo_camp_opts *o, FILE *out, nm
     x.jfd = -1;
     x.out = out;
     x.bar = o->progress < 0 ? isatty(2) : o->progress;
+    x.oracle_gpu = o->oracle_gpu;
     if (o->quiet) x.bar = 0;
     if (hip) {
         /* the parent never touches the device: workers are forked and each opens its own

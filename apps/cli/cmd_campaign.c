@@ -79,6 +79,7 @@ int cmd_campaign(int argc, char **argv)
         {"shard", "I/N", 0, 0, "run shard I of N of the evaluation inputs", NULL, {0}, 0},
         {"ops", "LIST", 0, 0, "operators to run (comma-separated), overriding the config", NULL, {0}, 0},
         {"report-only", NULL, 0, 0, "only build the reports from the journal(s)", NULL, {0}, 0},
+        {"oracle-device", "D", 0, 0, "cpu (default) or gpu: judge with the GPU tier where it checks the case (backend hip)", NULL, {0}, 0},
         {"progress", "WHEN", 0, 0, "progress bar: auto (on a TTY, default), on, off", NULL, {0}, 0},
         {"force", NULL, 0, 0, "resume a journal written with another configuration", NULL, {0}, 0},
         {"quiet", NULL, 0, 0, "no progress and no summary", NULL, {0}, 0},
@@ -108,6 +109,9 @@ int cmd_campaign(int argc, char **argv)
         else return cli_error("bad --progress '%s': expected auto, on or off", pg);
     }
     o.report_only = cli_val(&cmd, "report-only") != NULL;
+    const char *od = cli_val(&cmd, "oracle-device");
+    if (od && strcmp(od, "gpu") && strcmp(od, "cpu")) return cli_error("--oracle-device '%s': expected cpu or gpu", od);
+    o.oracle_gpu = od && strcmp(od, "gpu") == 0;
     o.force = cli_val(&cmd, "force") != NULL;
     o.quiet = cli_val(&cmd, "quiet") != NULL;
     cli_opt *jo = cli_get(&cmd, "journal");

@@ -14,6 +14,7 @@ if [ $# -lt 1 ] || [ ! -x "$1" ]; then
 fi
 command -v python3 >/dev/null || { echo "SKIP: python3 reads the report"; exit 77; }
 NMO="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+CMP="$(cd "$(dirname "$0")/../../papers/sound-oracles" && pwd)/compare_oracles.py"
 work="$(mktemp -d "${TMPDIR:-/tmp}/nmo-hipsim.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -58,3 +59,23 @@ need(bd["correct_fail_under_geometry"] == 0 and bd["geometry_not_applied"] == 0,
 print("ok: hip backend: %d correct + %d bp main runs, %d/%d effective mutant kernels detected by numoracle"
       % (fa["correct"]["runs_main"], fa["behaviour_preserving"]["runs_main"], d["detected"]["numoracle"], d["effective"]))
 PY
+# issue 22: the same campaign judged by the GPU tier (--oracle-device gpu: nmo_gpu_check on
+# the kernels' outputs): numoracle's counts equal run by run (compare_oracles.py), and
+# the comparison's own control: one count changed in a GPU-judged run must be reported
+"$NMO" campaign --config h.json --quiet --oracle-device gpu --journal "$work/g.jsonl" --out "$work/grep" \
+    || fail "campaign --oracle-device gpu"
+python3 "$CMP" h.jsonl g.jsonl || fail "the GPU tier's verdicts differ from the CPU's"
+python3 - g.jsonl g2.jsonl <<'PY' || exit 1
+import json, sys
+done = False
+with open(sys.argv[1]) as f, open(sys.argv[2], "w") as o:
+    for line in f:
+        r = json.loads(line)
+        if not done and r.get("od") == "gpu" and r["nmo"][0] > 0:
+            r["nmo"][0] -= 1; r["nmo"][1] += 1; done = True
+            line = json.dumps(r) + "\n"
+        o.write(line)
+sys.exit(0 if done else 1)
+PY
+if python3 "$CMP" h.jsonl g2.jsonl >/dev/null; then fail "compare_oracles.py missed a changed count"; fi
+echo "ok: --oracle-device gpu: the same numoracle counts run by run"
