@@ -27,13 +27,24 @@ cpu|gpu)
     t1=$(date +%s.%N)
     echo "step=$step config=$cfg rc=$rc wall_s=$(echo "$t1 - $t0" | bc)" | tee -a "$O/campaign_$step.txt"
     cp "out/oracles-$tag-$step/report.md" "$O/report_$step.md" 2>/dev/null
-    grep -c '"od":"gpu"' "out/oracles-$tag-$step.jsonl" | sed 's/^/runs judged on the GPU: /' ;;
-compare)
-    /usr/bin/env python3 compare_oracles.py "out/oracles-$tag-cpu.jsonl" "out/oracles-$tag-gpu.jsonl" \
-        | tee "$O/compare.txt"
+    grep -c '"od":"gpu"' "out/oracles-$tag-$step.jsonl" | sed 's/^/runs judged on the GPU: /'
+    # what compare_oracles.py reads, small enough to bring back from a device machine
+    /usr/bin/env python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r.get("type") == "run" and r.get("status") == "ok" and "nmo" in r:
+        print(json.dumps({k: r[k] for k in ("type", "id", "op", "status", "nmo", "od", "oderr") if k in r}))
+' "out/oracles-$tag-$step.jsonl" | gzip -9 >"$O/verdicts_$step.jsonl.gz" ;;
+compare) # the journals, or the verdicts_*.jsonl.gz of the steps in OUTDIR
+    a="out/oracles-$tag-cpu.jsonl" b="out/oracles-$tag-gpu.jsonl"
+    [ -f "$a" ] || { gunzip -c "$O/verdicts_cpu.jsonl.gz" >"$O/verdicts_cpu.jsonl" && a="$O/verdicts_cpu.jsonl"; }
+    [ -f "$b" ] || { gunzip -c "$O/verdicts_gpu.jsonl.gz" >"$O/verdicts_gpu.jsonl" && b="$O/verdicts_gpu.jsonl"; }
+    /usr/bin/env python3 compare_oracles.py "$a" "$b" | tee "$O/compare.txt"
     echo "compare rc=${PIPESTATUS[0]}"
     for s in cpu gpu; do
         r="out/oracles-$tag-$s/report.md"
+        [ -f "$r" ] || r="$O/report_$s.md"
         echo "== $s"; grep -E "^\| (numoracle|torch|vLLM|hipDNN|Trans|Higham|calib)" "$r" 2>/dev/null | head -7
         grep -E "^Runs:|^numoracle INCONCLUSIVE" "$r" 2>/dev/null
     done ;;
