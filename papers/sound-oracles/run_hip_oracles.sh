@@ -25,7 +25,7 @@ cpu|gpu)
         --journal "out/oracles-$tag-$step.jsonl" --out "out/oracles-$tag-$step" >"$O/campaign_$step.txt" 2>&1
     rc=$?
     t1=$(date +%s.%N)
-    echo "step=$step config=$cfg rc=$rc wall_s=$(echo "$t1 - $t0" | bc)" | tee -a "$O/campaign_$step.txt"
+    echo "step=$step config=$cfg rc=$rc wall_s=$(awk "BEGIN { printf \"%.1f\", $t1 - $t0 }")" | tee -a "$O/campaign_$step.txt"
     cp "out/oracles-$tag-$step/report.md" "$O/report_$step.md" 2>/dev/null
     grep -c '"od":"gpu"' "out/oracles-$tag-$step.jsonl" | sed 's/^/runs judged on the GPU: /'
     # what compare_oracles.py reads, small enough to bring back from a device machine
