@@ -519,7 +519,10 @@ NMO_D double smx_comp_err(double T, double va) { return dmul(dadd(dmul(dmul(T, T
  *   still undecided after that goes to the host alone (a list: the certified engine
  *   from the row's r); a row with a non-finite value, a wide or non-finite R goes to
  *   the host whole: one shared flag and one barrier a row decide that, and each thread
- *   keeps its counts in registers until then (one fold a block at the end). */
+ *   keeps its counts in registers until then (one fold a block at the end); widths >= 8
+ *   (fp32 outputs: most elements) go to the block's shared histogram at once and are
+ *   taken back, recomputed, when the row turns out to be the host's (a second pass over
+ *   every row, as before, cost fp32 outputs a third of the kernel). */
 constexpr int RPB = 8; /* rows per block in k_rms_rows */
 
 /* A thread's counts of the widths 0..7 in one row, in registers: w[wd]++ with a variable
@@ -704,7 +707,8 @@ __global__ void __launch_bounds__(BLK, 3) k_rms_elems(nmo_go_rms_args a)
             continue;
         }
         const double rm = dabs(rl) > dabs(rh) ? dabs(rl) : dabs(rh);
-        int redo = 0, nwide = 0;
+        int redo = 0;
+        int64_t istop = INT64_MAX; /* this thread's first element not counted (redo) */
         unsigned long long rpass = 0, rfail = 0, rwmax = 0, rworst = 0;
         wpack rw;
         /* four consecutive elements a thread, BLK * 4 a block pass */
@@ -716,7 +720,7 @@ __global__ void __launch_bounds__(BLK, 3) k_rms_elems(nmo_go_rms_args a)
                 const int64_t i = row * n + j0 + q;
                 double l = 0, h = 0;
                 int st = rms_elem(a, in_of_bits(xb[q], a.in_bf16), in_of_bits(wb[q], a.in_bf16), rl, rh, rm, i, &l, &h);
-                if (st == 2) { redo = 1; break; }
+                if (st == 2) { redo = 1, istop = i; break; }
                 if (st == 1) { /* to the host alone */
                     unsigned long long slot = at_inc(&a.acc->n_eredo);
                     if (slot < (unsigned long long)a.eredo_cap) a.eredo[slot] = i;
@@ -726,14 +730,14 @@ __global__ void __launch_bounds__(BLK, 3) k_rms_elems(nmo_go_rms_args a)
                 unsigned long long key = 0;
                 int64_t wd = 0;
                 if (!judge_elem(cb4[q], a.out_bf16, i, l, h, a.max_ulps, a.verd, a.rlo, a.rhi, &fl, &key, &wd)) {
-                    redo = 1;
+                    redo = 1, istop = i;
                     break;
                 }
                 if (fl) rfail++; else rpass++;
                 rworst = key > rworst ? key : rworst;
                 rwmax = (unsigned long long)wd > rwmax ? (unsigned long long)wd : rwmax;
                 if (wd < 8) rw.add(wd);
-                else nwide++; /* binned by the second pass, once the row is the device's */
+                else at_add32(&s_hist[wd < NMO_GO_HIST ? wd : NMO_GO_HIST], 1); /* taken back if the row is the host's */
             }
         }
         /* the row's verdict: redo anywhere sends it to the host (one flag, one barrier) */
@@ -744,32 +748,31 @@ __global__ void __launch_bounds__(BLK, 3) k_rms_elems(nmo_go_rms_args a)
         k = (k + 1) % 3;
         if (any) {
             if (t == 0) a.redo[at_inc(&a.acc->n_redo)] = row;
+            /* the host's row (rare): the widths >= 8 this thread binned before istop taken
+             * back, recomputed (rms_elem and judge_elem are functions of their arguments:
+             * the same widths), so that the histogram holds the device's rows alone */
+            for (int64_t j0 = (int64_t)t * 4; j0 < n && row * n + j0 < istop; j0 += BLK * 4) {
+                const int cnt = n - j0 < 4 ? (int)(n - j0) : 4;
+                uint32_t xb[4] = {0, 0, 0, 0}, wb[4] = {0, 0, 0, 0}, cb4[4] = {0, 0, 0, 0};
+                rms_load(a, row, j0, cnt, xb, wb, cb4);
+                for (int q = 0; q < cnt && row * n + j0 + q < istop; q++) {
+                    const int64_t i = row * n + j0 + q;
+                    double l = 0, h = 0;
+                    if (rms_elem(a, in_of_bits(xb[q], a.in_bf16), in_of_bits(wb[q], a.in_bf16), rl, rh, rm, i, &l, &h) != 0)
+                        continue;
+                    int fl = 0;
+                    unsigned long long key = 0;
+                    int64_t wd = 0;
+                    judge_elem(cb4[q], a.out_bf16, i, l, h, a.max_ulps, NULL, NULL, NULL, &fl, &key, &wd);
+                    if (wd >= 8) at_add32(&s_hist[wd < NMO_GO_HIST ? wd : NMO_GO_HIST], 0xffffffffu); /* -1 */
+                }
+            }
             continue;
         }
         pass += rpass, fail += rfail;
         wmax = rwmax > wmax ? rwmax : wmax;
         worst = rworst > worst ? rworst : worst;
         rw.fin(wc);
-        /* widths >= 8 (fp32 outputs: most elements): a second pass over this thread's
-         * elements of the row, the same answers (rms_elem), each width binned in the
-         * block's shared histogram; a row sent to the host never reaches this, so
-         * nothing is taken back */
-        for (int64_t j0 = (int64_t)t * 4; nwide > 0 && j0 < n; j0 += BLK * 4) {
-            const int cnt = n - j0 < 4 ? (int)(n - j0) : 4;
-            uint32_t xb[4] = {0, 0, 0, 0}, wb[4] = {0, 0, 0, 0}, cb4[4] = {0, 0, 0, 0};
-            rms_load(a, row, j0, cnt, xb, wb, cb4);
-            for (int q = 0; q < cnt; q++) {
-                const int64_t i = row * n + j0 + q;
-                double l = 0, h = 0;
-                if (rms_elem(a, in_of_bits(xb[q], a.in_bf16), in_of_bits(wb[q], a.in_bf16), rl, rh, rm, i, &l, &h) != 0)
-                    continue;
-                int fl = 0;
-                unsigned long long key = 0;
-                int64_t wd = 0;
-                judge_elem(cb4[q], a.out_bf16, i, l, h, a.max_ulps, NULL, NULL, NULL, &fl, &key, &wd);
-                if (wd >= 8) at_add32(&s_hist[wd < NMO_GO_HIST ? wd : NMO_GO_HIST], 1);
-            }
-        }
     }
     /* one fold a block */
     s_pass[t] = pass, s_fail[t] = fail, s_wmax[t] = wmax, s_worst[t] = worst;
